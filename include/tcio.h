@@ -1,0 +1,224 @@
+/*
+ * tcio.h - libtcio: transparent collective I/O for MPI applications.
+ *
+ * Replace the fwrite/fread calls of a code that writes one shared file as a
+ * stream of small, interleaved pieces by tcio_write/tcio_read.  The library
+ * combines each rank's pieces in a private level-1 buffer (one file segment
+ * long), moves them with one-sided MPI into stripe-sized level-2 segments
+ * spread round-robin over the ranks, and writes whole segments to the file
+ * with MPI-IO at tcio_close.  See doc/design.md for the protocol and
+ * doc/semantics.md for the guarantees summarised here.
+ *
+ * ---------------------------------------------------------------------------
+ *  READS ARE LAZY.  tcio_read and tcio_read_at only record where the data
+ *  must go.  THE DESTINATION BUFFER HOLDS ITS DATA ONLY AFTER tcio_fetch,
+ *  tcio_flush OR tcio_close RETURNS.  Do not read it, free it or reuse it
+ *  before then.
+ * ---------------------------------------------------------------------------
+ *
+ * Collective and local calls
+ *   tcio_open, tcio_open_comm, tcio_flush and tcio_close are collective over
+ *   the file's communicator: every rank must call them, in the same order
+ *   for all files.  tcio_write, tcio_write_at, tcio_read, tcio_read_at,
+ *   tcio_seek and tcio_fetch are local: a rank may call them any number of
+ *   times, and no other rank needs to enter the library for them to finish.
+ *
+ * Visibility of data
+ *   - Read-your-writes: a rank's read returns its own earlier writes,
+ *     flushed or not.
+ *   - After tcio_flush has returned on every rank, a read by any rank
+ *     returns every write made before the flush by any rank.
+ *   - A rank's later write to the same bytes wins over its earlier one.  Two
+ *     ranks writing the same bytes between two flushes leave, per byte, one
+ *     value or the other.
+ *   - The file on disk holds the data after tcio_close returns 0 on every
+ *     rank.  Bytes that no rank wrote are not written: holes stay holes and
+ *     the existing content of a file opened for update is preserved.
+ *   - Reading past the end of the file is defined: the bytes past the end
+ *     (and in holes) read as zero.  The end of the file is the larger of
+ *     its size at open and the end of any byte written through the library
+ *     that the reader can see.
+ *
+ * Threads
+ *   Not thread-safe: calls on one file must not run concurrently.  The
+ *   library needs MPI_THREAD_SINGLE only (MPI_THREAD_FUNNELED or above if
+ *   the application itself uses threads, with only one thread in libtcio
+ *   at a time per process).
+ *
+ * Errors
+ *   Every int-returning call returns TCIO_SUCCESS (0) or one of the codes
+ *   below; tcio_error_string turns any of them into a one-line message.  The
+ *   library never prints and never aborts.  A rejected call changes nothing:
+ *   no data moves and the file position stays.  A file-system error while
+ *   data is being written sticks to the handle: tcio_close then returns an
+ *   error on every rank.
+ */
+#ifndef TCIO_H
+#define TCIO_H
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TCIO_VERSION_MAJOR 0
+#define TCIO_VERSION_MINOR 1
+#define TCIO_VERSION_PATCH 0
+#define TCIO_VERSION "0.1.0"
+
+/*
+ * Extra open flag, OR-ed with the MPI_MODE_* flags: truncate an existing
+ * file to length zero at open, as fopen(name, "w") does.  Needs
+ * MPI_MODE_WRONLY or MPI_MODE_RDWR.  Its value lies far above every
+ * MPI_MODE_* flag of MPICH and Open MPI; tcio_open rejects a mode in which
+ * it would collide with a flag of the MPI library in use.
+ */
+#define TCIO_MODE_TRUNC 0x40000000
+
+/* Error codes.  0 is success; every error is a positive constant. */
+enum tcio_error {
+    TCIO_SUCCESS = 0,
+    TCIO_ERR_BAD_HANDLE,   /* NULL handle, or a handle already closed      */
+    TCIO_ERR_BAD_ARG,      /* negative count or offset, NULL data, bad whence,
+                              NULL out-pointer or file name, offset overflow */
+    TCIO_ERR_BAD_TYPE,     /* MPI_DATATYPE_NULL or a type not committed    */
+    TCIO_ERR_BAD_MODE,     /* no or several of RDONLY/WRONLY/RDWR, RDONLY
+                              with CREATE/EXCL/TRUNC, SEQUENTIAL, unknown bit */
+    TCIO_ERR_READ_ONLY,    /* write to a file opened MPI_MODE_RDONLY       */
+    TCIO_ERR_WRITE_ONLY,   /* read from a file opened MPI_MODE_WRONLY      */
+    TCIO_ERR_BAD_CONFIG,   /* invalid tcio_segment_size/_segments_per_proc
+                              (info key or TCIO_* environment variable)    */
+    TCIO_ERR_NO_MEMORY,    /* memory for buffers or the window ran out     */
+    TCIO_ERR_NO_SUCH_FILE, /* open: file (or directory) does not exist     */
+    TCIO_ERR_ACCESS,       /* open: permission denied                      */
+    TCIO_ERR_FILE_EXISTS,  /* open: MPI_MODE_EXCL and the file exists      */
+    TCIO_ERR_OPEN,         /* open: any other reason the file system gave  */
+    TCIO_ERR_NO_SPACE,     /* the file system is full                      */
+    TCIO_ERR_IO,           /* the file system failed a read or write       */
+    TCIO_ERR_MPI,          /* an MPI call inside the library failed        */
+    TCIO_ERR_REMOTE,       /* tcio_close/flush: another rank failed; this
+                              rank's own part succeeded                    */
+    TCIO_ERR_COUNT         /* number of codes; not an error itself         */
+};
+
+typedef struct tcio_file tcio_file;
+
+/*
+ * Open FNAME on MPI_COMM_WORLD with the MPI-IO access MODE (MPI_MODE_RDONLY,
+ * MPI_MODE_WRONLY or MPI_MODE_RDWR, optionally with MPI_MODE_CREATE,
+ * MPI_MODE_EXCL, MPI_MODE_APPEND, MPI_MODE_DELETE_ON_CLOSE,
+ * MPI_MODE_UNIQUE_OPEN and TCIO_MODE_TRUNC).  Configuration comes from the
+ * environment (TCIO_SEGMENT_SIZE, TCIO_SEGMENTS_PER_PROC; see
+ * tcio_open_comm).  Collective on MPI_COMM_WORLD.  Returns the handle, or
+ * NULL on any failure (use tcio_open_comm to learn why).
+ */
+tcio_file *tcio_open(const char *fname, int mode);
+
+/*
+ * Open FNAME collectively over COMM (every rank passes the same name, mode
+ * and configuration).  INFO may be MPI_INFO_NULL; it may carry:
+ *   tcio_segment_size       segment size in bytes, a positive integer with
+ *                           an optional k/K, m/M or g/G suffix (powers of
+ *                           1024), at most 1 GiB.  Default: the striping_unit
+ *                           the MPI-IO layer reports for the file, else 1 MiB.
+ *   tcio_segments_per_proc  level-2 segments held by each rank, a positive
+ *                           integer (same suffixes).  Default: 16.
+ * The environment variables TCIO_SEGMENT_SIZE and TCIO_SEGMENTS_PER_PROC
+ * give the same settings and take precedence over the info keys (so that a
+ * run can be tuned without recompiling).  Every other info key passes
+ * through to MPI_File_open.  The file position starts at 0 (at the end of
+ * the file with MPI_MODE_APPEND).
+ * On success stores the handle in *FH and returns TCIO_SUCCESS; otherwise
+ * returns TCIO_ERR_BAD_ARG, TCIO_ERR_BAD_MODE, TCIO_ERR_BAD_CONFIG,
+ * TCIO_ERR_NO_MEMORY, TCIO_ERR_NO_SUCH_FILE, TCIO_ERR_ACCESS,
+ * TCIO_ERR_FILE_EXISTS, TCIO_ERR_OPEN or TCIO_ERR_MPI, the same code on every
+ * rank, with *FH set to NULL and no file created or changed by the library
+ * (MPI_File_open may have created it if MPI_MODE_CREATE was given and the
+ * failure came later).
+ */
+int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info,
+                   tcio_file **fh);
+
+/*
+ * Write COUNT elements of TYPE from DATA at the rank's file position and
+ * advance the position by the bytes written.  TYPE may be any committed
+ * datatype, also non-contiguous in memory: its bytes land contiguously in
+ * the file, in typemap order.  Local.  The data is copied before the call
+ * returns: DATA may be reused at once.
+ * Returns TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE, TCIO_ERR_BAD_ARG (count < 0,
+ * DATA NULL with count > 0, end offset overflows), TCIO_ERR_BAD_TYPE,
+ * TCIO_ERR_READ_ONLY, TCIO_ERR_NO_MEMORY, or TCIO_ERR_IO/TCIO_ERR_NO_SPACE/
+ * TCIO_ERR_MPI when moving buffered data on needed a file or MPI operation
+ * that failed.
+ */
+int tcio_write(tcio_file *fh, const void *data, int count, MPI_Datatype type);
+
+/* As tcio_write, at byte OFFSET (>= 0); the file position is not used and
+ * not changed.  Same errors, and TCIO_ERR_BAD_ARG for OFFSET < 0. */
+int tcio_write_at(tcio_file *fh, MPI_Offset offset, const void *data,
+                  int count, MPI_Datatype type);
+
+/*
+ * Record a read of COUNT elements of TYPE into DATA from the rank's file
+ * position and advance the position by the bytes requested.  Local and lazy:
+ * DATA HOLDS THE DATA ONLY AFTER tcio_fetch, tcio_flush OR tcio_close
+ * RETURNS (the library may fill it earlier).  Bytes past the end of the file
+ * read as zero.  Returns TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE, TCIO_ERR_BAD_ARG,
+ * TCIO_ERR_BAD_TYPE, TCIO_ERR_WRITE_ONLY, TCIO_ERR_NO_MEMORY, or an I/O or
+ * MPI error from completing earlier requests that this call needed to finish.
+ */
+int tcio_read(tcio_file *fh, void *data, int count, MPI_Datatype type);
+
+/* As tcio_read, at byte OFFSET (>= 0); the file position is not used and
+ * not changed.  Same errors, and TCIO_ERR_BAD_ARG for OFFSET < 0. */
+int tcio_read_at(tcio_file *fh, MPI_Offset offset, void *data, int count,
+                 MPI_Datatype type);
+
+/*
+ * Set the rank's file position: to OFFSET (MPI_SEEK_SET), to the position
+ * plus OFFSET (MPI_SEEK_CUR) or to the end of the file plus OFFSET
+ * (MPI_SEEK_END; the end as defined in the header comment above, as far as
+ * this rank can see it without communication: the size at open and this
+ * rank's own writes).  Local.  Returns TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE, or
+ * TCIO_ERR_BAD_ARG for a bad whence or a resulting position < 0.
+ */
+int tcio_seek(tcio_file *fh, MPI_Offset offset, int whence);
+
+/*
+ * Collective.  Move this rank's buffered writes to level 2, complete its
+ * pending reads, then synchronise: when tcio_flush has returned on every
+ * rank, every rank's reads see every write made before it.  The data is not
+ * necessarily in the file yet (tcio_close writes it).  Returns
+ * TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE, TCIO_ERR_IO, TCIO_ERR_NO_SPACE,
+ * TCIO_ERR_MPI, or TCIO_ERR_REMOTE if only another rank failed.
+ */
+int tcio_flush(tcio_file *fh);
+
+/*
+ * Local.  Complete this rank's pending reads: on return every buffer given
+ * to tcio_read/tcio_read_at holds its data.  Returns TCIO_SUCCESS,
+ * TCIO_ERR_BAD_HANDLE, TCIO_ERR_IO, TCIO_ERR_NO_SPACE or TCIO_ERR_MPI.
+ */
+int tcio_fetch(tcio_file *fh);
+
+/*
+ * Collective.  Complete pending reads, move buffered writes to level 2,
+ * wait for every rank, write every level-2 segment to the file, close the
+ * file and free the handle (even on error: do not use FH afterwards; a
+ * call with it returns TCIO_ERR_BAD_HANDLE unless a later open happened to
+ * reuse its memory, as with a reused POSIX descriptor).
+ * Returns TCIO_SUCCESS only if every rank's data reached the file; otherwise
+ * the same failure on every rank: this rank's own error code, or
+ * TCIO_ERR_REMOTE if this rank's part succeeded but another rank's failed.
+ */
+int tcio_close(tcio_file *fh);
+
+/* A one-line English message for any value; never NULL.  Local. */
+const char *tcio_error_string(int code);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TCIO_H */

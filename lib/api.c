@@ -1,0 +1,474 @@
+/* api.c - the public entry points: argument checks, the file position,
+ * splitting requests at segment boundaries, and the collective open, flush
+ * and close.  The data movement itself lives in level1.c, level2.c and
+ * drain.c. */
+#include <stdlib.h>
+#include <string.h>
+#include "file.h"
+#include "drain.h"
+#include "error.h"
+
+/* ---- open handles: lets every call reject a closed or bogus handle ---- */
+
+static tcio_file *open_files;
+
+static bool is_open(const tcio_file *fh)
+{
+    for (const tcio_file *f = open_files; f; f = f->next_open)
+        if (f == fh)
+            return true;
+    return false;
+}
+
+static void remember_open(tcio_file *fh)
+{
+    fh->next_open = open_files;
+    open_files = fh;
+}
+
+static void forget_open(tcio_file *fh)
+{
+    for (tcio_file **p = &open_files; *p; p = &(*p)->next_open)
+        if (*p == fh) {
+            *p = fh->next_open;
+            return;
+        }
+}
+
+/* ---- collective agreement --------------------------------------------- */
+
+/* Every rank learns the largest error code of all ranks (0 if none). */
+static int agree(MPI_Comm comm, int rc)
+{
+    int all = rc;
+    if (MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+        return rc != TCIO_SUCCESS ? rc : TCIO_ERR_MPI;
+    return all;
+}
+
+/* Result of a collective call: this rank's own error, else TCIO_ERR_REMOTE
+ * if another rank failed. */
+static int collective_result(MPI_Comm comm, int local)
+{
+    int global = agree(comm, local);
+    if (local != TCIO_SUCCESS)
+        return local;
+    return global != TCIO_SUCCESS ? TCIO_ERR_REMOTE : TCIO_SUCCESS;
+}
+
+/* ---- open ------------------------------------------------------------- */
+
+#define ACCESS_MODES (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR)
+#define MPI_MODES (ACCESS_MODES | MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE | \
+                   MPI_MODE_UNIQUE_OPEN | MPI_MODE_APPEND | MPI_MODE_SEQUENTIAL)
+
+static int check_mode(int mode)
+{
+    if (TCIO_MODE_TRUNC & MPI_MODES)
+        return TCIO_ERR_BAD_MODE;           /* this MPI uses our bit */
+    int access = mode & ACCESS_MODES;
+    if (access != MPI_MODE_RDONLY && access != MPI_MODE_WRONLY && access != MPI_MODE_RDWR)
+        return TCIO_ERR_BAD_MODE;
+    if (mode & ~(MPI_MODES | TCIO_MODE_TRUNC))
+        return TCIO_ERR_BAD_MODE;
+    if (mode & MPI_MODE_SEQUENTIAL)
+        return TCIO_ERR_BAD_MODE;           /* tcio_write_at needs random access */
+    if (access == MPI_MODE_RDONLY && (mode & (MPI_MODE_CREATE | MPI_MODE_EXCL | TCIO_MODE_TRUNC)))
+        return TCIO_ERR_BAD_MODE;
+    return TCIO_SUCCESS;
+}
+
+static void destroy(tcio_file *fh)
+{
+    tci_staged_discard(&fh->staged);
+    tci_level1_free(&fh->l1);
+    tci_level2_free(&fh->l2);
+    if (fh->file != MPI_FILE_NULL)
+        MPI_File_close(&fh->file);
+    if (fh->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&fh->comm);
+    free(fh);
+}
+
+static tcio_file *new_handle(int mode)
+{
+    tcio_file *fh = calloc(1, sizeof *fh);
+    if (!fh)
+        return NULL;
+    fh->comm = MPI_COMM_NULL;
+    fh->file = MPI_FILE_NULL;
+    fh->l2.win = MPI_WIN_NULL;
+    fh->can_read = (mode & ACCESS_MODES) != MPI_MODE_WRONLY;
+    fh->can_write = (mode & ACCESS_MODES) != MPI_MODE_RDONLY;
+    fh->staged_tail = &fh->staged;
+    return fh;
+}
+
+static int open_file(tcio_file *fh, const char *fname, int mode, MPI_Info info)
+{
+    MPI_Info pass;
+    int err = tci_config_passthrough_info(info, &pass);
+    if (err != MPI_SUCCESS)
+        return tci_error_from_mpi(err);
+    err = MPI_File_open(fh->comm, fname, mode & ~TCIO_MODE_TRUNC, pass, &fh->file);
+    if (pass != MPI_INFO_NULL)
+        MPI_Info_free(&pass);
+    if (err != MPI_SUCCESS) {
+        fh->file = MPI_FILE_NULL;
+        return tci_error_from_open(err);
+    }
+    MPI_File_set_errhandler(fh->file, MPI_ERRORS_RETURN);
+    return TCIO_SUCCESS;
+}
+
+/* Everything after MPI_File_open: truncation, sizes, buffers, window.
+ * Collective steps are agreed so that all ranks leave on the same path. */
+static int set_up(tcio_file *fh, int mode)
+{
+    int rc = TCIO_SUCCESS;
+    if (mode & TCIO_MODE_TRUNC)
+        rc = tci_error_from_io(MPI_File_set_size(fh->file, 0));
+    if ((rc = agree(fh->comm, rc)) != TCIO_SUCCESS)
+        return rc;
+    if (MPI_File_get_size(fh->file, &fh->size_at_open) != MPI_SUCCESS)
+        rc = TCIO_ERR_IO;
+    if (rc == TCIO_SUCCESS)
+        rc = tci_config_finish(&fh->config, tci_config_striping_unit(fh->file));
+    if ((rc = agree(fh->comm, rc)) != TCIO_SUCCESS)
+        return rc;
+    fh->map = (tci_segmap){ .segment_size = fh->config.segment_size,
+                            .nowners = fh->nprocs,
+                            .nslots = fh->config.segments_per_proc };
+    rc = tci_level2_create(&fh->l2, fh->comm, fh->config.segments_per_proc,
+                           (int)fh->config.segment_size);
+    if (rc == TCIO_SUCCESS && tci_level1_init(&fh->l1, (int)fh->config.segment_size) != 0)
+        rc = TCIO_ERR_NO_MEMORY;
+    fh->position = (mode & MPI_MODE_APPEND) ? fh->size_at_open : 0;
+    /* The agreement also orders every window's initialisation before any
+     * rank's first access to it. */
+    return agree(fh->comm, rc);
+}
+
+int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tcio_file **fhp)
+{
+    if (fhp)
+        *fhp = NULL;
+    if (comm == MPI_COMM_NULL)
+        return TCIO_ERR_BAD_ARG;
+    tci_config config;
+    int rc = (!fname || !fhp) ? TCIO_ERR_BAD_ARG : check_mode(mode);
+    if (rc == TCIO_SUCCESS)
+        rc = tci_config_from_user(info, &config);
+    tcio_file *fh = rc == TCIO_SUCCESS ? new_handle(mode) : NULL;
+    if (rc == TCIO_SUCCESS && !fh)
+        rc = TCIO_ERR_NO_MEMORY;
+    if (rc == TCIO_SUCCESS && MPI_Comm_dup(comm, &fh->comm) != MPI_SUCCESS)
+        rc = TCIO_ERR_MPI;
+    if ((rc = agree(comm, rc)) != TCIO_SUCCESS) {
+        if (fh)
+            destroy(fh);
+        return rc;
+    }
+    MPI_Comm_set_errhandler(fh->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(fh->comm, &fh->rank);
+    MPI_Comm_size(fh->comm, &fh->nprocs);
+    fh->config = config;
+    rc = agree(fh->comm, open_file(fh, fname, mode, info));
+    if (rc == TCIO_SUCCESS)
+        rc = set_up(fh, mode);
+    if (rc != TCIO_SUCCESS) {
+        destroy(fh);
+        return rc;
+    }
+    remember_open(fh);
+    *fhp = fh;
+    return TCIO_SUCCESS;
+}
+
+tcio_file *tcio_open(const char *fname, int mode)
+{
+    tcio_file *fh = NULL;
+    return tcio_open_comm(MPI_COMM_WORLD, fname, mode, MPI_INFO_NULL, &fh) == TCIO_SUCCESS
+               ? fh : NULL;
+}
+
+/* ---- argument checks shared by reads and writes ------------------------ */
+
+typedef struct request {
+    tci_type_info type;
+    int64_t       bytes;
+} request;
+
+static int check_request(tcio_file *fh, bool writing, MPI_Offset offset, const void *data,
+                         int count, MPI_Datatype type, request *req)
+{
+    if (!fh || !is_open(fh))
+        return TCIO_ERR_BAD_HANDLE;
+    if (writing && !fh->can_write)
+        return TCIO_ERR_READ_ONLY;
+    if (!writing && !fh->can_read)
+        return TCIO_ERR_WRITE_ONLY;
+    if (count < 0 || offset < 0)
+        return TCIO_ERR_BAD_ARG;
+    int rc = tci_type_inspect(type, &req->type);
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    if (req->type.size > 0 && count > INT64_MAX / req->type.size)
+        return TCIO_ERR_BAD_ARG;
+    req->bytes = (int64_t)count * req->type.size;
+    if (req->bytes > 0 && !data)
+        return TCIO_ERR_BAD_ARG;
+    if (offset > INT64_MAX - req->bytes)
+        return TCIO_ERR_BAD_ARG;
+    return TCIO_SUCCESS;
+}
+
+/* ---- reads --------------------------------------------------------------- */
+
+/* Deliver every pending read, the current segment's and the staged ones. */
+static int complete_reads(tcio_file *fh)
+{
+    int rc = tci_level2_get_reads(fh);
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    rc = tci_staged_complete(&fh->staged);
+    fh->staged_tail = &fh->staged;
+    return rc;
+}
+
+/* Point the level-1 buffer at SEGMENT for reading, fetching what it held. */
+static int level1_for_reading(tcio_file *fh, int64_t segment)
+{
+    tci_level1 *l1 = &fh->l1;
+    if (l1->mode == TCI_L1_READING && l1->segment == segment)
+        return TCIO_SUCCESS;
+    int rc = l1->mode == TCI_L1_WRITING ? tci_level2_put_writes(fh)   /* read-your-writes */
+                                        : tci_level2_get_reads(fh);
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    l1->mode = TCI_L1_READING;
+    l1->segment = segment;
+    return TCIO_SUCCESS;
+}
+
+static int read_bytes(tcio_file *fh, MPI_Offset offset, char *dst, int64_t bytes)
+{
+    while (bytes > 0) {
+        int64_t segment = tci_segment_of(&fh->map, offset);
+        int disp = (int)tci_disp_of(&fh->map, offset);
+        int chunk = (int)(bytes < fh->map.segment_size - disp ? bytes
+                                                              : fh->map.segment_size - disp);
+        int rc = level1_for_reading(fh, segment);
+        if (rc != TCIO_SUCCESS)
+            return rc;
+        if (tci_level1_add_read(&fh->l1, disp, dst, chunk) != 0)
+            return TCIO_ERR_NO_MEMORY;
+        offset += chunk;
+        dst += chunk;
+        bytes -= chunk;
+    }
+    return TCIO_SUCCESS;
+}
+
+static int read_typed(tcio_file *fh, MPI_Offset offset, void *data, int count,
+                      MPI_Datatype type, const request *req)
+{
+    if (req->bytes == 0)
+        return TCIO_SUCCESS;
+    if (req->type.contiguous)
+        return read_bytes(fh, offset, data, req->bytes);
+    tci_staged_read *staged = tci_staged_new(data, count, type, req->bytes);
+    if (!staged)
+        return TCIO_ERR_NO_MEMORY;
+    int rc = read_bytes(fh, offset, staged->staging, req->bytes);
+    /* Queued even on failure: pieces already recorded point into it. */
+    *fh->staged_tail = staged;
+    fh->staged_tail = &staged->next;
+    return rc;
+}
+
+int tcio_read_at(tcio_file *fh, MPI_Offset offset, void *data, int count, MPI_Datatype type)
+{
+    request req;
+    int rc = check_request(fh, false, offset, data, count, type, &req);
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    return read_typed(fh, offset, data, count, type, &req);
+}
+
+int tcio_read(tcio_file *fh, void *data, int count, MPI_Datatype type)
+{
+    request req;
+    int rc = check_request(fh, false, fh && is_open(fh) ? fh->position : 0, data, count, type,
+                           &req);
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    rc = read_typed(fh, fh->position, data, count, type, &req);
+    if (rc == TCIO_SUCCESS)
+        fh->position += req.bytes;
+    return rc;
+}
+
+/* ---- writes -------------------------------------------------------------- */
+
+/* Point the level-1 buffer at SEGMENT for writing, moving what it held. */
+static int level1_for_writing(tcio_file *fh, int64_t segment)
+{
+    tci_level1 *l1 = &fh->l1;
+    if (l1->mode == TCI_L1_WRITING && l1->segment == segment)
+        return TCIO_SUCCESS;
+    /* Reads recorded earlier must not see this write: complete them. */
+    int rc = l1->mode == TCI_L1_READING ? complete_reads(fh) : tci_level2_put_writes(fh);
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    l1->mode = TCI_L1_WRITING;
+    l1->segment = segment;
+    return TCIO_SUCCESS;
+}
+
+static int write_bytes(tcio_file *fh, MPI_Offset offset, const char *src, int64_t bytes)
+{
+    MPI_Offset end = offset + bytes;
+    while (bytes > 0) {
+        int64_t segment = tci_segment_of(&fh->map, offset);
+        int disp = (int)tci_disp_of(&fh->map, offset);
+        int chunk = (int)(bytes < fh->map.segment_size - disp ? bytes
+                                                              : fh->map.segment_size - disp);
+        int rc = level1_for_writing(fh, segment);
+        if (rc != TCIO_SUCCESS)
+            return rc;
+        if (tci_level1_write(&fh->l1, disp, src, chunk) != 0)
+            return TCIO_ERR_NO_MEMORY;
+        offset += chunk;
+        src += chunk;
+        bytes -= chunk;
+    }
+    if (end > fh->written_end)
+        fh->written_end = end;
+    return TCIO_SUCCESS;
+}
+
+/* A non-contiguous type is packed straight into the level-1 buffer when it
+ * fits in one segment, else through a temporary buffer. */
+static int write_packed(tcio_file *fh, MPI_Offset offset, const void *data, int count,
+                        MPI_Datatype type, int64_t bytes)
+{
+    int disp = (int)tci_disp_of(&fh->map, offset);
+    if (disp + bytes <= fh->map.segment_size) {
+        int rc = level1_for_writing(fh, tci_segment_of(&fh->map, offset));
+        if (rc == TCIO_SUCCESS)
+            rc = tci_type_pack(data, count, type, fh->l1.buf + disp, bytes);
+        if (rc == TCIO_SUCCESS && tci_extents_add(&fh->l1.extents, disp, (int)bytes) != 0)
+            rc = TCIO_ERR_NO_MEMORY;
+        if (rc == TCIO_SUCCESS && offset + bytes > fh->written_end)
+            fh->written_end = offset + bytes;
+        return rc;
+    }
+    char *packed = malloc((size_t)bytes);
+    if (!packed)
+        return TCIO_ERR_NO_MEMORY;
+    int rc = tci_type_pack(data, count, type, packed, bytes);
+    if (rc == TCIO_SUCCESS)
+        rc = write_bytes(fh, offset, packed, bytes);
+    free(packed);
+    return rc;
+}
+
+static int write_typed(tcio_file *fh, MPI_Offset offset, const void *data, int count,
+                       MPI_Datatype type, const request *req)
+{
+    if (req->bytes == 0)
+        return TCIO_SUCCESS;
+    if (req->type.contiguous)
+        return write_bytes(fh, offset, data, req->bytes);
+    return write_packed(fh, offset, data, count, type, req->bytes);
+}
+
+int tcio_write_at(tcio_file *fh, MPI_Offset offset, const void *data, int count,
+                  MPI_Datatype type)
+{
+    request req;
+    int rc = check_request(fh, true, offset, data, count, type, &req);
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    return write_typed(fh, offset, data, count, type, &req);
+}
+
+int tcio_write(tcio_file *fh, const void *data, int count, MPI_Datatype type)
+{
+    request req;
+    int rc = check_request(fh, true, fh && is_open(fh) ? fh->position : 0, data, count, type,
+                           &req);
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    rc = write_typed(fh, fh->position, data, count, type, &req);
+    if (rc == TCIO_SUCCESS)
+        fh->position += req.bytes;
+    return rc;
+}
+
+/* ---- position, flush, fetch, close --------------------------------------- */
+
+int tcio_seek(tcio_file *fh, MPI_Offset offset, int whence)
+{
+    if (!fh || !is_open(fh))
+        return TCIO_ERR_BAD_HANDLE;
+    MPI_Offset base;
+    switch (whence) {
+    case MPI_SEEK_SET: base = 0; break;
+    case MPI_SEEK_CUR: base = fh->position; break;
+    case MPI_SEEK_END:
+        base = fh->size_at_open > fh->written_end ? fh->size_at_open : fh->written_end;
+        break;
+    default: return TCIO_ERR_BAD_ARG;
+    }
+    if ((offset > 0 && base > INT64_MAX - offset) || base + offset < 0)
+        return TCIO_ERR_BAD_ARG;
+    fh->position = base + offset;
+    return TCIO_SUCCESS;
+}
+
+int tcio_fetch(tcio_file *fh)
+{
+    if (!fh || !is_open(fh))
+        return TCIO_ERR_BAD_HANDLE;
+    return complete_reads(fh);
+}
+
+/* Complete reads and move buffered writes: the local half of flush/close. */
+static int settle_local(tcio_file *fh)
+{
+    int rc = complete_reads(fh);
+    int put_rc = tci_level2_put_writes(fh);
+    return rc != TCIO_SUCCESS ? rc : put_rc;
+}
+
+int tcio_flush(tcio_file *fh)
+{
+    if (!fh || !is_open(fh))
+        return TCIO_ERR_BAD_HANDLE;
+    return collective_result(fh->comm, settle_local(fh));
+}
+
+int tcio_close(tcio_file *fh)
+{
+    if (!fh || !is_open(fh))
+        return TCIO_ERR_BAD_HANDLE;
+    forget_open(fh);
+    int rc = settle_local(fh);
+    /* No rank drains before every rank's last put has completed. */
+    MPI_Barrier(fh->comm);
+    int drain_rc = tci_drain_own_slots(fh);
+    if (rc == TCIO_SUCCESS)
+        rc = drain_rc;
+    if (rc == TCIO_SUCCESS)
+        rc = fh->failure;
+    tci_level2_free(&fh->l2);
+    int close_rc = tci_error_from_io(MPI_File_close(&fh->file));
+    fh->file = MPI_FILE_NULL;
+    if (rc == TCIO_SUCCESS)
+        rc = close_rc;
+    rc = collective_result(fh->comm, rc);
+    destroy(fh);
+    return rc;
+}

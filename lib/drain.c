@@ -1,0 +1,78 @@
+/* drain.c - level-2 segments to and from the file.
+ *
+ * Only the bytes that were written are written: each run of set bits in a
+ * slot's bitmap becomes one independent MPI_File_write_at inside the
+ * segment (segments are stripe-sized and stripe-aligned, so no write
+ * crosses a stripe).  Loads read whole segments. */
+#include <string.h>
+#include "file.h"
+#include "drain.h"
+#include "error.h"
+
+static MPI_Offset segment_start(const tcio_file *fh, int64_t segment)
+{
+    return (MPI_Offset)segment * fh->config.segment_size;
+}
+
+static int write_run(tcio_file *fh, MPI_Offset offset, const char *data, int len)
+{
+    MPI_Status status;
+    int err = MPI_File_write_at(fh->file, offset, data, len, MPI_BYTE, &status);
+    if (err != MPI_SUCCESS)
+        return tci_error_from_io(err);
+    int written = 0;
+    MPI_Get_count(&status, MPI_BYTE, &written);
+    return written == len ? TCIO_SUCCESS : TCIO_ERR_IO;
+}
+
+int tci_drain_segment(tcio_file *fh, int64_t segment, const char *data,
+                      const unsigned char *bitmap)
+{
+    int size = (int)fh->config.segment_size;
+    MPI_Offset base = segment_start(fh, segment);
+    int end, start = tci_bitmap_next_run(bitmap, 0, size, 1, &end);
+    while (start < size) {
+        int rc = write_run(fh, base + start, data + start, end - start);
+        if (rc != TCIO_SUCCESS)
+            return rc;
+        start = tci_bitmap_next_run(bitmap, end, size, 1, &end);
+    }
+    return TCIO_SUCCESS;
+}
+
+int tci_load_segment(tcio_file *fh, int64_t segment, char *buf)
+{
+    int size = (int)fh->config.segment_size;
+    MPI_Status status;
+    int err = MPI_File_read_at(fh->file, segment_start(fh, segment), buf, size, MPI_BYTE,
+                               &status);
+    if (err != MPI_SUCCESS)
+        return tci_error_from_io(err);
+    int got = 0;
+    MPI_Get_count(&status, MPI_BYTE, &got);
+    if (got < 0 || got == MPI_UNDEFINED)
+        got = 0;
+    memset(buf + got, 0, (size_t)(size - got));   /* past the end reads as zero */
+    return TCIO_SUCCESS;
+}
+
+int tci_drain_own_slots(tcio_file *fh)
+{
+    tci_level2 *l2 = &fh->l2;
+    int rc = tci_error_from_mpi(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, fh->rank, 0, l2->win));
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    /* The window was allocated by MPI_Win_allocate (unified memory model):
+     * inside this epoch the owner reads its slots in place. */
+    for (int64_t s = 0; s < l2->nslots; s++) {
+        const tci_slot_header *h = (const tci_slot_header *)(l2->base + tci_header_disp(l2, s));
+        if (!(h->flags & TCI_SLOT_DIRTY))
+            continue;
+        int slot_rc = tci_drain_segment(fh, h->segment, l2->base + tci_data_disp(l2, s),
+                                        (const unsigned char *)l2->base + tci_bitmap_disp(l2, s));
+        if (rc == TCIO_SUCCESS)
+            rc = slot_rc;
+    }
+    MPI_Win_unlock(fh->rank, l2->win);
+    return rc;
+}

@@ -1,0 +1,43 @@
+/* file.h - the open-file handle shared by the modules of the library. */
+#ifndef TCIO_FILE_H
+#define TCIO_FILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <mpi.h>
+#include "tcio.h"
+#include "config.h"
+#include "segmap.h"
+#include "level1.h"
+#include "level2.h"
+#include "datatype.h"
+
+struct tcio_file {
+    MPI_Comm    comm;          /* private duplicate, errors returned */
+    int         rank;
+    int         nprocs;
+    MPI_File    file;
+    bool        can_read;
+    bool        can_write;
+    tci_config  config;
+    tci_segmap  map;
+    tci_level1  l1;
+    tci_level2  l2;
+    MPI_Offset  position;      /* the rank's own file pointer */
+    MPI_Offset  size_at_open;
+    MPI_Offset  written_end;   /* end of this rank's furthest write */
+    int         failure;       /* first file-system/MPI error: sticky */
+    tci_staged_read *staged;   /* reads into non-contiguous types, in order */
+    tci_staged_read **staged_tail;
+    struct tcio_file *next_open;
+};
+
+/* Remember the first failure of a data movement so that close reports it. */
+static inline int tci_note_failure(tcio_file *fh, int err)
+{
+    if (err != TCIO_SUCCESS && fh->failure == TCIO_SUCCESS)
+        fh->failure = err;
+    return err;
+}
+
+#endif

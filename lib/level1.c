@@ -1,0 +1,192 @@
+/* level1.c - level-1 buffer and extent lists. */
+#include <stdlib.h>
+#include <string.h>
+#include "level1.h"
+
+#define INITIAL_EXTENTS 64
+
+int tci_extents_init(tci_extents *e, int segment_size)
+{
+    e->disp = malloc(INITIAL_EXTENTS * sizeof *e->disp);
+    e->len = malloc(INITIAL_EXTENTS * sizeof *e->len);
+    e->capacity = INITIAL_EXTENTS;
+    e->limit = segment_size;
+    tci_extents_clear(e);
+    if (!e->disp || !e->len) {
+        tci_extents_free(e);
+        return -1;
+    }
+    return 0;
+}
+
+void tci_extents_free(tci_extents *e)
+{
+    free(e->disp);
+    free(e->len);
+    e->disp = e->len = NULL;
+    e->count = e->capacity = 0;
+}
+
+static int grow_extents(tci_extents *e)
+{
+    int cap = e->capacity * 2;
+    int *d = realloc(e->disp, (size_t)cap * sizeof *d);
+    if (!d)
+        return -1;
+    e->disp = d;
+    int *l = realloc(e->len, (size_t)cap * sizeof *l);
+    if (!l)
+        return -1;
+    e->len = l;
+    e->capacity = cap;
+    return 0;
+}
+
+/* Make room for one more range.  Rewrites of the same bytes would grow the
+ * list without bound, so a full list is normalised first: a normalised list
+ * holds at most limit/2 + 1 ranges, which bounds the memory. */
+static int reserve_one(tci_extents *e)
+{
+    if (e->count < e->capacity)
+        return 0;
+    if (!e->sorted && tci_extents_normalize(e) != 0)
+        return -1;
+    if (e->count * 2 < e->capacity)
+        return 0;
+    return grow_extents(e);
+}
+
+int tci_extents_add(tci_extents *e, int disp, int len)
+{
+    if (len <= 0)
+        return 0;
+    if (e->count > 0) {
+        int last = e->count - 1;
+        int last_end = e->disp[last] + e->len[last];
+        if (disp >= e->disp[last] && disp <= last_end) {
+            if (disp + len > last_end)
+                e->len[last] = disp + len - e->disp[last];
+            return 0;
+        }
+        if (disp < last_end)
+            e->sorted = false;
+    }
+    if (reserve_one(e) != 0)
+        return -1;
+    e->disp[e->count] = disp;
+    e->len[e->count] = len;
+    e->count++;
+    return 0;
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int tci_extents_normalize(tci_extents *e)
+{
+    if (e->sorted || e->count < 2) {
+        e->sorted = true;
+        return 0;
+    }
+    /* Sort (disp, len) pairs as one 64-bit key each: disp decides. */
+    uint64_t *keys = malloc((size_t)e->count * sizeof *keys);
+    if (!keys)
+        return -1;
+    for (int i = 0; i < e->count; i++)
+        keys[i] = ((uint64_t)(uint32_t)e->disp[i] << 32) | (uint32_t)e->len[i];
+    qsort(keys, (size_t)e->count, sizeof *keys, compare_u64);
+    int n = 0;
+    for (int i = 0; i < e->count; i++) {
+        int d = (int)(keys[i] >> 32), l = (int)(uint32_t)keys[i];
+        if (n > 0 && d <= e->disp[n - 1] + e->len[n - 1]) {
+            int end = d + l;
+            if (end > e->disp[n - 1] + e->len[n - 1])
+                e->len[n - 1] = end - e->disp[n - 1];
+        } else {
+            e->disp[n] = d;
+            e->len[n] = l;
+            n++;
+        }
+    }
+    free(keys);
+    e->count = n;
+    e->sorted = true;
+    return 0;
+}
+
+void tci_extents_bounds(const tci_extents *e, int *lo, int *hi)
+{
+    *lo = *hi = 0;
+    if (e->count == 0)
+        return;
+    *lo = e->disp[0];
+    *hi = e->disp[0] + e->len[0];
+    for (int i = 1; i < e->count; i++) {
+        if (e->disp[i] < *lo)
+            *lo = e->disp[i];
+        if (e->disp[i] + e->len[i] > *hi)
+            *hi = e->disp[i] + e->len[i];
+    }
+}
+
+int tci_level1_init(tci_level1 *l1, int segment_size)
+{
+    memset(l1, 0, sizeof *l1);
+    l1->buf = malloc((size_t)segment_size);
+    l1->segment = -1;
+    l1->mode = TCI_L1_IDLE;
+    if (!l1->buf || tci_extents_init(&l1->extents, segment_size) != 0) {
+        tci_level1_free(l1);
+        return -1;
+    }
+    return 0;
+}
+
+void tci_level1_free(tci_level1 *l1)
+{
+    free(l1->buf);
+    free(l1->reads);
+    tci_extents_free(&l1->extents);
+    memset(l1, 0, sizeof *l1);
+}
+
+void tci_level1_reset(tci_level1 *l1)
+{
+    tci_extents_clear(&l1->extents);
+    l1->nreads = 0;
+    l1->mode = TCI_L1_IDLE;
+    l1->segment = -1;
+}
+
+int tci_level1_write(tci_level1 *l1, int disp, const void *src, int len)
+{
+    if (tci_extents_add(&l1->extents, disp, len) != 0)
+        return -1;
+    memcpy(l1->buf + disp, src, (size_t)len);
+    return 0;
+}
+
+int tci_level1_add_read(tci_level1 *l1, int disp, void *dst, int len)
+{
+    if (l1->nreads == l1->reads_capacity) {
+        int cap = l1->reads_capacity ? l1->reads_capacity * 2 : 64;
+        tci_read_piece *r = realloc(l1->reads, (size_t)cap * sizeof *r);
+        if (!r)
+            return -1;
+        l1->reads = r;
+        l1->reads_capacity = cap;
+    }
+    if (tci_extents_add(&l1->extents, disp, len) != 0)
+        return -1;
+    l1->reads[l1->nreads++] = (tci_read_piece){ .dst = dst, .disp = disp, .len = len };
+    return 0;
+}
+
+void tci_level1_deliver_reads(tci_level1 *l1)
+{
+    for (int i = 0; i < l1->nreads; i++)
+        memcpy(l1->reads[i].dst, l1->buf + l1->reads[i].disp, (size_t)l1->reads[i].len);
+}

@@ -1,0 +1,73 @@
+/* level1.h - the per-rank level-1 buffer: one segment of data aligned to
+ * one file segment, the extents written into it or requested from it, and
+ * the pending reads waiting for their data. */
+#ifndef TCIO_LEVEL1_H
+#define TCIO_LEVEL1_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+/* A set of byte ranges inside one segment, kept as two parallel arrays so
+ * that it can be handed to MPI_Type_indexed as it is. */
+typedef struct tci_extents {
+    int    *disp;
+    int    *len;
+    int     count;
+    int     capacity;
+    bool    sorted;     /* disp ascending and no two ranges overlap/touch */
+    int     limit;      /* segment size: bounds how many ranges can exist */
+} tci_extents;
+
+int  tci_extents_init(tci_extents *e, int segment_size);
+void tci_extents_free(tci_extents *e);
+static inline void tci_extents_clear(tci_extents *e) { e->count = 0; e->sorted = true; }
+
+/* Record [disp, disp+len).  Merges with the last range when they touch or
+ * overlap, so a stream of adjacent writes stays one range.  Returns 0, or
+ * -1 when memory runs out (the set is then unchanged). */
+int tci_extents_add(tci_extents *e, int disp, int len);
+
+/* Sort and merge overlapping or touching ranges.  Returns 0 or -1 (no
+ * memory; the set is unchanged). */
+int tci_extents_normalize(tci_extents *e);
+
+/* First byte and one past the last byte covered (0,0 when empty). */
+void tci_extents_bounds(const tci_extents *e, int *lo, int *hi);
+
+/* A read waiting for data: LEN bytes at DISP in the segment go to DST. */
+typedef struct tci_read_piece {
+    char *dst;
+    int   disp;
+    int   len;
+} tci_read_piece;
+
+typedef enum tci_l1_mode { TCI_L1_IDLE, TCI_L1_WRITING, TCI_L1_READING } tci_l1_mode;
+
+typedef struct tci_level1 {
+    char           *buf;       /* segment_size bytes */
+    int64_t         segment;   /* file segment the buffer is aligned to */
+    tci_l1_mode     mode;
+    tci_extents     extents;   /* bytes written, or bytes to fetch */
+    tci_read_piece *reads;
+    int             nreads;
+    int             reads_capacity;
+} tci_level1;
+
+int  tci_level1_init(tci_level1 *l1, int segment_size);
+void tci_level1_free(tci_level1 *l1);
+
+/* Forget the buffered extents and reads (after they were moved). */
+void tci_level1_reset(tci_level1 *l1);
+
+/* Copy LEN bytes of SRC into the buffer at DISP and record the extent.
+ * The buffer must be in writing mode for the right segment. */
+int tci_level1_write(tci_level1 *l1, int disp, const void *src, int len);
+
+/* Record a read of LEN bytes at DISP into DST. */
+int tci_level1_add_read(tci_level1 *l1, int disp, void *dst, int len);
+
+/* Copy the fetched bytes from the buffer to each pending read's DST. */
+void tci_level1_deliver_reads(tci_level1 *l1);
+
+#endif

@@ -1,0 +1,71 @@
+/* level2.h - the level-2 window: every owner's slots, their headers and
+ * written-byte bitmaps, and the one-sided moves between level 1 and 2. */
+#ifndef TCIO_LEVEL2_H
+#define TCIO_LEVEL2_H
+
+#include <stdint.h>
+#include <mpi.h>
+
+struct tcio_file;
+
+#define TCI_SLOT_EMPTY   (-1)
+#define TCI_SLOT_LOADED  0x1   /* unwritten bytes hold the file's content */
+#define TCI_SLOT_DIRTY   0x2   /* some byte was written: drain before reuse */
+
+/* Header of a level-2 slot, at the start of the owner's window. */
+typedef struct tci_slot_header {
+    int64_t segment;   /* file segment held, or TCI_SLOT_EMPTY */
+    int64_t flags;
+} tci_slot_header;
+
+/* Window layout on every owner:
+ *   [headers: nslots x 16 B][bitmaps: nslots x bitmap_bytes][data: nslots x segment]
+ * Bit i of a slot's bitmap is set when byte i of its segment was written. */
+typedef struct tci_level2 {
+    MPI_Win  win;
+    char    *base;
+    int64_t  nslots;
+    int      segment_size;
+    int      bitmap_bytes;
+    char    *scratch;          /* one segment: victim data, file data */
+    unsigned char *bitmap;     /* one bitmap: victim's, or OR mask */
+} tci_level2;
+
+/* Collective over COMM: allocate the window and the scratch buffers.
+ * NSLOTS is this rank's slot count (0 for a rank that owns none). */
+int  tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment_size);
+void tci_level2_free(tci_level2 *l2);
+
+static inline MPI_Aint tci_header_disp(const tci_level2 *l2, int64_t slot)
+{
+    (void)l2;   /* headers come first: the layout needs no sizes */
+    return (MPI_Aint)slot * (MPI_Aint)sizeof(tci_slot_header);
+}
+static inline MPI_Aint tci_bitmap_disp(const tci_level2 *l2, int64_t slot)
+{
+    return (MPI_Aint)l2->nslots * (MPI_Aint)sizeof(tci_slot_header)
+         + (MPI_Aint)slot * l2->bitmap_bytes;
+}
+static inline MPI_Aint tci_data_disp(const tci_level2 *l2, int64_t slot)
+{
+    return tci_bitmap_disp(l2, l2->nslots) + (MPI_Aint)slot * l2->segment_size;
+}
+
+/* Move the rank's buffered writes (level 1, writing mode) to their level-2
+ * slot: one MPI_Put under an exclusive lock of the owner, draining the
+ * slot's previous segment to the file first if it held another one. */
+int tci_level2_put_writes(struct tcio_file *fh);
+
+/* Fetch the rank's pending reads (level 1, reading mode) from their level-2
+ * slot into the level-1 buffer and deliver them, loading the segment from
+ * the file first if the slot does not hold its content yet. */
+int tci_level2_get_reads(struct tcio_file *fh);
+
+/* Set bits [from, to) of BITMAP. */
+void tci_bitmap_set_range(unsigned char *bitmap, int from, int to);
+
+/* Next run of set (WANT=1) or clear (WANT=0) bits at or after FROM, below
+ * LIMIT: returns its start (LIMIT if none) and stores its end in *END. */
+int tci_bitmap_next_run(const unsigned char *bitmap, int from, int limit, int want, int *end);
+
+#endif
