@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <mpi.h>
 #include "tcio.h"
-#include "config.h"
+#include "configuration.h"
 #include "segmap.h"
 #include "level1.h"
 #include "level2.h"

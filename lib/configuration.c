@@ -1,11 +1,11 @@
-/* config.c - segment size and level-2 capacity from the environment, the
+/* configuration.c - segment size and level-2 capacity from the environment, the
  * info object and the file system's striping. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tcio.h"
-#include "config.h"
+#include "configuration.h"
 
 #define KEY_SEGMENT_SIZE      "tcio_segment_size"
 #define KEY_SEGMENTS_PER_PROC "tcio_segments_per_proc"
@@ -77,10 +77,6 @@ int tci_config_finish(tci_config *cfg, int64_t striping_unit)
                                 ? striping_unit : TCI_DEFAULT_SEGMENT_SIZE;
     if (cfg->segments_per_proc == 0)
         cfg->segments_per_proc = TCI_DEFAULT_SEGMENTS_PER_PROC;
-    /* The whole window (data, bitmaps, headers) must be addressable. */
-    int64_t per_slot = cfg->segment_size + cfg->segment_size / 8 + 32;
-    if (cfg->segments_per_proc > (int64_t)(PTRDIFF_MAX / 2) / per_slot)
-        return TCIO_ERR_BAD_CONFIG;
     return check_limits(cfg);
 }
 
@@ -109,9 +105,8 @@ int tci_config_passthrough_info(MPI_Info info, MPI_Info *out)
         return err;
     const char *keys[] = { KEY_SEGMENT_SIZE, KEY_SEGMENTS_PER_PROC };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        char buf[2];
-        int found = 0;
-        MPI_Info_get(*out, keys[i], 1, buf, &found);
+        int len, found = 0;
+        MPI_Info_get_valuelen(*out, keys[i], &len, &found);
         if (found)
             MPI_Info_delete(*out, keys[i]);
     }
