@@ -1,0 +1,462 @@
+/* testutil.c - helpers for the MPI integration tests (see testutil.h). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include "testutil.h"
+
+/* ---- PRNG ------------------------------------------------------------------ */
+
+void tu_rng_seed(tu_rng *r, uint64_t seed)
+{
+    r->state = seed;
+}
+
+uint64_t tu_rng_next(tu_rng *r)
+{
+    uint64_t z = (r->state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+uint64_t tu_rng_below(tu_rng *r, uint64_t n)
+{
+    return n ? tu_rng_next(r) % n : 0;
+}
+
+int64_t tu_rng_range(tu_rng *r, int64_t lo, int64_t hi)
+{
+    if (hi <= lo)
+        return lo;
+    return lo + (int64_t)tu_rng_below(r, (uint64_t)(hi - lo) + 1);
+}
+
+void tu_shuffle(tu_rng *r, size_t *a, size_t n)
+{
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)tu_rng_below(r, i);
+        size_t t = a[i - 1];
+        a[i - 1] = a[j];
+        a[j] = t;
+    }
+}
+
+uint64_t tu_mix(uint64_t a, uint64_t b)
+{
+    tu_rng r;
+    tu_rng_seed(&r, a ^ (b * 0xd6e8feb86659fd93ULL));
+    return tu_rng_next(&r);
+}
+
+void tu_fill_pattern(void *buf, size_t len, uint64_t seed)
+{
+    tu_rng r;
+    unsigned char *p = buf;
+    tu_rng_seed(&r, seed);
+    while (len > 0) {
+        uint64_t v = tu_rng_next(&r);
+        size_t n = len < 8 ? len : 8;
+        for (size_t i = 0; i < n; i++)
+            p[i] = (unsigned char)(v >> (8 * i));
+        p += n;
+        len -= n;
+    }
+}
+
+/* ---- MPI context, watchdog ------------------------------------------------- */
+
+int tu_rank;
+int tu_nprocs;
+
+static long run_id;            /* rank 0's pid */
+static char test_dir[PATH_MAX];
+static unsigned path_counter;
+static char timeout_msg[256] = "test_mpi: timeout\n";
+static size_t timeout_msg_len;
+
+void tu_init(void)
+{
+    MPI_Comm_rank(MPI_COMM_WORLD, &tu_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &tu_nprocs);
+    run_id = (long)getpid();
+    MPI_Bcast(&run_id, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    const char *d = getenv("TCIO_TEST_DIR");
+    if (!d || !*d)
+        d = getenv("TMPDIR");
+    if (!d || !*d)
+        d = "/tmp";
+    snprintf(test_dir, sizeof test_dir, "%s", d);
+    timeout_msg_len = strlen(timeout_msg);
+}
+
+const char *tu_dir(void)
+{
+    return test_dir;
+}
+
+void tu_set_test_name(const char *name)
+{
+    int n = snprintf(timeout_msg, sizeof timeout_msg,
+                     "test_mpi: rank %d of %d: %s did not finish in time (hang?)\n", tu_rank,
+                     tu_nprocs, name);
+    timeout_msg_len = n < 0 ? 0 : (size_t)n < sizeof timeout_msg ? (size_t)n
+                                                                  : sizeof timeout_msg - 1;
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    ssize_t w = write(STDERR_FILENO, timeout_msg, timeout_msg_len);
+    (void)w;
+    _exit(124);
+}
+
+/* ---- open handles and paths of the running test ------------------------------ */
+
+#define MAX_TRACKED 64
+
+static tcio_file *open_handles[MAX_TRACKED];
+static int nopen;
+static char *paths[MAX_TRACKED];
+static int npaths;
+
+void tu_setup(void)
+{
+    unsigned seconds = 120;
+    const char *t = getenv("TCIO_TEST_TIMEOUT");
+    if (t && atoi(t) > 0)
+        seconds = (unsigned)atoi(t);
+    signal(SIGALRM, on_alarm);
+    alarm(seconds);
+}
+
+void tu_teardown(void)
+{
+    /* A failed test may have left handles open: every rank left at the same
+     * agreed check, so every rank holds the same handles here. */
+    while (nopen > 0)
+        tu_close(open_handles[nopen - 1]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < npaths; i++) {
+        if (tu_rank == 0)
+            unlink(paths[i]);
+        free(paths[i]);
+    }
+    npaths = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    alarm(0);
+    tu_set_test_name("(between tests)");
+}
+
+const char *tu_path(const char *tag)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s/tcio-test-%ld-%u-%s", test_dir, run_id, path_counter++, tag);
+    if (npaths == MAX_TRACKED) {    /* never in these tests: keep the last slot */
+        free(paths[npaths - 1]);
+        npaths--;
+    }
+    paths[npaths] = strdup(buf);
+    return paths[npaths] ? paths[npaths++] : "/nonexistent/tcio-test-out-of-memory";
+}
+
+int tu_open(const char *path, int mode, const char *seg, const char *spp, tcio_file **fh)
+{
+    MPI_Info info = MPI_INFO_NULL;
+    if (seg || spp) {
+        MPI_Info_create(&info);
+        if (seg)
+            MPI_Info_set(info, "tcio_segment_size", seg);
+        if (spp)
+            MPI_Info_set(info, "tcio_segments_per_proc", spp);
+    }
+    int rc = tcio_open_comm(MPI_COMM_WORLD, path, mode, info, fh);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    if (rc == TCIO_SUCCESS && *fh && nopen < MAX_TRACKED)
+        open_handles[nopen++] = *fh;
+    return rc;
+}
+
+int tu_close(tcio_file *fh)
+{
+    for (int i = 0; i < nopen; i++)
+        if (open_handles[i] == fh) {
+            open_handles[i] = open_handles[--nopen];
+            break;
+        }
+    return tcio_close(fh);
+}
+
+/* ---- collective assertions ------------------------------------------------- */
+
+int tu_min_int(int v)
+{
+    int out;
+    MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return out;
+}
+
+int tu_max_int(int v)
+{
+    int out;
+    MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return out;
+}
+
+int tu_sum_int(int v)
+{
+    int out;
+    MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return out;
+}
+
+int tu_agree(int ok, char *msg, size_t msgsize, const char *fmt, ...)
+{
+    int first = tu_min_int(ok ? INT_MAX : tu_rank);
+    if (first == INT_MAX) {
+        if (msgsize)
+            msg[0] = '\0';
+        return 1;
+    }
+    int nfailed = tu_sum_int(ok ? 0 : 1);
+    char text[512] = "";
+    if (tu_rank == first) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof text, fmt, ap);
+        va_end(ap);
+    }
+    MPI_Bcast(text, (int)sizeof text, MPI_CHAR, first, MPI_COMM_WORLD);
+    snprintf(msg, msgsize, "[rank %d of %d; %d rank(s) failed] %s", first, tu_nprocs, nfailed,
+             text);
+    return 0;
+}
+
+/* ---- POSIX helpers ---------------------------------------------------------- */
+
+static int write_all(int fd, int64_t off, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t w = pwrite(fd, p, len, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        off += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int tu_posix_create(const char *path, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return -1;
+    int rc = write_all(fd, 0, data, len);
+    if (close(fd) != 0)
+        rc = -1;
+    return rc;
+}
+
+int tu_posix_pwrite(const char *path, int64_t off, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT, 0644);
+    if (fd < 0)
+        return -1;
+    int rc = write_all(fd, off, data, len);
+    if (close(fd) != 0)
+        rc = -1;
+    return rc;
+}
+
+int64_t tu_file_size(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return -1;
+    return (int64_t)st.st_size;
+}
+
+unsigned char *tu_zalloc(size_t n)
+{
+    return calloc(n ? n : 1, 1);
+}
+
+unsigned char *tu_read_file(const char *path, int64_t *size)
+{
+    *size = -1;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return NULL;
+    }
+    unsigned char *buf = tu_zalloc((size_t)st.st_size);
+    int64_t done = 0;
+    while (buf && done < (int64_t)st.st_size) {
+        ssize_t r = pread(fd, buf + done, (size_t)(st.st_size - done), (off_t)done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        done += r;
+    }
+    close(fd);
+    if (buf)
+        *size = (int64_t)st.st_size;
+    return buf;
+}
+
+/* Describe the first difference of two buffers of LEN bytes; 0 if equal. */
+static int describe_diff(const unsigned char *got, const unsigned char *exp, size_t len,
+                         char *why, size_t whysize, const char *what)
+{
+    size_t first = len, ndiff = 0;
+    for (size_t i = 0; i < len; i++)
+        if (got[i] != exp[i]) {
+            if (first == len)
+                first = i;
+            ndiff++;
+        }
+    if (ndiff == 0)
+        return 0;
+    snprintf(why, whysize,
+             "%s: %zu of %zu bytes differ, first at byte %zu: got 0x%02x, expected 0x%02x",
+             what, ndiff, len, first, got[first], exp[first]);
+    return -1;
+}
+
+int tu_compare_mem(const void *got, const void *expected, size_t len, char *why,
+                   size_t whysize, const char *what)
+{
+    return describe_diff(got, expected, len, why, whysize, what);
+}
+
+int tu_compare_file_mem(const char *path, const void *expected, int64_t size, char *why,
+                        size_t whysize)
+{
+    int64_t got_size;
+    unsigned char *got = tu_read_file(path, &got_size);
+    if (!got) {
+        snprintf(why, whysize, "cannot read %s: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = 0;
+    if (got_size != size) {
+        snprintf(why, whysize, "%s: size %lld, expected %lld", path, (long long)got_size,
+                 (long long)size);
+        rc = -1;
+    } else {
+        rc = describe_diff(got, expected, (size_t)size, why, whysize, path);
+    }
+    free(got);
+    return rc;
+}
+
+int tu_compare_files(const char *got_path, const char *expected_path, char *why,
+                     size_t whysize)
+{
+    int64_t size;
+    unsigned char *exp = tu_read_file(expected_path, &size);
+    if (!exp) {
+        snprintf(why, whysize, "cannot read reference %s: %s", expected_path, strerror(errno));
+        return -1;
+    }
+    int rc = tu_compare_file_mem(got_path, exp, size, why, whysize);
+    free(exp);
+    return rc;
+}
+
+/* ---- plans ------------------------------------------------------------------ */
+
+void tu_plan_random(tu_plan *p, uint64_t seed, int64_t target, int64_t max_chunk,
+                    int64_t max_gap, int nprocs)
+{
+    tu_rng r;
+    tu_rng_seed(&r, seed);
+    size_t cap = 64;
+    p->chunks = malloc(cap * sizeof *p->chunks);
+    p->n = 0;
+    p->end = 0;
+    int64_t off = 0;
+    while (p->chunks && off < target) {
+        if (max_gap > 0 && p->n > 0 && tu_rng_below(&r, 5) == 0)
+            off += tu_rng_range(&r, 1, max_gap);
+        int64_t small = max_chunk < 32 ? max_chunk : 32;
+        int64_t len = tu_rng_below(&r, 2) ? tu_rng_range(&r, 1, small)
+                                          : tu_rng_range(&r, 1, max_chunk);
+        if (p->n == cap) {
+            cap *= 2;
+            tu_chunk *c = realloc(p->chunks, cap * sizeof *c);
+            if (!c) {
+                free(p->chunks);
+                p->chunks = NULL;
+                break;
+            }
+            p->chunks = c;
+        }
+        p->chunks[p->n] = (tu_chunk){ .off = off, .len = len,
+                                      .owner = (int)tu_rng_below(&r, (uint64_t)nprocs),
+                                      .seed = tu_mix(seed, p->n) };
+        p->n++;
+        off += len;
+        p->end = off;
+    }
+    if (!p->chunks)
+        p->n = 0;
+}
+
+void tu_plan_free(tu_plan *p)
+{
+    free(p->chunks);
+    p->chunks = NULL;
+    p->n = 0;
+}
+
+int tu_plan_write_reference(const tu_plan *p, const char *path)
+{
+    int rc = 0;
+    if (tu_rank == 0) {
+        int fd = open(path, O_WRONLY | O_CREAT, 0644);
+        if (fd < 0)
+            rc = -1;
+        unsigned char *buf = NULL;
+        size_t bufsize = 0;
+        for (size_t i = 0; rc == 0 && i < p->n; i++) {
+            const tu_chunk *c = &p->chunks[i];
+            if ((size_t)c->len > bufsize) {
+                free(buf);
+                bufsize = (size_t)c->len;
+                buf = malloc(bufsize);
+                if (!buf) {
+                    rc = -1;
+                    break;
+                }
+            }
+            tu_fill_pattern(buf, (size_t)c->len, c->seed);
+            rc = write_all(fd, c->off, buf, (size_t)c->len);
+        }
+        free(buf);
+        if (fd >= 0 && close(fd) != 0)
+            rc = -1;
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return rc;
+}
