@@ -1,0 +1,176 @@
+/* bench_common.c - shared pieces of the benchmarks. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <mpi.h>
+#include "bench_common.h"
+
+size_t bench_type_size(char t)
+{
+    switch (t) {
+    case 'c': return sizeof(char);
+    case 's': return sizeof(short);
+    case 'i': return sizeof(int);
+    case 'f': return sizeof(float);
+    case 'd': return sizeof(double);
+    default: return 0;
+    }
+}
+
+/* A positive count with an optional k/m suffix (powers of 1024). */
+static bool parse_count(const char *text, long *value)
+{
+    char *end;
+    long n = strtol(text, &end, 10);
+    if (end == text || n <= 0)
+        return false;
+    if (*end == 'k' || *end == 'K')
+        n <<= 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        n <<= 20, end++;
+    *value = n;
+    return *end == '\0';
+}
+
+static const char *parse_types(const char *text, bench_options *opt)
+{
+    int n = 0;
+    for (const char *p = text; *p; p++) {
+        if (*p == ',')
+            continue;
+        if (bench_type_size(*p) == 0 || (p[1] != ',' && p[1] != '\0'))
+            return "TYPES must be a comma-separated list of c, s, i, f, d";
+        if (n == BENCH_MAX_ARRAYS)
+            return "too many TYPES";
+        opt->types[n++] = *p;
+    }
+    if (n != opt->num_array)
+        return "TYPES must name one type per array (NUM_ARRAY of them)";
+    opt->types_text = text;
+    return NULL;
+}
+
+const char *bench_parse_options(int argc, char **argv, bench_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->method = -1;
+    const char *types = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--csv") == 0) {
+            opt->csv = true;
+            continue;
+        }
+        if (a[0] != '-' || a[1] == '\0' || a[2] != '\0' || i + 1 >= argc)
+            return "bad or incomplete option";
+        const char *v = argv[++i];
+        long n = 0;
+        switch (a[1]) {
+        case 'm':
+            if (!parse_count(v, &n) && strcmp(v, "0") != 0)
+                return "METHOD must be 0, 1 or 2";
+            if (n > 2)
+                return "METHOD must be 0, 1 or 2";
+            opt->method = (int)n;
+            break;
+        case 'n':
+            if (!parse_count(v, &n) || n > BENCH_MAX_ARRAYS)
+                return "NUM_ARRAY must be 1..16";
+            opt->num_array = (int)n;
+            break;
+        case 't': types = v; break;
+        case 'l':
+            if (!parse_count(v, &opt->len_array))
+                return "LEN_ARRAY must be a positive number";
+            break;
+        case 's':
+            if (!parse_count(v, &opt->size_access))
+                return "SIZE_ACCESS must be a positive number";
+            break;
+        case 'o': opt->file = v; break;
+        default: return "unknown option";
+        }
+    }
+    if (opt->method < 0 || !opt->num_array || !types || !opt->len_array ||
+        !opt->size_access || !opt->file)
+        return "options -m, -n, -t, -l, -s and -o are required";
+    if (opt->len_array % opt->size_access != 0)
+        return "LEN_ARRAY must be a multiple of SIZE_ACCESS";
+    return parse_types(types, opt);
+}
+
+char *bench_fill_array(char t, int rank, int array, long len)
+{
+    size_t size = bench_type_size(t);
+    char *a = malloc((size_t)len * size);
+    for (long i = 0; i < len; i++) {
+        long v = (long)rank * 1000003L + (long)array * 7919L + i;
+        char *p = a + (size_t)i * size;
+        switch (t) {
+        case 'c': *(char *)p = (char)(v * 31); break;
+        case 's': *(short *)p = (short)(v * 131); break;
+        case 'i': *(int *)p = (int)v; break;
+        case 'f': *(float *)p = (float)(v % 16777216) * 0.25f; break;
+        case 'd': *(double *)p = (double)v * 0.5 + 0.125; break;
+        }
+    }
+    return a;
+}
+
+double bench_start(void)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    return MPI_Wtime();
+}
+
+double bench_stop(double t0)
+{
+    double mine = MPI_Wtime() - t0, slowest = mine;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return slowest;
+}
+
+bool bench_all_true(bool ok)
+{
+    int mine = ok, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    return all != 0;
+}
+
+double bench_max_peak_rss_mib(void)
+{
+    double mine = 0, most = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof line, f))
+            if (strncmp(line, "VmHWM:", 6) == 0)
+                mine = strtod(line + 6, NULL) / 1024.0;   /* kB -> MiB */
+        fclose(f);
+    }
+    MPI_Allreduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return most;
+}
+
+void bench_report(FILE *out, bool csv, const bench_row *row, const bench_result *r)
+{
+    double wmb = r->write_s > 0 ? r->bytes / 1e6 / r->write_s : 0;
+    double rmb = r->read_s > 0 ? r->bytes / 1e6 / r->read_s : 0;
+    if (csv) {
+        fprintf(out, "method,nprocs,num_array,types,len_array,size_access,bytes,write_s,"
+                     "read_s,write_MBps,read_MBps,peak_rss_MiB,verified\n");
+        fprintf(out, "%s,%d,%d,\"%s\",%ld,%ld,%.0f,%.6f,%.6f,%.2f,%.2f,%.1f,%s\n",
+                row->method, row->nprocs, row->num_array, row->types, row->len_array,
+                row->size_access, r->bytes, r->write_s, r->read_s, wmb, rmb,
+                r->peak_rss_mib, r->verified ? "yes" : "no");
+        return;
+    }
+    fprintf(out, "method %s, %d ranks, %d arrays (%s) of %ld elements, %ld per access\n",
+            row->method, row->nprocs, row->num_array, row->types, row->len_array,
+            row->size_access);
+    fprintf(out, "  bytes         %.0f (%.1f MB)\n", r->bytes, r->bytes / 1e6);
+    fprintf(out, "  write         %10.4f s  %10.2f MB/s\n", r->write_s, wmb);
+    fprintf(out, "  read          %10.4f s  %10.2f MB/s\n", r->read_s, rmb);
+    fprintf(out, "  peak RSS/rank %10.1f MiB\n", r->peak_rss_mib);
+    fprintf(out, "  verified      %s\n", r->verified ? "yes" : "no");
+}

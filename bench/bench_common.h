@@ -1,0 +1,65 @@
+/* bench_common.h - what tcio_bench and art_bench share: option parsing,
+ * deterministic array contents, timing, peak memory and the report. */
+#ifndef TCIO_BENCH_COMMON_H
+#define TCIO_BENCH_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define BENCH_MAX_ARRAYS 16
+
+typedef struct bench_options {
+    int         method;                       /* 0 ocio, 1 tcio, 2 mpiio */
+    int         num_array;
+    char        types[BENCH_MAX_ARRAYS];      /* one of c s i f d per array */
+    const char *types_text;
+    long        len_array;
+    long        size_access;
+    const char *file;
+    bool        csv;
+} bench_options;
+
+/* Parse tcio_bench's options; NULL when valid, else what is wrong. */
+const char *bench_parse_options(int argc, char **argv, bench_options *opt);
+
+/* Bytes of one element of type letter T (c s i f d); 0 if unknown. */
+size_t bench_type_size(char t);
+
+/* A new array of LEN elements of type T whose values depend only on
+ * (rank, array, index), so any reader can regenerate them. */
+char *bench_fill_array(char t, int rank, int array, long len);
+
+/* Barrier, then the start time. */
+double bench_start(void);
+
+/* Seconds since T0, the maximum over all ranks (collective). */
+double bench_stop(double t0);
+
+/* True on every rank iff OK is true on every rank (collective). */
+bool bench_all_true(bool ok);
+
+/* Peak resident memory (VmHWM) in MiB, maximum over ranks (collective). */
+double bench_max_peak_rss_mib(void);
+
+typedef struct bench_row {
+    const char *method;
+    int         nprocs;
+    int         num_array;
+    const char *types;
+    long        len_array;
+    long        size_access;
+} bench_row;
+
+typedef struct bench_result {
+    double bytes;
+    double write_s, read_s;
+    int    write_rc, read_rc;
+    double peak_rss_mib;
+    bool   verified;
+} bench_result;
+
+/* Print the result: a CSV header and row, or a readable table. */
+void bench_report(FILE *out, bool csv, const bench_row *row, const bench_result *r);
+
+#endif
