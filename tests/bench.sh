@@ -1,0 +1,36 @@
+#!/bin/sh
+# Both benchmarks at tiny sizes, every method: each run must verify every
+# element it reads back, and the three methods must write identical files.
+# libtcio runs once with defaults and once with 4 KiB segments and two
+# level-2 slots per rank (the spill path).
+dir=${TMPDIR:-/tmp}/tcio-bench-check-$$
+mkdir -p "$dir" || exit 1
+trap 'rm -rf "$dir"' EXIT
+fail=0
+run() {   # NAME NP PROGRAM ARGS...
+    name=$1; shift
+    if ! "$@" --csv > "$dir/$name.csv"; then
+        echo "FAIL: $name did not verify"; cat "$dir/$name.csv"; fail=1
+    elif ! grep -q ',yes$' "$dir/$name.csv"; then
+        echo "FAIL: $name: no verified row"; cat "$dir/$name.csv"; fail=1
+    else
+        tail -n 1 "$dir/$name.csv"
+    fi
+}
+same() {   # FILE FILE
+    if ! cmp "$1" "$2"; then echo "FAIL: $1 and $2 differ"; fail=1; fi
+}
+for m in 0 1 2; do
+    run "synthetic-$m" ./tests/run-mpi.sh 3 ./bench/tcio_bench -m $m -n 3 -t i,d,c -l 3000 -s 2 -o "$dir/syn$m.dat"
+    run "art-$m" ./tests/run-mpi.sh 3 ./bench/art_bench -m $m -T 20 -c 300 -o "$dir/art$m.dat"
+done
+run "synthetic-spill" env TCIO_SEGMENT_SIZE=4k TCIO_SEGMENTS_PER_PROC=2 ./tests/run-mpi.sh 4 ./bench/tcio_bench -m 1 -n 2 -t s,f -l 4000 -s 1 -o "$dir/synspill.dat"
+run "art-spill" env TCIO_SEGMENT_SIZE=4k TCIO_SEGMENTS_PER_PROC=2 ./tests/run-mpi.sh 4 ./bench/art_bench -m 1 -T 16 -c 400 -o "$dir/artspill.dat"
+same "$dir/syn0.dat" "$dir/syn1.dat"
+same "$dir/syn0.dat" "$dir/syn2.dat"
+same "$dir/art0.dat" "$dir/art1.dat"
+same "$dir/art0.dat" "$dir/art2.dat"
+./tests/run-mpi.sh 1 ./bench/tcio_bench -m 0 -n 2 -t i -l 10 -s 1 -o "$dir/x" 2>/dev/null
+[ $? -eq 2 ] || { echo "FAIL: tcio_bench accepted TYPES that do not match NUM_ARRAY"; fail=1; }
+if [ $fail -eq 0 ]; then echo "bench: 1 passed, 0 failed"; else echo "bench: 0 passed, 1 failed"; fi
+exit $fail
