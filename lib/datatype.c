@@ -62,10 +62,45 @@ static int describe(MPI_Datatype type, tci_type_info *info)
     return TCIO_SUCCESS;
 }
 
+/* Recently seen predefined types.  Predefined types are never freed, so
+ * this cache cannot go stale; it keeps the per-access path of a code that
+ * writes a few basic types over and over free of MPI calls. */
+#define PREDEFINED_CACHE 8
+static MPI_Datatype cached_type[PREDEFINED_CACHE];
+static tci_type_info cached_info[PREDEFINED_CACHE];
+static int cached_count, cached_next;
+
+static bool cache_lookup(MPI_Datatype type, tci_type_info *info)
+{
+    for (int i = 0; i < cached_count; i++)
+        if (cached_type[i] == type) {
+            *info = cached_info[i];
+            return true;
+        }
+    return false;
+}
+
+static void cache_insert(MPI_Datatype type, const tci_type_info *info)
+{
+    cached_type[cached_next] = type;
+    cached_info[cached_next] = *info;
+    cached_next = (cached_next + 1) % PREDEFINED_CACHE;
+    if (cached_count < PREDEFINED_CACHE)
+        cached_count++;
+}
+
 int tci_type_inspect(MPI_Datatype type, tci_type_info *info)
 {
+    if (type != MPI_DATATYPE_NULL && cache_lookup(type, info))
+        return TCIO_SUCCESS;
     if (type == MPI_DATATYPE_NULL || ensure_keyval() != 0)
         return TCIO_ERR_BAD_TYPE;
+    if (is_predefined(type)) {
+        if (describe(type, info) != TCIO_SUCCESS)
+            return TCIO_ERR_BAD_TYPE;
+        cache_insert(type, info);
+        return TCIO_SUCCESS;
+    }
     void *cached;
     int found = 0;
     if (MPI_Type_get_attr(type, type_keyval, &cached, &found) == MPI_SUCCESS && found) {
