@@ -19,7 +19,10 @@ int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment
     l2->nslots = nslots;
     l2->segment_size = segment_size;
     l2->bitmap_bytes = ((segment_size + 7) / 8 + 7) / 8 * 8;
-    MPI_Aint bytes = tci_data_disp(l2, nslots);
+    /* MPICH 4.0.2 (ch4) places other ranks' accesses wrongly in a window
+     * whose size is not a multiple of 16 bytes (doc/design.md): round the
+     * size up to a cache line. */
+    MPI_Aint bytes = (tci_data_disp(l2, nslots) + 63) / 64 * 64;
     int err = MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, &l2->base, &l2->win);
     if (err != MPI_SUCCESS) {
         l2->win = MPI_WIN_NULL;
@@ -113,9 +116,12 @@ static int get_header(tci_level2 *l2, tci_location loc, tci_slot_header *h)
                    MPI_INT64_T, l2->win);
 }
 
+/* The put completes only at unlock, after the caller's frame is gone: the
+ * origin buffer is the persistent l2->outgoing. */
 static int put_header(tci_level2 *l2, tci_location loc, const tci_slot_header *h)
 {
-    return MPI_Put(h, 2, MPI_INT64_T, loc.rank, tci_header_disp(l2, loc.slot), 2,
+    l2->outgoing = *h;
+    return MPI_Put(&l2->outgoing, 2, MPI_INT64_T, loc.rank, tci_header_disp(l2, loc.slot), 2,
                    MPI_INT64_T, l2->win);
 }
 

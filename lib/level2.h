@@ -27,6 +27,8 @@ typedef struct tci_level2 {
     int64_t  nslots;
     int      segment_size;
     int      bitmap_bytes;
+    tci_slot_header outgoing;  /* origin of header puts: must outlive the
+                                  epoch, so never a stack variable */
     char    *scratch;          /* one segment: victim data, file data */
     unsigned char *bitmap;     /* one bitmap: victim's, or OR mask */
 } tci_level2;
