@@ -1,1 +1,1859 @@
-int main(void){return 0;}
+/* test_mpi.c - MPI integration tests of libtcio, run on 1..4 ranks.
+ *
+ * Every rank runs every test in the same order (Check, CK_NOFORK).  Data is
+ * always checked byte for byte against an independent reference built with
+ * plain POSIX calls (pwrite/pread), never against return codes alone.  All
+ * assertions are collective (CHECK_ALL / CHECK_STATUS in testutil.h): the
+ * ranks agree first, so a failure never leaves a rank waiting in a
+ * collective call.  Random plans come from fixed seeds, identical on every
+ * rank.  One test case per test: CK_RUN_CASE=<name> runs one of them.
+ *
+ * Environment: TCIO_TEST_DIR (else TMPDIR, else /tmp) for the files,
+ * TCIO_TEST_TIMEOUT (seconds per test, default 120), CK_VERBOSITY. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <mpi.h>
+#include "tcio.h"
+#include "testutil.h"
+
+_Static_assert(sizeof(int) == 4 && sizeof(double) == 8, "the tests assume 4-byte int, 8-byte double");
+
+#define MODE_NEW_WRONLY (MPI_MODE_WRONLY | MPI_MODE_CREATE | TCIO_MODE_TRUNC)
+#define MODE_NEW_RDWR   (MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC)
+
+/* ---- small shared helpers -------------------------------------------------- */
+
+/* Collective: RC must be WANT on every rank. */
+static void expect_all(int rc, int want, const char *ctx, const char *call)
+{
+    CHECK_ALL(rc == want, "%s: %s returned %d (%s), expected %d (%s)", ctx, call, rc,
+              tcio_error_string(rc), want, tcio_error_string(want));
+}
+
+static void expect_success(int rc, const char *ctx, const char *call)
+{
+    expect_all(rc, TCIO_SUCCESS, ctx, call);
+}
+
+/* Collective: rank 0 compares file GOT with reference file REF. */
+static void expect_files_equal(const char *got, const char *ref, const char *ctx)
+{
+    char why[400] = "";
+    int ok = tu_rank != 0 || tu_compare_files(got, ref, why, sizeof why) == 0;
+    CHECK_ALL(ok, "%s: file differs from the POSIX reference: %s", ctx, why);
+}
+
+/* Collective: rank 0 compares file PATH with an expected image. */
+static void expect_file_image(const char *path, const unsigned char *image, int64_t size,
+                              const char *ctx)
+{
+    char why[400] = "";
+    int ok = tu_rank != 0 || tu_compare_file_mem(path, image, size, why, sizeof why) == 0;
+    CHECK_ALL(ok, "%s: file differs from the expected bytes: %s", ctx, why);
+}
+
+/* Collective: rank 0 writes DATA as the whole content of PATH. */
+static void posix_prefill(const char *path, const void *data, size_t len, const char *ctx)
+{
+    int ok = tu_rank != 0 || tu_posix_create(path, data, len) == 0;
+    CHECK_ALL(ok, "%s: cannot create %s with POSIX", ctx, path);
+}
+
+/* Collective: every rank loads the (POSIX) reference file as an image. */
+static unsigned char *load_image(const char *path, int64_t *size, const char *ctx)
+{
+    unsigned char *img = tu_read_file(path, size);
+    CHECK_ALL(img != NULL, "%s: cannot read reference %s", ctx, path);
+    return img;
+}
+
+/* A buffer of LEN pattern bytes (freed by the caller). */
+static unsigned char *pattern(size_t len, uint64_t seed)
+{
+    unsigned char *b = malloc(len ? len : 1);
+    if (b)
+        tu_fill_pattern(b, len, seed);
+    return b;
+}
+
+/* Expected bytes of [OFF, OFF+LEN) of a file whose content is IMAGE (SIZE
+ * bytes): zero past the end. */
+static void expected_range(const unsigned char *image, int64_t size, int64_t off, int64_t len,
+                           unsigned char *out)
+{
+    for (int64_t i = 0; i < len; i++)
+        out[i] = off + i < size ? image[off + i] : 0;
+}
+
+/* Collective: CODES[0..N) must be the same on every rank. */
+static void expect_same_everywhere(const int *codes, int n, const char *ctx)
+{
+    int *lo = malloc((size_t)n * sizeof *lo), *hi = malloc((size_t)n * sizeof *hi);
+    CHECK_ALL(lo && hi, "out of memory");
+    MPI_Allreduce(codes, lo, n, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(codes, hi, n, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    int bad = -1;
+    for (int i = 0; i < n && bad < 0; i++)
+        if (lo[i] != hi[i])
+            bad = i;
+    int l = bad < 0 ? 0 : lo[bad], h = bad < 0 ? 0 : hi[bad];
+    free(lo);
+    free(hi);
+    CHECK_ALL(bad < 0, "%s: case %d returned different codes on different ranks (%d and %d)",
+              ctx, bad, l, h);
+}
+
+/* ---- writing plan chunks and reading random ranges back ------------------------ */
+
+/* Write chunk C through FH with METHOD 0 (tcio_write_at), 1 (tcio_seek
+ * SEEK_SET + tcio_write) or 2 (tcio_seek SEEK_CUR from *POS + tcio_write).
+ * *POS tracks the rank's file position. */
+static int write_chunk(tcio_file *fh, const tu_chunk *c, int method, int64_t *pos)
+{
+    unsigned char *buf = pattern((size_t)c->len, c->seed);
+    if (!buf)
+        return -1;
+    int rc;
+    if (method == 0) {
+        rc = tcio_write_at(fh, c->off, buf, (int)c->len, MPI_BYTE);
+    } else {
+        rc = method == 1 ? tcio_seek(fh, c->off, MPI_SEEK_SET)
+                         : tcio_seek(fh, c->off - *pos, MPI_SEEK_CUR);
+        if (rc == TCIO_SUCCESS)
+            rc = tcio_write(fh, buf, (int)c->len, MPI_BYTE);
+        if (rc == TCIO_SUCCESS)
+            *pos = c->off + c->len;
+    }
+    free(buf);
+    return rc;
+}
+
+/* This rank's chunks of P in a shuffled order (seeded by SEED and rank). */
+static size_t *own_chunks(const tu_plan *p, uint64_t seed, size_t *n)
+{
+    size_t *idx = malloc((p->n ? p->n : 1) * sizeof *idx);
+    *n = 0;
+    if (!idx)
+        return NULL;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->chunks[i].owner == tu_rank)
+            idx[(*n)++] = i;
+    tu_rng r;
+    tu_rng_seed(&r, tu_mix(seed, 1000 + (uint64_t)tu_rank));
+    tu_shuffle(&r, idx, *n);
+    return idx;
+}
+
+/* Write this rank's chunks of P, shuffled, with mixed methods. */
+static void write_plan(tcio_file *fh, const tu_plan *p, uint64_t seed, tu_status *st,
+                       const char *ctx)
+{
+    size_t n;
+    size_t *idx = own_chunks(p, seed, &n);
+    if (!idx) {
+        tu_fail(st, "%s: out of memory", ctx);
+        return;
+    }
+    tu_rng r;
+    tu_rng_seed(&r, tu_mix(seed, 3000 + (uint64_t)tu_rank));
+    int64_t pos = 0;
+    for (size_t k = 0; k < n && st->ok; k++) {
+        const tu_chunk *c = &p->chunks[idx[k]];
+        int method = (int)tu_rng_below(&r, 3);
+        tu_expect_rc(st, write_chunk(fh, c, method, &pos), TCIO_SUCCESS,
+                     "%s: writing chunk %zu [%lld, +%lld) (method %d)", ctx, idx[k],
+                     (long long)c->off, (long long)c->len, method);
+    }
+    free(idx);
+}
+
+typedef struct read_req {
+    int64_t        off;
+    int64_t        len;
+    unsigned char *dst;
+} read_req;
+
+typedef struct read_set {
+    read_req      *req;
+    int            n;
+    unsigned char *arena;
+} read_set;
+
+/* N random reads: plan chunks of any rank and arbitrary ranges of up to
+ * MAXLEN bytes, some of them past the end of the file (SIZE bytes).
+ * Destinations are pre-filled with 0xAA. */
+static int make_reads(read_set *rs, const tu_plan *p, int64_t size, uint64_t seed, int n,
+                      int64_t maxlen)
+{
+    tu_rng r;
+    tu_rng_seed(&r, tu_mix(seed, 5000 + (uint64_t)tu_rank));
+    rs->req = calloc((size_t)n, sizeof *rs->req);
+    rs->n = n;
+    rs->arena = NULL;
+    if (!rs->req)
+        return -1;
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        read_req *q = &rs->req[i];
+        if (p && p->n > 0 && tu_rng_below(&r, 2) == 0) {
+            const tu_chunk *c = &p->chunks[tu_rng_below(&r, p->n)];
+            q->off = c->off;
+            q->len = c->len;
+        } else {
+            q->off = tu_rng_range(&r, 0, size + maxlen / 2);
+            q->len = tu_rng_range(&r, 1, maxlen);
+        }
+        total += q->len;
+    }
+    rs->arena = malloc((size_t)total + 1);
+    if (!rs->arena)
+        return -1;
+    memset(rs->arena, 0xAA, (size_t)total + 1);
+    unsigned char *d = rs->arena;
+    for (int i = 0; i < n; i++) {
+        rs->req[i].dst = d;
+        d += rs->req[i].len;
+    }
+    return 0;
+}
+
+static void free_reads(read_set *rs)
+{
+    free(rs->req);
+    free(rs->arena);
+}
+
+/* Record read I through FH with tcio_read_at, or tcio_seek + tcio_read. */
+static int issue_read(tcio_file *fh, const read_req *q, int use_position)
+{
+    if (!use_position)
+        return tcio_read_at(fh, q->off, q->dst, (int)q->len, MPI_BYTE);
+    int rc = tcio_seek(fh, q->off, MPI_SEEK_SET);
+    return rc == TCIO_SUCCESS ? tcio_read(fh, q->dst, (int)q->len, MPI_BYTE) : rc;
+}
+
+static void issue_reads(tcio_file *fh, const read_set *rs, uint64_t seed, tu_status *st,
+                        const char *ctx)
+{
+    tu_rng r;
+    tu_rng_seed(&r, tu_mix(seed, 7000 + (uint64_t)tu_rank));
+    for (int i = 0; i < rs->n && st->ok; i++) {
+        int pos = (int)tu_rng_below(&r, 2);
+        tu_expect_rc(st, issue_read(fh, &rs->req[i], pos), TCIO_SUCCESS,
+                     "%s: read %d [%lld, +%lld) (%s)", ctx, i, (long long)rs->req[i].off,
+                     (long long)rs->req[i].len, pos ? "seek+tcio_read" : "tcio_read_at");
+    }
+}
+
+/* Compare every read of RS with the expected IMAGE (zero past SIZE). */
+static void verify_reads(const read_set *rs, const unsigned char *image, int64_t size,
+                         tu_status *st, const char *ctx)
+{
+    for (int i = 0; i < rs->n && st->ok; i++) {
+        const read_req *q = &rs->req[i];
+        unsigned char *exp = malloc((size_t)q->len);
+        if (!exp) {
+            tu_fail(st, "%s: out of memory", ctx);
+            return;
+        }
+        expected_range(image, size, q->off, q->len, exp);
+        tu_expect_mem(st, q->dst, exp, (size_t)q->len,
+                      "%s: read %d of [%lld, +%lld) (file size %lld)", ctx, i,
+                      (long long)q->off, (long long)q->len, (long long)size);
+        free(exp);
+    }
+}
+
+/* ---- 1. the paper's Program 3 ------------------------------------------------- */
+
+#define P3_MAXLEN 3000
+#define P3_BLOCK ((MPI_Offset)(sizeof(int) + sizeof(double)))
+
+static int p3_int(int rank, long i)
+{
+    return (int)(uint32_t)tu_mix(0x5eed0001ULL + (uint64_t)rank, (uint64_t)i);
+}
+
+static double p3_double(int rank, long i)
+{
+    int32_t v = (int32_t)(tu_mix(0x5eed0002ULL + (uint64_t)rank, (uint64_t)i) >> 32);
+    return v / 64.0 + rank;
+}
+
+static MPI_Offset p3_pos(int rank, long i)
+{
+    return (rank + (MPI_Offset)i * tu_nprocs) * P3_BLOCK;
+}
+
+/* Rank 0 writes the whole Program 3 file of LEN elements per rank with one
+ * pwrite per element. */
+static int p3_reference(const char *path, long len)
+{
+    int ok = 1;
+    if (tu_rank == 0) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ok = fd >= 0;
+        for (int r = 0; r < tu_nprocs && ok; r++)
+            for (long i = 0; i < len && ok; i++) {
+                int v = p3_int(r, i);
+                double d = p3_double(r, i);
+                ok = pwrite(fd, &v, sizeof v, (off_t)p3_pos(r, i)) == (ssize_t)sizeof v &&
+                     pwrite(fd, &d, sizeof d, (off_t)p3_pos(r, i) + 4) == (ssize_t)sizeof d;
+            }
+        if (fd >= 0 && close(fd) != 0)
+            ok = 0;
+    }
+    return ok;
+}
+
+START_TEST(test_paper_example)
+{
+    TU_BEGIN();
+    /* Every change of segment costs a lock epoch on the segment's owner,
+     * about 10 ms with oversubscribed ranks: then small segments get
+     * shorter arrays (LEN) so that a configuration touches ~100 segments. */
+    static const struct { const char *seg, *spp; long len; } cfg[] = {
+        { "64", "2", 32 }, { "1000", "1", 250 }, { "4096", "2", 600 },
+        { "1M", "1", P3_MAXLEN },
+    };
+    for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+        const long len = tu_oversubscribed() ? cfg[c].len : P3_MAXLEN;
+        char ctx[160];
+        /* Odd configurations: tcio_seek + tcio_write, and the read-back
+         * through the same (RDWR) handle after tcio_flush; even ones:
+         * tcio_write_at, and the read-back after reopening read-only. */
+        int use_seek = (int)(c % 2);
+        snprintf(ctx, sizeof ctx, "Program 3, LEN %ld, segment %s, %s segment(s)/proc, %s",
+                 len, cfg[c].seg, cfg[c].spp,
+                 use_seek ? "seek+write, read after flush" : "write_at, read after reopen");
+        const char *ref = tu_path("p3-ref");
+        CHECK_ALL(p3_reference(ref, len), "cannot write the Program 3 reference %s", ref);
+        const char *path = tu_path("p3");
+        tcio_file *fh = NULL;
+        expect_success(tu_open(path, use_seek ? MODE_NEW_RDWR : MODE_NEW_WRONLY, cfg[c].seg,
+                               cfg[c].spp, &fh), ctx, "tcio_open_comm");
+
+        tu_status st;
+        tu_status_init(&st);
+        for (long i = 0; i < len && st.ok; i++) {
+            int v = p3_int(tu_rank, i);
+            double d = p3_double(tu_rank, i);
+            MPI_Offset pos = p3_pos(tu_rank, i);
+            if (use_seek) {
+                tu_expect_rc(&st, tcio_seek(fh, pos, MPI_SEEK_SET), 0, "%s: seek %ld", ctx, i);
+                tu_expect_rc(&st, tcio_write(fh, &v, 1, MPI_INT), 0, "%s: int %ld", ctx, i);
+                tu_expect_rc(&st, tcio_write(fh, &d, 1, MPI_DOUBLE), 0, "%s: double %ld", ctx, i);
+            } else {
+                tu_expect_rc(&st, tcio_write_at(fh, pos, &v, 1, MPI_INT), 0, "%s: int %ld",
+                             ctx, i);
+                tu_expect_rc(&st, tcio_write_at(fh, pos + 4, &d, 1, MPI_DOUBLE), 0,
+                             "%s: double %ld", ctx, i);
+            }
+        }
+        int rc = TCIO_SUCCESS;
+        if (!use_seek) {
+            rc = tu_close(fh);
+            CHECK_STATUS(st);
+            expect_success(rc, ctx, "tcio_close after writing");
+            expect_files_equal(path, ref, ctx);
+        } else {
+            CHECK_STATUS(st);
+            expect_success(tcio_flush(fh), ctx, "tcio_flush");
+        }
+
+        /* Read back: own elements with tcio_read_at, the next rank's with
+         * tcio_seek + tcio_read (position advancing from int to double). */
+        int nb = (tu_rank + 1) % tu_nprocs;
+        int *own_i = malloc(len * sizeof *own_i), *nb_i = malloc(len * sizeof *nb_i);
+        double *own_d = malloc(len * sizeof *own_d), *nb_d = malloc(len * sizeof *nb_d);
+        CHECK_ALL(own_i && nb_i && own_d && nb_d, "out of memory");
+        memset(own_i, 0xAA, len * sizeof *own_i);
+        memset(nb_i, 0xAA, len * sizeof *nb_i);
+        memset(own_d, 0xAA, len * sizeof *own_d);
+        memset(nb_d, 0xAA, len * sizeof *nb_d);
+        if (!use_seek)
+            expect_success(tu_open(path, MPI_MODE_RDONLY, cfg[c].seg, cfg[c].spp, &fh), ctx,
+                           "tcio_open_comm (read)");
+        for (long i = 0; i < len && st.ok; i++) {
+            MPI_Offset pos = p3_pos(tu_rank, i);
+            tu_expect_rc(&st, tcio_read_at(fh, pos, &own_i[i], 1, MPI_INT), 0,
+                         "%s: read_at int %ld", ctx, i);
+            tu_expect_rc(&st, tcio_read_at(fh, pos + 4, &own_d[i], 1, MPI_DOUBLE), 0,
+                         "%s: read_at double %ld", ctx, i);
+            tu_expect_rc(&st, tcio_seek(fh, p3_pos(nb, i), MPI_SEEK_SET), 0, "%s: seek", ctx);
+            tu_expect_rc(&st, tcio_read(fh, &nb_i[i], 1, MPI_INT), 0, "%s: read int", ctx);
+            tu_expect_rc(&st, tcio_read(fh, &nb_d[i], 1, MPI_DOUBLE), 0, "%s: read dbl", ctx);
+        }
+        tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: tcio_fetch", ctx);
+        for (long i = 0; i < len && st.ok; i++) {
+            if (own_i[i] != p3_int(tu_rank, i) || own_d[i] != p3_double(tu_rank, i))
+                tu_fail(&st, "%s: own element %ld read back as (%d, %g), expected (%d, %g)",
+                        ctx, i, own_i[i], own_d[i], p3_int(tu_rank, i), p3_double(tu_rank, i));
+            else if (nb_i[i] != p3_int(nb, i) || nb_d[i] != p3_double(nb, i))
+                tu_fail(&st, "%s: rank %d's element %ld read back as (%d, %g), expected (%d, %g)",
+                        ctx, nb, i, nb_i[i], nb_d[i], p3_int(nb, i), p3_double(nb, i));
+        }
+        rc = tu_close(fh);
+        free(own_i); free(nb_i); free(own_d); free(nb_d);
+        CHECK_STATUS(st);
+        expect_success(rc, ctx, "tcio_close after reading");
+        if (use_seek)
+            expect_files_equal(path, ref, ctx);
+    }
+}
+END_TEST
+
+/* ---- 2. random patterns ---------------------------------------------------------- */
+
+typedef struct random_cfg {
+    const char *seg, *spp;    /* write configuration */
+    const char *rseg;         /* segment size for reading back after reopening;
+                                 NULL: read back through the writing handle */
+    int64_t     target, max_chunk, max_gap;
+    uint64_t    seed;
+} random_cfg;
+
+static void run_random_pattern(const random_cfg *c)
+{
+    char ctx[200];
+    snprintf(ctx, sizeof ctx, "random plan seed %llu, segment %s, %s segment(s)/proc, ~%lld B%s",
+             (unsigned long long)c->seed, c->seg, c->spp, (long long)(c->target * tu_scale()),
+             c->max_gap ? " with gaps" : "");
+    tu_plan p;
+    tu_plan_random(&p, c->seed, c->target * tu_scale(), c->max_chunk, c->max_gap, tu_nprocs);
+    CHECK_ALL(p.n > 0, "%s: cannot build plan", ctx);
+    const char *ref = tu_path("rand-ref");
+    CHECK_ALL(tu_plan_write_reference(&p, ref) == 0, "%s: cannot write reference", ctx);
+    int64_t size;
+    unsigned char *image = load_image(ref, &size, ctx);
+    read_set rs;
+    CHECK_ALL(make_reads(&rs, &p, size, c->seed, (int)(12 * tu_scale()), c->max_chunk) == 0,
+              "%s: out of memory", ctx);
+    char rctx[300];
+    snprintf(rctx, sizeof rctx, "%s, read back %s%s", ctx,
+             c->rseg ? "after reopening with segment " : "through the same handle after flush",
+             c->rseg ? c->rseg : "");
+
+    const char *path = tu_path("rand");
+    tcio_file *fh = NULL;
+    expect_success(tu_open(path, c->rseg ? MODE_NEW_WRONLY : MODE_NEW_RDWR, c->seg, c->spp, &fh),
+                   ctx, "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    write_plan(fh, &p, c->seed, &st, ctx);
+    if (!c->rseg) {
+        CHECK_STATUS(st);
+        expect_success(tcio_flush(fh), ctx, "tcio_flush");
+        issue_reads(fh, &rs, c->seed, &st, rctx);
+        tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: tcio_fetch", rctx);
+        verify_reads(&rs, image, size, &st, rctx);
+    }
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    expect_files_equal(path, ref, ctx);
+    CHECK_ALL(tu_rank != 0 || tu_file_size(path) == p.end, "%s: file size %lld, expected %lld",
+              ctx, (long long)tu_file_size(path), (long long)p.end);
+
+    if (c->rseg) {
+        expect_success(tu_open(path, MPI_MODE_RDONLY, c->rseg, c->spp, &fh), rctx,
+                       "tcio_open_comm (read)");
+        issue_reads(fh, &rs, c->seed, &st, rctx);
+        tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: tcio_fetch", rctx);
+        verify_reads(&rs, image, size, &st, rctx);
+        rc = tu_close(fh);
+        CHECK_STATUS(st);
+        expect_success(rc, rctx, "tcio_close after reading");
+    }
+    free_reads(&rs);
+    free(image);
+    tu_plan_free(&p);
+}
+
+START_TEST(test_random_patterns)
+{
+    TU_BEGIN();
+    /* Sizes for oversubscribed runs; otherwise tu_scale() times larger
+     * (tens to hundreds of KiB).  Level 2 holds at most 1-3 segments per
+     * rank: far less than the file, so segments spill.  Segment sizes that
+     * are not powers of 2 (100, 7, 3), and reads with another segment size
+     * than the writes. */
+    static const random_cfg cfg[] = {
+        { "64",   "1", NULL,   1536,      192,      0,       101 },
+        { "100",  "2", "100",  1500,      300,      150,     202 },
+        { "4k",   "3", NULL,   16 << 10,  12 << 10, 6 << 10, 303 },
+        { "4096", "1", "1000", 8 << 10,   12288,    0,       404 },
+        { "1M",   "1", NULL,   200 << 10, 64 << 10, 8 << 10, 505 },
+        { "100",  "1", "4k",   2000,      300,      300,     606 },
+        { "7",    "2", "3",    200,       21,       9,       707 },  /* ints span segments */
+    };
+    for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++)
+        run_random_pattern(&cfg[i]);
+}
+END_TEST
+
+/* ---- 3. spanning writes, overwrites, read-your-writes, flush --------------------- */
+
+#define RYW_SEG 256
+
+typedef struct wlog {
+    int64_t  off[64];
+    int64_t  len[64];
+    uint64_t seed[64];
+    int      n;
+} wlog;
+
+typedef struct ryw_state {
+    tcio_file     *fh;
+    unsigned char *shadow;   /* this rank's view: its own writes */
+    int64_t        size;     /* size of shadow */
+    wlog           log;
+    tu_status      st;
+    const char    *ctx;
+} ryw_state;
+
+static void ryw_write(ryw_state *s, int64_t off, int64_t len, uint64_t seed)
+{
+    unsigned char *buf = pattern((size_t)len, seed);
+    if (!buf || off + len > s->size || s->log.n == 64) {
+        tu_fail(&s->st, "%s: test setup error", s->ctx);
+        free(buf);
+        return;
+    }
+    tu_expect_rc(&s->st, tcio_write_at(s->fh, off, buf, (int)len, MPI_BYTE), 0,
+                 "%s: tcio_write_at [%lld, +%lld)", s->ctx, (long long)off, (long long)len);
+    memcpy(s->shadow + off, buf, (size_t)len);
+    s->log.off[s->log.n] = off;
+    s->log.len[s->log.n] = len;
+    s->log.seed[s->log.n] = seed;
+    s->log.n++;
+    free(buf);
+}
+
+/* Read [OFF, +LEN) without flushing, fetch, compare with the shadow. */
+static void ryw_check(ryw_state *s, int64_t off, int64_t len, const char *what)
+{
+    unsigned char *buf = malloc((size_t)len);
+    if (!buf) {
+        tu_fail(&s->st, "%s: out of memory", s->ctx);
+        return;
+    }
+    memset(buf, 0xAA, (size_t)len);
+    tu_expect_rc(&s->st, tcio_read_at(s->fh, off, buf, (int)len, MPI_BYTE), 0,
+                 "%s: %s: tcio_read_at", s->ctx, what);
+    tu_expect_rc(&s->st, tcio_fetch(s->fh), 0, "%s: %s: tcio_fetch", s->ctx, what);
+    tu_expect_mem(&s->st, buf, s->shadow + off, (size_t)len,
+                  "%s: %s: read-your-writes of [%lld, +%lld)", s->ctx, what, (long long)off,
+                  (long long)len);
+    free(buf);
+}
+
+START_TEST(test_span_overwrite_ryw)
+{
+    TU_BEGIN();
+    const char *ctx = "segment 256, 1 segment/proc";
+    /* Rank r works in [area_r, area_r + AREA): areas are disjoint but not
+     * segment-aligned, so neighbouring ranks share segments. */
+    const int64_t AREA = 2300 + RYW_SEG * (int64_t)(tu_nprocs + 2);
+    const int64_t total = AREA * tu_nprocs;
+    const int64_t area = AREA * tu_rank + 37 * (tu_rank > 0);
+    const uint64_t sd = 0x3000 + (uint64_t)tu_rank * 100;
+
+    ryw_state s = { .size = total, .ctx = ctx };
+    s.shadow = tu_zalloc((size_t)total);
+    tu_status_init(&s.st);
+    CHECK_ALL(s.shadow != NULL, "out of memory");
+    const char *path = tu_path("ryw");
+    expect_success(tu_open(path, MODE_NEW_RDWR, "256", "1", &s.fh), ctx, "tcio_open_comm");
+
+    /* A: one write spanning four segments, read back unflushed. */
+    ryw_write(&s, area + 10, 800, sd + 1);
+    ryw_check(&s, area + 10, 800, "write spanning segments");
+
+    /* B: overwrite inside one segment while it is still in level 1. */
+    int64_t x = ((area + 820) / RYW_SEG + 1) * RYW_SEG + 10;
+    ryw_write(&s, x, 60, sd + 2);
+    ryw_write(&s, x + 20, 20, sd + 3);
+    ryw_check(&s, x, 60, "overwrite within the level-1 segment");
+
+    /* C: overwrite after the first write moved on to level 2. */
+    int64_t y = area + 1150;
+    ryw_write(&s, y, 100, sd + 4);
+    ryw_write(&s, y + 500, 10, sd + 5);          /* another segment: y leaves level 1 */
+    ryw_write(&s, y + 40, 30, sd + 6);           /* overwrite in level 2 */
+    ryw_check(&s, y - 5, 110, "overwrite after the data moved to level 2");
+
+    /* D: write, then touch the next nprocs+1 segments: with one slot per
+     * rank (segment k on rank k % nprocs) the first segment is spilled to
+     * the file; then read it back, overwrite part of it and read again. */
+    int64_t z = area + 1700;
+    ryw_write(&s, z, 50, sd + 7);
+    for (int k = 1; k <= tu_nprocs + 1; k++)
+        ryw_write(&s, z + 50 + (int64_t)k * RYW_SEG, 1, sd + 10 + (uint64_t)k);
+    ryw_check(&s, z, 50, "read after a spill");
+    ryw_write(&s, z + 10, 10, sd + 8);
+    ryw_check(&s, z - 3, 60, "overwrite after a spill");
+
+    /* E: a read returns the data as of the moment it was issued: a later
+     * write by the same rank does not change it. */
+    unsigned char before[40], expect_before[40];
+    memcpy(expect_before, s.shadow + area + 100, sizeof expect_before);
+    memset(before, 0xAA, sizeof before);
+    tu_expect_rc(&s.st, tcio_read_at(s.fh, area + 100, before, 40, MPI_BYTE), 0,
+                 "%s: read before overwrite", ctx);
+    ryw_write(&s, area + 100, 40, sd + 9);
+    tu_expect_rc(&s.st, tcio_fetch(s.fh), 0, "%s: fetch", ctx);
+    tu_expect_mem(&s.st, before, expect_before, sizeof before,
+                  "%s: a read issued before an overwrite must return the old bytes", ctx);
+    ryw_check(&s, area + 90, 60, "read after the overwrite");
+
+    /* F: writes still in level 1 when tcio_flush is called. */
+    ryw_write(&s, area + AREA - 200, 30, sd + 40);
+    ryw_write(&s, area + AREA - 120, 50, sd + 41);
+    CHECK_STATUS(s.st);
+
+    /* After tcio_flush every rank reads every rank's writes. */
+    expect_success(tcio_flush(s.fh), ctx, "tcio_flush");
+    int64_t (*all)[3] = malloc((size_t)tu_nprocs * 64 * sizeof *all);
+    int64_t mine[64][3];
+    CHECK_ALL(all != NULL, "out of memory");
+    memset(mine, 0, sizeof mine);
+    for (int i = 0; i < s.log.n; i++) {
+        mine[i][0] = s.log.off[i];
+        mine[i][1] = s.log.len[i];
+        mine[i][2] = (int64_t)s.log.seed[i];
+    }
+    MPI_Allgather(mine, 64 * 3, MPI_INT64_T, all, 64 * 3, MPI_INT64_T, MPI_COMM_WORLD);
+    unsigned char *image = tu_zalloc((size_t)total);
+    int64_t end = 0;
+    for (int i = 0; image && i < tu_nprocs * 64; i++) {
+        if (all[i][1] == 0)
+            continue;
+        tu_fill_pattern(image + all[i][0], (size_t)all[i][1], (uint64_t)all[i][2]);
+        if (all[i][0] + all[i][1] > end)
+            end = all[i][0] + all[i][1];
+    }
+    CHECK_ALL(image != NULL, "out of memory");
+    read_set rs = { 0 };
+    const int64_t piece = 777;
+    int n = (int)((end + piece - 1) / piece);
+    rs.req = calloc((size_t)n, sizeof *rs.req);
+    rs.arena = malloc((size_t)end + 1);
+    rs.n = n;
+    CHECK_ALL(rs.req && rs.arena, "out of memory");
+    memset(rs.arena, 0xAA, (size_t)end + 1);
+    size_t *order = malloc((size_t)n * sizeof *order);
+    for (int i = 0; i < n; i++) {
+        rs.req[i].off = (int64_t)i * piece;
+        rs.req[i].len = rs.req[i].off + piece <= end ? piece : end - rs.req[i].off;
+        rs.req[i].dst = rs.arena + rs.req[i].off;
+        if (order)
+            order[i] = (size_t)i;
+    }
+    tu_rng r;
+    tu_rng_seed(&r, tu_mix(77, (uint64_t)tu_rank));
+    if (order)
+        tu_shuffle(&r, order, (size_t)n);
+    /* The last rank stays out of the library until the others have read
+     * (any call of its own could move its writes on): so its writes of F
+     * must have left level 1 in tcio_flush itself. */
+    const int idle = tu_nprocs - 1;
+    for (int turn = 0; turn < 2; turn++) {
+        if ((turn == 0) == (tu_rank != idle)) {
+            for (int i = 0; order && i < n && s.st.ok; i++)
+                tu_expect_rc(&s.st, issue_read(s.fh, &rs.req[order[i]], i % 2), 0,
+                             "%s: reading piece %zu after flush", ctx, order[i]);
+            tu_expect_rc(&s.st, tcio_fetch(s.fh), 0, "%s: fetch after flush", ctx);
+            verify_reads(&rs, image, end, &s.st,
+                         turn == 0 ? "after tcio_flush, reading every rank's writes (the last "
+                                     "rank has not called the library since the flush)"
+                                   : "after tcio_flush, reading every rank's writes");
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    int rc = tu_close(s.fh);
+    CHECK_STATUS(s.st);
+    expect_success(rc, ctx, "tcio_close");
+
+    /* The file: the POSIX replay of every rank's writes, in each rank's order. */
+    const char *ref = tu_path("ryw-ref");
+    int ok = 1;
+    if (tu_rank == 0) {
+        ok = tu_posix_create(ref, NULL, 0) == 0;
+        for (int i = 0; ok && i < tu_nprocs * 64; i++) {
+            if (all[i][1] == 0)
+                continue;
+            unsigned char *b = pattern((size_t)all[i][1], (uint64_t)all[i][2]);
+            ok = b && tu_posix_pwrite(ref, all[i][0], b, (size_t)all[i][1]) == 0;
+            free(b);
+        }
+    }
+    CHECK_ALL(ok, "cannot write reference");
+    expect_files_equal(path, ref, ctx);
+    free(order);
+    free_reads(&rs);
+    free(image);
+    free(all);
+    free(s.shadow);
+}
+END_TEST
+
+/* ---- 4. update mode ------------------------------------------------------------------ */
+
+START_TEST(test_update_mode)
+{
+    TU_BEGIN();
+    const char *ctx = "update (RDWR, no TRUNC), segment 512, 1 segment/proc, seed 44";
+    const int64_t FSIZE = tu_oversubscribed() ? 12011 : 30011;
+    const uint64_t seed = 44;
+    const char *path = tu_path("upd");
+    const char *ref = tu_path("upd-ref");
+    unsigned char *pre = pattern((size_t)FSIZE, 4400);
+    CHECK_ALL(pre != NULL, "out of memory");
+    posix_prefill(path, pre, (size_t)FSIZE, ctx);
+    posix_prefill(ref, pre, (size_t)FSIZE, ctx);
+
+    /* Overwrite plan: disjoint ranges of 1..100 bytes inside the file. */
+    tu_plan p = { 0 };
+    p.chunks = malloc(1024 * sizeof *p.chunks);
+    CHECK_ALL(p.chunks != NULL, "out of memory");
+    tu_rng r;
+    tu_rng_seed(&r, seed);
+    for (int64_t off = tu_rng_range(&r, 0, 300); p.n < 1024;) {
+        int64_t len = tu_rng_range(&r, 1, 100);
+        if (off + len > FSIZE)
+            break;
+        p.chunks[p.n] = (tu_chunk){ off, len, (int)tu_rng_below(&r, (uint64_t)tu_nprocs),
+                                    tu_mix(seed, p.n) };
+        p.n++;
+        p.end = off + len;
+        off += len + tu_rng_range(&r, 1, 800);
+    }
+
+    tcio_file *fh = NULL;
+    expect_success(tu_open(path, MPI_MODE_RDWR, "512", "1", &fh), ctx, "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+
+    /* Before writing, the existing content is visible through tcio. */
+    unsigned char head[700];
+    memset(head, 0xAA, sizeof head);
+    int64_t hoff = 1000 + 3000 * (int64_t)tu_rank % (FSIZE - 2000);
+    tu_expect_rc(&st, tcio_read_at(fh, hoff, head, (int)sizeof head, MPI_BYTE), 0,
+                 "%s: read existing content", ctx);
+    tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: fetch", ctx);
+    tu_expect_mem(&st, head, pre + hoff, sizeof head, "%s: existing content at %lld", ctx,
+                  (long long)hoff);
+    CHECK_STATUS(st);
+    /* No rank writes before every rank has read the old content. */
+    expect_success(tcio_flush(fh), ctx, "tcio_flush before the overwrites");
+
+    write_plan(fh, &p, seed, &st, ctx);
+    CHECK_STATUS(st);
+    expect_success(tcio_flush(fh), ctx, "tcio_flush");
+    CHECK_ALL(tu_plan_write_reference(&p, ref) == 0, "cannot write reference");
+    int64_t size;
+    unsigned char *image = load_image(ref, &size, ctx);
+    CHECK_ALL(size == FSIZE, "reference has the wrong size");
+
+    /* Every rank reads the whole file (pieces of random size) and sees the
+     * pre-filled bytes mixed with every rank's overwrites. */
+    unsigned char *all = malloc((size_t)FSIZE);
+    CHECK_ALL(all != NULL, "out of memory");
+    memset(all, 0xAA, (size_t)FSIZE);
+    tu_rng_seed(&r, tu_mix(seed, 900 + (uint64_t)tu_rank));
+    for (int64_t off = 0; off < FSIZE && st.ok;) {
+        int64_t len = tu_rng_range(&r, 1, 2000);
+        if (off + len > FSIZE)
+            len = FSIZE - off;
+        tu_expect_rc(&st, tcio_read_at(fh, off, all + off, (int)len, MPI_BYTE), 0,
+                     "%s: read [%lld, +%lld)", ctx, (long long)off, (long long)len);
+        off += len;
+    }
+    tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: fetch", ctx);
+    tu_expect_mem(&st, all, image, (size_t)FSIZE, "%s: whole file read after flush", ctx);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    expect_files_equal(path, ref, ctx);
+
+    /* Second open: the last rank writes past the end, rank 0 in the middle,
+     * and every rank writes the same 64 bytes (a conflict: each byte must
+     * end up with one rank's value). */
+    const char *ctx2 = "update, writing past the end of the file";
+    expect_success(tu_open(path, MPI_MODE_RDWR, "512", "1", &fh), ctx2, "tcio_open_comm");
+    const int64_t MID = FSIZE / 2 + 345;
+    unsigned char tail[100], mid[10];
+    tu_fill_pattern(tail, sizeof tail, 4401);
+    tu_fill_pattern(mid, sizeof mid, 4402);
+    if (tu_rank == tu_nprocs - 1)
+        tu_expect_rc(&st, tcio_write_at(fh, FSIZE + 50, tail, 100, MPI_BYTE), 0,
+                     "%s: write past the end", ctx2);
+    if (tu_rank == 0)
+        tu_expect_rc(&st, tcio_write_at(fh, MID, mid, 10, MPI_BYTE), 0, "%s: write", ctx2);
+    const int64_t CONFLICT = FSIZE / 4 + 7;
+    unsigned char mine[64];
+    tu_fill_pattern(mine, sizeof mine, 4500 + (uint64_t)tu_rank);
+    tu_expect_rc(&st, tcio_write_at(fh, CONFLICT, mine, 64, MPI_BYTE), 0, "%s: conflict", ctx2);
+    CHECK_STATUS(st);
+    expect_success(tcio_flush(fh), ctx2, "tcio_flush");
+    CHECK_ALL(tu_rank != 0 || (tu_posix_pwrite(ref, FSIZE + 50, tail, 100) == 0 &&
+                               tu_posix_pwrite(ref, MID, mid, 10) == 0),
+              "cannot update reference");
+    free(image);
+    image = load_image(ref, &size, ctx2);
+    CHECK_ALL(size == FSIZE + 150, "reference has the wrong size");
+    unsigned char got[300], exp[300];
+    memset(got, 0xAA, sizeof got);
+    tu_expect_rc(&st, tcio_read_at(fh, FSIZE - 20, got, 300, MPI_BYTE), 0, "%s: read", ctx2);
+    tu_expect_rc(&st, tcio_read_at(fh, MID - 5, got + 280, 20, MPI_BYTE), 0, "%s: read", ctx2);
+    tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: fetch", ctx2);
+    expected_range(image, size, FSIZE - 20, 280, exp);
+    expected_range(image, size, MID - 5, 20, exp + 280);
+    tu_expect_mem(&st, got, exp, sizeof got, "%s: old tail, zero gap, new bytes, zeros", ctx2);
+    rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx2, "tcio_close");
+    /* Rank 0 checks the conflict bytes, then copies them into the reference. */
+    if (tu_rank == 0) {
+        int64_t fsize;
+        unsigned char *file = tu_read_file(path, &fsize);
+        if (!file || fsize < CONFLICT + 64) {
+            tu_fail(&st, "%s: cannot read the file back", ctx2);
+        } else {
+            for (int i = 0; i < 64 && st.ok; i++) {
+                int found = 0;
+                for (int r = 0; r < tu_nprocs && !found; r++) {
+                    tu_fill_pattern(mine, sizeof mine, 4500 + (uint64_t)r);
+                    found = file[CONFLICT + i] == mine[i];
+                }
+                if (!found)
+                    tu_fail(&st, "%s: byte %lld written by every rank holds 0x%02x, no rank's "
+                            "value", ctx2, (long long)(CONFLICT + i), file[CONFLICT + i]);
+            }
+            if (tu_posix_pwrite(ref, CONFLICT, file + CONFLICT, 64) != 0)
+                tu_fail(&st, "cannot update reference");
+        }
+        free(file);
+    }
+    CHECK_STATUS(st);
+    expect_files_equal(path, ref, ctx2);
+    free(image);
+    free(all);
+    free(pre);
+    tu_plan_free(&p);
+}
+END_TEST
+
+/* ---- 5. sparse file ---------------------------------------------------------------------- */
+
+START_TEST(test_sparse_file)
+{
+    TU_BEGIN();
+    const char *ctx = "sparse file, segment 4k";
+    const int64_t FAR = (1 << 20) + 123;
+    const char head[] = "ABC", far[] = "sparse!";
+    const char *path = tu_path("sparse");
+    tcio_file *fh = NULL;
+    expect_success(tu_open(path, MODE_NEW_WRONLY, "4k", "2", &fh), ctx, "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    if (tu_rank == 0)
+        tu_expect_rc(&st, tcio_write_at(fh, 0, head, 3, MPI_CHAR), 0, "%s: write at 0", ctx);
+    if (tu_rank == tu_nprocs - 1)
+        tu_expect_rc(&st, tcio_write_at(fh, FAR, far, 7, MPI_CHAR), 0, "%s: write far", ctx);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+
+    const int64_t size = FAR + 7;
+    unsigned char *image = tu_zalloc((size_t)size);
+    CHECK_ALL(image != NULL, "out of memory");
+    memcpy(image, head, 3);
+    memcpy(image + FAR, far, 7);
+    const char *ref = tu_path("sparse-ref");
+    CHECK_ALL(tu_rank != 0 || (tu_posix_pwrite(ref, 0, head, 3) == 0 &&
+                               tu_posix_pwrite(ref, FAR, far, 7) == 0),
+              "cannot write reference");
+    expect_files_equal(path, ref, ctx);
+    expect_file_image(path, image, size, ctx);
+
+    /* Holes and bytes past the end read as zero through tcio too. */
+    static const int64_t ranges[][2] = {
+        { 0, 64 }, { 500000, 100 }, { (1 << 20) + 100, 100 }, { 2 << 20, 100 },
+        { (1 << 20) - 5000, 9000 }, { (1 << 20) + 130, 1 },
+    };
+    enum { NR = sizeof ranges / sizeof ranges[0] };
+    unsigned char *got[NR], exp[9000];
+    expect_success(tu_open(path, MPI_MODE_RDONLY, "4k", "1", &fh), ctx, "tcio_open (read)");
+    for (int i = 0; i < NR; i++) {
+        got[i] = malloc((size_t)ranges[i][1]);
+        if (!got[i]) {
+            tu_fail(&st, "out of memory");
+            continue;
+        }
+        memset(got[i], 0xAA, (size_t)ranges[i][1]);
+        tu_expect_rc(&st, tcio_read_at(fh, ranges[i][0], got[i], (int)ranges[i][1], MPI_BYTE),
+                     0, "%s: read %d", ctx, i);
+    }
+    tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: fetch", ctx);
+    for (int i = 0; i < NR && st.ok; i++) {
+        expected_range(image, size, ranges[i][0], ranges[i][1], exp);
+        tu_expect_mem(&st, got[i], exp, (size_t)ranges[i][1],
+                      "%s: read of [%lld, +%lld) (holes and past the end read as zero)", ctx,
+                      (long long)ranges[i][0], (long long)ranges[i][1]);
+    }
+    for (int i = 0; i < NR; i++)
+        free(got[i]);
+    rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close after reading");
+    expect_file_image(path, image, size, "sparse file after a read-only open");
+    free(image);
+}
+END_TEST
+
+/* ---- 6. empty files, zero-count calls ---------------------------------------------------- */
+
+START_TEST(test_empty_file)
+{
+    TU_BEGIN();
+    tcio_file *fh = NULL;
+    unsigned char junk[1000];
+    tu_fill_pattern(junk, sizeof junk, 66);
+
+    /* TCIO_MODE_TRUNC truncates an existing file even without writes. */
+    const char *a = tu_path("trunc");
+    posix_prefill(a, junk, sizeof junk, "empty");
+    expect_success(tu_open(a, MODE_NEW_WRONLY, "128", "1", &fh), "CREATE|WRONLY|TRUNC",
+                   "tcio_open_comm");
+    expect_success(tu_close(fh), "CREATE|WRONLY|TRUNC", "tcio_close");
+    CHECK_ALL(tu_rank != 0 || tu_file_size(a) == 0, "TRUNC without writes: size %lld, not 0",
+              (long long)tu_file_size(a));
+    posix_prefill(a, junk, sizeof junk, "empty");
+    expect_success(tu_open(a, MPI_MODE_RDWR | TCIO_MODE_TRUNC, "128", "1", &fh),
+                   "RDWR|TRUNC", "tcio_open_comm");
+    expect_success(tu_close(fh), "RDWR|TRUNC", "tcio_close");
+    CHECK_ALL(tu_rank != 0 || tu_file_size(a) == 0, "RDWR|TRUNC: size %lld, not 0",
+              (long long)tu_file_size(a));
+
+    /* Without TRUNC, an open/close without writes leaves the file alone. */
+    posix_prefill(a, junk, sizeof junk, "empty");
+    expect_success(tu_open(a, MPI_MODE_RDWR, "128", "1", &fh), "RDWR", "tcio_open_comm");
+    expect_success(tu_close(fh), "RDWR", "tcio_close");
+    expect_file_image(a, junk, sizeof junk, "RDWR open/close without writes");
+
+    /* A new file opened and closed without writes exists, empty. */
+    const char *b = tu_path("new");
+    expect_success(tu_open(b, MPI_MODE_WRONLY | MPI_MODE_CREATE, NULL, NULL, &fh),
+                   "CREATE|WRONLY new file", "tcio_open_comm");
+    expect_success(tu_close(fh), "CREATE|WRONLY new file", "tcio_close");
+    CHECK_ALL(tu_rank != 0 || tu_file_size(b) == 0, "new file: size %lld, expected 0",
+              (long long)tu_file_size(b));
+
+    /* MPI_MODE_DELETE_ON_CLOSE (with MPI_MODE_UNIQUE_OPEN) passes through. */
+    const char *del = tu_path("delete");
+    expect_success(tu_open(del, MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE |
+                                MPI_MODE_UNIQUE_OPEN, "128", "1", &fh),
+                   "DELETE_ON_CLOSE|UNIQUE_OPEN", "tcio_open_comm");
+    int wrc = tcio_write_at(fh, 10 * tu_rank, junk, 10, MPI_BYTE);
+    expect_success(wrc, "DELETE_ON_CLOSE", "tcio_write_at");
+    expect_success(tu_close(fh), "DELETE_ON_CLOSE", "tcio_close");
+    CHECK_ALL(tu_rank != 0 || tu_file_size(del) < 0, "DELETE_ON_CLOSE: the file still exists");
+
+    /* Zero-count writes and reads succeed and move nothing. */
+    const char *ctx = "zero-count calls";
+    const char *c = tu_path("zero");
+    MPI_Datatype vec, empty;
+    MPI_Type_vector(4, 1, 2, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    MPI_Type_contiguous(0, MPI_INT, &empty);
+    MPI_Type_commit(&empty);
+    tu_status st;
+    tu_status_init(&st);
+    unsigned char dst[64], aa[64];
+    memset(dst, 0xAA, sizeof dst);
+    memset(aa, 0xAA, sizeof aa);
+    expect_success(tu_open(c, MODE_NEW_RDWR, "128", "1", &fh), ctx, "tcio_open_comm");
+    tu_expect_rc(&st, tcio_write(fh, NULL, 0, MPI_INT), 0, "%s: tcio_write(NULL, 0)", ctx);
+    tu_expect_rc(&st, tcio_write_at(fh, 1000, junk, 0, MPI_DOUBLE), 0, "%s: write_at 0", ctx);
+    tu_expect_rc(&st, tcio_write(fh, junk, 0, vec), 0, "%s: tcio_write vector x0", ctx);
+    tu_expect_rc(&st, tcio_write_at(fh, 5000, junk, 5, empty), 0,
+                 "%s: write_at of 5 zero-size elements", ctx);
+    tu_expect_rc(&st, tcio_read(fh, NULL, 0, MPI_INT), 0, "%s: tcio_read(NULL, 0)", ctx);
+    tu_expect_rc(&st, tcio_read_at(fh, 10, dst, 0, MPI_BYTE), 0, "%s: read_at 0", ctx);
+    tu_expect_rc(&st, tcio_read(fh, dst, 0, vec), 0, "%s: tcio_read vector x0", ctx);
+    tu_expect_rc(&st, tcio_read_at(fh, 0, dst, 3, empty), 0, "%s: read_at zero-size", ctx);
+    tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: tcio_fetch", ctx);
+    tu_expect_mem(&st, dst, aa, sizeof dst, "%s: zero-count reads must not touch the buffer",
+                  ctx);
+    CHECK_STATUS(st);
+    expect_success(tcio_flush(fh), ctx, "tcio_flush");
+    expect_success(tu_close(fh), ctx, "tcio_close");
+    CHECK_ALL(tu_rank != 0 || tu_file_size(c) == 0, "%s: file size %lld, expected 0", ctx,
+              (long long)tu_file_size(c));
+
+    /* ... and leave the file position alone. */
+    ctx = "zero-count calls keep the position";
+    expect_success(tu_open(c, MODE_NEW_RDWR, "128", "1", &fh), ctx, "tcio_open_comm");
+    if (tu_rank == 0) {
+        tu_expect_rc(&st, tcio_seek(fh, 5, MPI_SEEK_SET), 0, "%s: seek", ctx);
+        tu_expect_rc(&st, tcio_write(fh, junk, 0, MPI_BYTE), 0, "%s: write 0", ctx);
+        tu_expect_rc(&st, tcio_read(fh, dst, 0, MPI_BYTE), 0, "%s: read 0", ctx);
+        tu_expect_rc(&st, tcio_write(fh, junk, 3, empty), 0, "%s: write zero-size", ctx);
+        tu_expect_rc(&st, tcio_write(fh, "x", 1, MPI_CHAR), 0, "%s: write 1", ctx);
+    }
+    CHECK_STATUS(st);
+    expect_success(tu_close(fh), ctx, "tcio_close");
+    unsigned char want[6] = { 0, 0, 0, 0, 0, 'x' };
+    expect_file_image(c, want, sizeof want, ctx);
+    MPI_Type_free(&vec);
+    MPI_Type_free(&empty);
+}
+END_TEST
+
+/* ---- 7. memory-noncontiguous datatypes ---------------------------------------------------- */
+
+#define NC_REGION 4096
+#define NC_V1     16     /* vector elements: fits in one 256-byte segment */
+#define NC_V2     300    /* spans segments */
+#define NC_RES    100
+#define NC_ST     50
+#define NC_CD     15     /* doubles, as 3 elements of contiguous(5, MPI_DOUBLE) */
+
+typedef struct pair {
+    int    i;
+    double d;            /* 4 bytes of padding before it */
+} pair;
+
+static int nc_value(int rank, int k)
+{
+    return (int)(uint32_t)tu_mix(0x7070 + (uint64_t)rank, (uint64_t)k);
+}
+
+/* The expected region of RANK: V1 at +8, V2 at +300, the resized ints
+ * right after V2 (+1500), the pairs at +2000 (12 packed bytes each), the
+ * doubles of the contiguous derived type at +2700. */
+static void nc_expected_region(int rank, unsigned char *region)
+{
+    memset(region, 0, NC_REGION);
+    for (int k = 0; k < NC_V1; k++) {
+        int v = nc_value(rank, 2 * k);
+        memcpy(region + 8 + 4 * k, &v, 4);
+    }
+    for (int k = 0; k < NC_V2; k++) {
+        int v = nc_value(rank, 1000 + 2 * k);
+        memcpy(region + 300 + 4 * k, &v, 4);
+    }
+    for (int k = 0; k < NC_RES; k++) {
+        int v = nc_value(rank, 3000 + 2 * k);
+        memcpy(region + 1500 + 4 * k, &v, 4);
+    }
+    for (int k = 0; k < NC_ST; k++) {
+        int v = nc_value(rank, 5000 + k);
+        double d = nc_value(rank, 6000 + k) / 8.0;
+        memcpy(region + 2000 + 12 * k, &v, 4);
+        memcpy(region + 2000 + 12 * k + 4, &d, 8);
+    }
+    for (int k = 0; k < NC_CD; k++) {
+        double d = nc_value(rank, 7000 + k) / 4.0;
+        memcpy(region + 2700 + 8 * k, &d, 8);
+    }
+}
+
+static void make_types(MPI_Datatype *v1, MPI_Datatype *v2, MPI_Datatype *res, MPI_Datatype *st)
+{
+    MPI_Type_vector(NC_V1, 1, 2, MPI_INT, v1);
+    MPI_Type_commit(v1);
+    MPI_Type_vector(NC_V2, 1, 2, MPI_INT, v2);
+    MPI_Type_commit(v2);
+    MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), res);
+    MPI_Type_commit(res);
+    int bl[2] = { 1, 1 };
+    MPI_Aint disp[2] = { offsetof(pair, i), offsetof(pair, d) };
+    MPI_Datatype types[2] = { MPI_INT, MPI_DOUBLE };
+    MPI_Type_create_struct(2, bl, disp, types, st);
+    MPI_Type_commit(st);
+}
+
+START_TEST(test_noncontig_types)
+{
+    TU_BEGIN();
+    const char *ctx = "non-contiguous datatypes, segment 256, 1 segment/proc";
+    const int64_t base = (int64_t)tu_rank * NC_REGION;
+    int *a1 = malloc(2 * NC_V1 * sizeof *a1), *a2 = malloc(2 * NC_V2 * sizeof *a2);
+    int *ar = malloc(2 * NC_RES * sizeof *ar);
+    pair *ps = calloc(NC_ST, sizeof *ps);
+    CHECK_ALL(a1 && a2 && ar && ps, "out of memory");
+    for (int k = 0; k < 2 * NC_V1; k++)
+        a1[k] = nc_value(tu_rank, k);
+    for (int k = 0; k < 2 * NC_V2; k++)
+        a2[k] = nc_value(tu_rank, 1000 + k);
+    for (int k = 0; k < 2 * NC_RES; k++)
+        ar[k] = nc_value(tu_rank, 3000 + k);
+    for (int k = 0; k < NC_ST; k++) {
+        ps[k].i = nc_value(tu_rank, 5000 + k);
+        ps[k].d = nc_value(tu_rank, 6000 + k) / 8.0;
+    }
+
+    MPI_Datatype v1, v2, res, stt;
+    make_types(&v1, &v2, &res, &stt);
+    const char *path = tu_path("noncontig");
+    tcio_file *fh = NULL;
+    tu_status st;
+    tu_status_init(&st);
+    expect_success(tu_open(path, MODE_NEW_WRONLY, "256", "1", &fh), ctx, "tcio_open_comm");
+    /* V1 with a type the user frees right after the call. */
+    tu_expect_rc(&st, tcio_write_at(fh, base + 8, a1, 1, v1), 0, "%s: vector in one segment",
+                 ctx);
+    MPI_Type_free(&v1);
+    tu_expect_rc(&st, tcio_seek(fh, base + 300, MPI_SEEK_SET), 0, "%s: seek", ctx);
+    tu_expect_rc(&st, tcio_write(fh, a2, 1, v2), 0, "%s: vector spanning segments", ctx);
+    tu_expect_rc(&st, tcio_write(fh, ar, NC_RES, res), 0, "%s: resized int x%d", ctx, NC_RES);
+    tu_expect_rc(&st, tcio_write_at(fh, base + 2000, ps, NC_ST, stt), 0,
+                 "%s: struct {int; double} x%d", ctx, NC_ST);
+    double cd[NC_CD], cdr[NC_CD];
+    for (int k = 0; k < NC_CD; k++)
+        cd[k] = nc_value(tu_rank, 7000 + k) / 4.0;
+    MPI_Datatype c5;                    /* contiguous, but a derived type */
+    MPI_Type_contiguous(5, MPI_DOUBLE, &c5);
+    MPI_Type_commit(&c5);
+    tu_expect_rc(&st, tcio_write_at(fh, base + 2700, cd, NC_CD / 5, c5), 0,
+                 "%s: contiguous(5, MPI_DOUBLE) x3", ctx);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+
+    /* POSIX: each region holds the selected elements contiguously, in order. */
+    unsigned char *image = tu_zalloc((size_t)NC_REGION * tu_nprocs);
+    CHECK_ALL(image != NULL, "out of memory");
+    for (int r = 0; r < tu_nprocs; r++)
+        nc_expected_region(r, image + (size_t)r * NC_REGION);
+    const int64_t size = (int64_t)(tu_nprocs - 1) * NC_REGION + 2700 + 8 * NC_CD;
+    expect_file_image(path, image, size, ctx);
+
+    /* Read the next rank's data back into the same types: only the typed
+     * slots are filled, the gaps keep their sentinel. */
+    const int nb = (tu_rank + 1) % tu_nprocs;
+    const int64_t nbase = (int64_t)nb * NC_REGION;
+    const int SENT = 0x5A5A5A5A;
+    for (int k = 0; k < 2 * NC_V1; k++)
+        a1[k] = SENT;
+    for (int k = 0; k < 2 * NC_V2; k++)
+        a2[k] = SENT;
+    for (int k = 0; k < 2 * NC_RES; k++)
+        ar[k] = SENT;
+    memset(ps, 0x5A, NC_ST * sizeof *ps);
+    MPI_Type_vector(NC_V1, 1, 2, MPI_INT, &v1);
+    MPI_Type_commit(&v1);
+    expect_success(tu_open(path, MPI_MODE_RDONLY, "256", "1", &fh), ctx, "tcio_open (read)");
+    tu_expect_rc(&st, tcio_read_at(fh, nbase + 8, a1, 1, v1), 0, "%s: read vector", ctx);
+    MPI_Type_free(&v1);                 /* freed before the fetch ... */
+    MPI_Datatype decoy;                 /* ... and its handle possibly reused */
+    MPI_Type_contiguous(3, MPI_DOUBLE, &decoy);
+    MPI_Type_commit(&decoy);
+    tu_expect_rc(&st, tcio_read_at(fh, nbase + 300, a2, 1, v2), 0, "%s: read vector", ctx);
+    tu_expect_rc(&st, tcio_seek(fh, nbase + 1500, MPI_SEEK_SET), 0, "%s: seek", ctx);
+    tu_expect_rc(&st, tcio_read(fh, ar, NC_RES, res), 0, "%s: read resized", ctx);
+    tu_expect_rc(&st, tcio_read(fh, ps, NC_ST, stt), 0, "%s: read structs", ctx); /* +1900 */
+    for (int k = 0; k < NC_CD; k++)
+        cdr[k] = -1.0;
+    tu_expect_rc(&st, tcio_read_at(fh, nbase + 2700, cdr, NC_CD / 5, c5), 0,
+                 "%s: read contiguous(5, MPI_DOUBLE) x3", ctx);
+    tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: tcio_fetch", ctx);
+    MPI_Type_free(&decoy);
+    rc = tu_close(fh);
+    for (int k = 0; k < 2 * NC_V1 && st.ok; k++) {
+        int want = k % 2 ? SENT : nc_value(nb, k);
+        if (a1[k] != want)
+            tu_fail(&st, "%s: vector(16) slot %d is %d, expected %d%s", ctx, k, a1[k], want,
+                    k % 2 ? " (a gap: must stay untouched)" : "");
+    }
+    for (int k = 0; k < 2 * NC_V2 && st.ok; k++) {
+        int want = k % 2 ? SENT : nc_value(nb, 1000 + k);
+        if (a2[k] != want)
+            tu_fail(&st, "%s: vector(300) slot %d is %d, expected %d%s", ctx, k, a2[k], want,
+                    k % 2 ? " (a gap: must stay untouched)" : "");
+    }
+    for (int k = 0; k < 2 * NC_RES && st.ok; k++) {
+        int want = k % 2 ? SENT : nc_value(nb, 3000 + k);
+        if (ar[k] != want)
+            tu_fail(&st, "%s: resized slot %d is %d, expected %d", ctx, k, ar[k], want);
+    }
+    /* The structs were read from +1900: 100 bytes of zero hole, then the
+     * pairs written at +2000 shifted by 100 bytes. */
+    unsigned char *src = image + (size_t)nb * NC_REGION + 1900;
+    for (int k = 0; k < NC_ST && st.ok; k++) {
+        int want_i;
+        double want_d;
+        memcpy(&want_i, src + 12 * k, 4);
+        memcpy(&want_d, src + 12 * k + 4, 8);
+        unsigned char pad[4];
+        memcpy(pad, (unsigned char *)&ps[k] + 4, 4);
+        if (ps[k].i != want_i || memcmp(&ps[k].d, &want_d, 8) != 0)
+            tu_fail(&st, "%s: struct %d read as (%d, %g), expected (%d, %g)", ctx, k, ps[k].i,
+                    ps[k].d, want_i, want_d);
+        else if (pad[0] != 0x5A || pad[1] != 0x5A || pad[2] != 0x5A || pad[3] != 0x5A)
+            tu_fail(&st, "%s: struct %d: padding bytes were overwritten", ctx, k);
+    }
+    for (int k = 0; k < NC_CD && st.ok; k++)
+        if (cdr[k] != nc_value(nb, 7000 + k) / 4.0)
+            tu_fail(&st, "%s: contiguous type: double %d read as %g, expected %g", ctx, k,
+                    cdr[k], nc_value(nb, 7000 + k) / 4.0);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close after reading");
+    MPI_Type_free(&c5);
+    MPI_Type_free(&v2);
+    MPI_Type_free(&res);
+    MPI_Type_free(&stt);
+    free(a1); free(a2); free(ar); free(ps); free(image);
+}
+END_TEST
+
+/* ---- 8. several open files ---------------------------------------------------------------- */
+
+START_TEST(test_multiple_files)
+{
+    TU_BEGIN();
+    enum { NF = 3 };
+    static const struct { const char *seg, *spp; int64_t target, max_chunk, max_gap; } cfg[NF] = {
+        { "64", "1", 1536, 160, 0 },
+        { "100", "2", 2000, 250, 120 },
+        { "4k", "1", 24 << 10, 10 << 10, 2 << 10 },
+    };
+    const char *ctx = "three files open at once (segments 64, 100, 4k)";
+    const int nreads = (int)(12 * tu_scale());
+    tu_plan p[NF];
+    const char *path[NF], *ref[NF];
+    tcio_file *fh[NF];
+    for (int f = 0; f < NF; f++) {
+        tu_plan_random(&p[f], 8000 + (uint64_t)f, cfg[f].target * tu_scale(), cfg[f].max_chunk,
+                       cfg[f].max_gap, tu_nprocs);
+        path[f] = tu_path("multi");
+        ref[f] = tu_path("multi-ref");
+        expect_success(tu_open(path[f], MODE_NEW_RDWR, cfg[f].seg, cfg[f].spp, &fh[f]), ctx,
+                       "tcio_open_comm");
+    }
+    /* Every own chunk of every file, shuffled together. */
+    size_t total = p[0].n + p[1].n + p[2].n, n = 0;
+    size_t *todo = malloc(total * sizeof *todo);
+    CHECK_ALL(todo != NULL, "out of memory");
+    for (int f = 0; f < NF; f++)
+        for (size_t i = 0; i < p[f].n; i++)
+            if (p[f].chunks[i].owner == tu_rank)
+                todo[n++] = (size_t)f << 32 | i;
+    tu_rng r;
+    tu_rng_seed(&r, tu_mix(8100, (uint64_t)tu_rank));
+    tu_shuffle(&r, todo, n);
+    tu_status st;
+    tu_status_init(&st);
+    int64_t pos[NF] = { 0, 0, 0 };
+    for (size_t k = 0; k < n && st.ok; k++) {
+        int f = (int)(todo[k] >> 32);
+        size_t i = todo[k] & 0xffffffffu;
+        int method = (int)tu_rng_below(&r, 3);
+        tu_expect_rc(&st, write_chunk(fh[f], &p[f].chunks[i], method, &pos[f]), 0,
+                     "%s: file %d chunk %zu (method %d)", ctx, f, i, method);
+    }
+    CHECK_STATUS(st);
+    for (int f = 0; f < NF; f++)
+        expect_success(tcio_flush(fh[f]), ctx, "tcio_flush");
+
+    /* Reads of all three files, interleaved, then one fetch each. */
+    read_set rs[NF];
+    unsigned char *image[NF];
+    int64_t size[NF];
+    for (int f = 0; f < NF; f++) {
+        CHECK_ALL(tu_plan_write_reference(&p[f], ref[f]) == 0, "cannot write reference");
+        image[f] = load_image(ref[f], &size[f], ctx);
+        CHECK_ALL(make_reads(&rs[f], &p[f], size[f], 8200 + (uint64_t)f, nreads,
+                             cfg[f].max_chunk) == 0, "out of memory");
+    }
+    for (int i = 0; i < nreads && st.ok; i++)
+        for (int f = 0; f < NF; f++)
+            tu_expect_rc(&st, issue_read(fh[f], &rs[f].req[i], i % 2), 0,
+                         "%s: file %d read %d", ctx, f, i);
+    for (int f = 0; f < NF; f++)
+        tu_expect_rc(&st, tcio_fetch(fh[f]), 0, "%s: fetch file %d", ctx, f);
+    for (int f = 0; f < NF; f++)
+        verify_reads(&rs[f], image[f], size[f], &st, ctx);
+    CHECK_STATUS(st);
+
+    /* Close in another order than opened (the same on every rank). */
+    static const int close_order[NF] = { 1, 0, 2 };
+    for (int k = 0; k < NF; k++)
+        expect_success(tu_close(fh[close_order[k]]), ctx, "tcio_close");
+    for (int f = 0; f < NF; f++) {
+        char fctx[200];
+        snprintf(fctx, sizeof fctx, "%s: file %d (segment %s)", ctx, f, cfg[f].seg);
+        expect_files_equal(path[f], ref[f], fctx);
+        free_reads(&rs[f]);
+        free(image[f]);
+        tu_plan_free(&p[f]);
+    }
+    free(todo);
+}
+END_TEST
+
+/* ---- 9. tcio_seek and MPI_MODE_APPEND ------------------------------------------------------ */
+
+START_TEST(test_seek_append)
+{
+    TU_BEGIN();
+    const char *ctx = "tcio_seek, segment 128";
+    const int64_t SPACING = 1000;
+    const int64_t base = tu_rank * SPACING;
+    const int64_t total = tu_nprocs * SPACING;
+    unsigned char *shadow = tu_zalloc((size_t)total);
+    unsigned char *image = tu_zalloc((size_t)total);
+    CHECK_ALL(shadow && image, "out of memory");
+    unsigned char b[6][10];
+    for (int i = 0; i < 6; i++)
+        tu_fill_pattern(b[i], sizeof b[i], 900 + 10 * (uint64_t)tu_rank + (uint64_t)i);
+    const char *path = tu_path("seek");
+    tcio_file *fh = NULL;
+    tu_status st;
+    tu_status_init(&st);
+    expect_success(tu_open(path, MODE_NEW_RDWR, "128", "2", &fh), ctx, "tcio_open_comm");
+
+#define SEEK(off, wh) tu_expect_rc(&st, tcio_seek(fh, (off), (wh)), 0, "%s: tcio_seek(%lld, %s)", \
+                                   ctx, (long long)(off), #wh)
+#define WRITE(buf, n, at)                                                                  \
+    do {                                                                                   \
+        tu_expect_rc(&st, tcio_write(fh, (buf), (n), MPI_BYTE), 0, "%s: tcio_write", ctx); \
+        memcpy(shadow + (at), (buf), (n));                                                 \
+    } while (0)
+    SEEK(base, MPI_SEEK_SET);
+    WRITE(b[0], 10, base);              /* -> base+10 */
+    WRITE(b[1], 5, base + 10);          /* -> base+15 */
+    SEEK(-5, MPI_SEEK_CUR);             /* -> base+10 */
+    WRITE(b[2], 3, base + 10);          /* overwrites, -> base+13 */
+    SEEK(20, MPI_SEEK_CUR);             /* -> base+33 */
+    WRITE(b[3], 4, base + 33);          /* -> base+37 */
+    SEEK(-30, MPI_SEEK_CUR);            /* -> base+7 */
+    SEEK(0, MPI_SEEK_END);              /* own end: base+37 */
+    WRITE(b[4], 2, base + 37);          /* -> base+39 */
+    SEEK(100, MPI_SEEK_END);            /* -> base+139 */
+    WRITE(b[5], 1, base + 139);
+    /* Reads advance the position the same way. */
+    unsigned char r1[10], r2[5], r3[6], r4[3];
+    memset(r1, 0xAA, 10); memset(r2, 0xAA, 5); memset(r3, 0xAA, 6); memset(r4, 0xAA, 3);
+    SEEK(base, MPI_SEEK_SET);
+    tu_expect_rc(&st, tcio_read(fh, r1, 10, MPI_BYTE), 0, "%s: read", ctx);
+    tu_expect_rc(&st, tcio_read(fh, r2, 5, MPI_BYTE), 0, "%s: read", ctx);
+    SEEK(18, MPI_SEEK_CUR);             /* base+33 */
+    tu_expect_rc(&st, tcio_read(fh, r3, 6, MPI_BYTE), 0, "%s: read", ctx);
+    SEEK(-3, MPI_SEEK_END);             /* base+137 */
+    tu_expect_rc(&st, tcio_read(fh, r4, 3, MPI_BYTE), 0, "%s: read", ctx);
+    tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: fetch", ctx);
+    tu_expect_mem(&st, r1, shadow + base, 10, "%s: read at base", ctx);
+    tu_expect_mem(&st, r2, shadow + base + 10, 5, "%s: second read continues", ctx);
+    tu_expect_mem(&st, r3, shadow + base + 33, 6, "%s: read after SEEK_CUR", ctx);
+    tu_expect_mem(&st, r4, shadow + base + 137, 3, "%s: read after SEEK_END", ctx);
+#undef WRITE
+#undef SEEK
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    MPI_Allreduce(shadow, image, (int)total, MPI_UNSIGNED_CHAR, MPI_BOR, MPI_COMM_WORLD);
+    expect_file_image(path, image, (tu_nprocs - 1) * SPACING + 140, ctx);
+
+    /* MPI_MODE_APPEND: the position starts at the end of the file. */
+    ctx = "MPI_MODE_APPEND";
+    const char *ap = tu_path("append");
+    unsigned char pre[777], mine[50];
+    tu_fill_pattern(pre, sizeof pre, 990);
+    tu_fill_pattern(mine, sizeof mine, 991 + (uint64_t)tu_rank);
+    posix_prefill(ap, pre, sizeof pre, ctx);
+    expect_success(tu_open(ap, MPI_MODE_WRONLY | MPI_MODE_APPEND, "128", "1", &fh), ctx,
+                   "tcio_open_comm");
+    if (tu_rank > 0)
+        tu_expect_rc(&st, tcio_seek(fh, 50 * tu_rank, MPI_SEEK_CUR), 0, "%s: seek", ctx);
+    tu_expect_rc(&st, tcio_write(fh, mine, 50, MPI_BYTE), 0, "%s: write", ctx);
+    rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    const char *apref = tu_path("append-ref");
+    posix_prefill(apref, pre, sizeof pre, ctx);
+    for (int r = 0; r < tu_nprocs; r++) {
+        tu_fill_pattern(mine, sizeof mine, 991 + (uint64_t)r);
+        CHECK_ALL(tu_rank != 0 || tu_posix_pwrite(apref, 777 + 50 * r, mine, 50) == 0,
+                  "cannot write reference");
+    }
+    expect_files_equal(ap, apref, ctx);
+
+    /* SEEK_END on a file opened read-only: relative to its size. */
+    ctx = "SEEK_END on a read-only open";
+    unsigned char last[10], want[10];
+    int64_t fsize = 777 + 50 * tu_nprocs;
+    memset(last, 0xAA, sizeof last);
+    expect_success(tu_open(ap, MPI_MODE_RDONLY, "128", "1", &fh), ctx, "tcio_open_comm");
+    tu_expect_rc(&st, tcio_seek(fh, -10, MPI_SEEK_END), 0, "%s: seek", ctx);
+    tu_expect_rc(&st, tcio_read(fh, last, 10, MPI_BYTE), 0, "%s: read", ctx);
+    rc = tu_close(fh);                  /* close completes the lazy read */
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    int64_t rsize;
+    unsigned char *apimg = load_image(apref, &rsize, ctx);
+    CHECK_ALL(rsize == fsize, "reference size");
+    memcpy(want, apimg + fsize - 10, 10);
+    CHECK_ALL(memcmp(last, want, 10) == 0, "%s: the last 10 bytes read back wrong", ctx);
+    free(apimg);
+    free(shadow);
+    free(image);
+}
+END_TEST
+
+/* ---- 10. bad input ---------------------------------------------------------------------------- */
+
+/* Every handle-taking call with FH must return WANT. */
+static void all_calls_return(tcio_file *fh, int want, tu_status *st, const char *ctx)
+{
+    char buf[16] = "";
+    tu_expect_rc(st, tcio_write(fh, buf, 4, MPI_BYTE), want, "%s: tcio_write", ctx);
+    tu_expect_rc(st, tcio_write_at(fh, 0, buf, 4, MPI_BYTE), want, "%s: tcio_write_at", ctx);
+    tu_expect_rc(st, tcio_read(fh, buf, 4, MPI_BYTE), want, "%s: tcio_read", ctx);
+    tu_expect_rc(st, tcio_read_at(fh, 0, buf, 4, MPI_BYTE), want, "%s: tcio_read_at", ctx);
+    tu_expect_rc(st, tcio_seek(fh, 0, MPI_SEEK_SET), want, "%s: tcio_seek", ctx);
+    tu_expect_rc(st, tcio_fetch(fh), want, "%s: tcio_fetch", ctx);
+    tu_expect_rc(st, tcio_flush(fh), want, "%s: tcio_flush", ctx);
+    tu_expect_rc(st, tcio_close(fh), want, "%s: tcio_close", ctx);
+}
+
+START_TEST(test_bad_input)
+{
+    TU_BEGIN();
+    const char *ctx = "bad arguments on an open RDWR file";
+    const char *path = tu_path("bad");
+    const int64_t mine = (int64_t)tu_rank * 300;
+    const int64_t P = (int64_t)tu_nprocs * 300 + tu_rank * 7;   /* where the last write goes */
+    unsigned char data[300], last[7], buf[64];
+    tu_fill_pattern(data, sizeof data, 1010 + (uint64_t)tu_rank);
+    tu_fill_pattern(last, sizeof last, 1020 + (uint64_t)tu_rank);
+    tu_status st;
+    tu_status_init(&st);
+
+    /* NULL handle: no collective happens, so no rank waits. */
+    all_calls_return(NULL, TCIO_ERR_BAD_HANDLE, &st, "NULL handle");
+    CHECK_STATUS(st);
+
+    tcio_file *fh = NULL;
+    expect_success(tu_open(path, MODE_NEW_RDWR, "256", "1", &fh), ctx, "tcio_open_comm");
+    tu_expect_rc(&st, tcio_write_at(fh, mine, data, 300, MPI_BYTE), 0, "%s: good write", ctx);
+    tu_expect_rc(&st, tcio_seek(fh, P, MPI_SEEK_SET), 0, "%s: good seek", ctx);
+
+    MPI_Datatype uncommitted;
+    MPI_Type_contiguous(4, MPI_INT, &uncommitted);
+    const MPI_Offset huge = INT64_MAX - 2;
+#define BAD(call, want) tu_expect_rc(&st, (call), (want), "%s", #call)
+    BAD(tcio_write(fh, buf, -1, MPI_BYTE), TCIO_ERR_BAD_ARG);
+    BAD(tcio_write_at(fh, 0, buf, -1, MPI_BYTE), TCIO_ERR_BAD_ARG);
+    BAD(tcio_read(fh, buf, -1, MPI_BYTE), TCIO_ERR_BAD_ARG);
+    BAD(tcio_read_at(fh, 0, buf, -5, MPI_INT), TCIO_ERR_BAD_ARG);
+    BAD(tcio_write_at(fh, -1, buf, 1, MPI_BYTE), TCIO_ERR_BAD_ARG);
+    BAD(tcio_read_at(fh, -1, buf, 1, MPI_BYTE), TCIO_ERR_BAD_ARG);
+    BAD(tcio_write(fh, NULL, 4, MPI_BYTE), TCIO_ERR_BAD_ARG);
+    BAD(tcio_write_at(fh, 0, NULL, 4, MPI_BYTE), TCIO_ERR_BAD_ARG);
+    BAD(tcio_read(fh, NULL, 4, MPI_BYTE), TCIO_ERR_BAD_ARG);
+    BAD(tcio_read_at(fh, 0, NULL, 4, MPI_BYTE), TCIO_ERR_BAD_ARG);
+    BAD(tcio_write_at(fh, huge, buf, 10, MPI_BYTE), TCIO_ERR_BAD_ARG);   /* end overflows */
+    BAD(tcio_read_at(fh, huge, buf, 10, MPI_BYTE), TCIO_ERR_BAD_ARG);
+    BAD(tcio_write(fh, buf, 1, MPI_DATATYPE_NULL), TCIO_ERR_BAD_TYPE);
+    BAD(tcio_write_at(fh, 0, buf, 1, MPI_DATATYPE_NULL), TCIO_ERR_BAD_TYPE);
+    BAD(tcio_read(fh, buf, 1, MPI_DATATYPE_NULL), TCIO_ERR_BAD_TYPE);
+    BAD(tcio_read_at(fh, 0, buf, 1, MPI_DATATYPE_NULL), TCIO_ERR_BAD_TYPE);
+    BAD(tcio_write(fh, buf, 1, uncommitted), TCIO_ERR_BAD_TYPE);
+    BAD(tcio_write_at(fh, 0, buf, 1, uncommitted), TCIO_ERR_BAD_TYPE);
+    BAD(tcio_read(fh, buf, 1, uncommitted), TCIO_ERR_BAD_TYPE);
+    BAD(tcio_read_at(fh, 0, buf, 1, uncommitted), TCIO_ERR_BAD_TYPE);
+    BAD(tcio_seek(fh, 0, 12345), TCIO_ERR_BAD_ARG);
+    BAD(tcio_seek(fh, -1, MPI_SEEK_SET), TCIO_ERR_BAD_ARG);
+    BAD(tcio_seek(fh, -(P + 1), MPI_SEEK_CUR), TCIO_ERR_BAD_ARG);
+    BAD(tcio_seek(fh, -(mine + 301), MPI_SEEK_END), TCIO_ERR_BAD_ARG);  /* end is mine+300 */
+    BAD(tcio_seek(fh, INT64_MAX, MPI_SEEK_CUR), TCIO_ERR_BAD_ARG);      /* overflows */
+    /* A type committed after a rejected use is accepted. */
+    MPI_Type_commit(&uncommitted);
+    BAD(tcio_read_at(fh, mine, buf, 1, uncommitted), TCIO_SUCCESS);
+    BAD(tcio_fetch(fh), TCIO_SUCCESS);
+    BAD(memcmp(buf, data, 16) == 0 ? TCIO_SUCCESS : -1, TCIO_SUCCESS);
+#undef BAD
+    MPI_Type_free(&uncommitted);
+    /* The rejected calls moved nothing and left the position at P. */
+    tu_expect_rc(&st, tcio_write(fh, last, 7, MPI_BYTE), 0, "%s: write after bad calls", ctx);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    const int64_t size = (int64_t)tu_nprocs * 307;
+    unsigned char *image = tu_zalloc((size_t)size);
+    CHECK_ALL(image != NULL, "out of memory");
+    for (int r = 0; r < tu_nprocs; r++) {
+        tu_fill_pattern(image + 300 * r, 300, 1010 + (uint64_t)r);
+        tu_fill_pattern(image + 300 * tu_nprocs + 7 * r, 7, 1020 + (uint64_t)r);
+    }
+    expect_file_image(path, image, size, "file after rejected calls");
+
+    /* Access mode violations. */
+    expect_success(tu_open(path, MPI_MODE_RDONLY, "256", "1", &fh), "RDONLY", "tcio_open");
+    tu_expect_rc(&st, tcio_write(fh, data, 4, MPI_BYTE), TCIO_ERR_READ_ONLY, "RDONLY: write");
+    tu_expect_rc(&st, tcio_write_at(fh, 0, data, 4, MPI_BYTE), TCIO_ERR_READ_ONLY,
+                 "RDONLY: write_at");
+    expect_success(tu_close(fh), "RDONLY", "tcio_close");
+    /* A closed handle (no open in between, so its address is not reused). */
+    all_calls_return(fh, TCIO_ERR_BAD_HANDLE, &st, "closed handle");
+    CHECK_STATUS(st);
+    expect_success(tu_open(path, MPI_MODE_WRONLY, "256", "1", &fh), "WRONLY", "tcio_open");
+    tu_expect_rc(&st, tcio_read(fh, buf, 4, MPI_BYTE), TCIO_ERR_WRITE_ONLY, "WRONLY: read");
+    tu_expect_rc(&st, tcio_read_at(fh, 0, buf, 4, MPI_BYTE), TCIO_ERR_WRITE_ONLY,
+                 "WRONLY: read_at");
+    expect_success(tu_close(fh), "WRONLY", "tcio_close");
+    CHECK_STATUS(st);
+    expect_file_image(path, image, size, "file after read-only/write-only misuse");
+    free(image);
+
+    /* Bad modes: the same code on every rank, no handle, no file. */
+    static const struct { int mode; const char *what; } modes[] = {
+        { MPI_MODE_CREATE, "no access mode" },
+        { 0, "mode 0" },
+        { MPI_MODE_RDONLY | MPI_MODE_WRONLY, "RDONLY|WRONLY" },
+        { MPI_MODE_RDWR | MPI_MODE_WRONLY | MPI_MODE_CREATE, "RDWR|WRONLY|CREATE" },
+        { MPI_MODE_RDONLY | MPI_MODE_CREATE, "RDONLY|CREATE" },
+        { MPI_MODE_RDONLY | MPI_MODE_EXCL, "RDONLY|EXCL" },
+        { MPI_MODE_RDONLY | TCIO_MODE_TRUNC, "RDONLY|TCIO_MODE_TRUNC" },
+        { MPI_MODE_RDWR | MPI_MODE_SEQUENTIAL, "RDWR|SEQUENTIAL" },
+        { MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_SEQUENTIAL, "WRONLY|CREATE|SEQUENTIAL" },
+        { MPI_MODE_WRONLY | MPI_MODE_CREATE | 0x10000000, "unknown bit 0x10000000" },
+    };
+    enum { NMODES = sizeof modes / sizeof modes[0] };
+    const char *nofile = tu_path("badmode");
+    static char sentinel;
+    int codes[NMODES];
+    for (int i = 0; i < NMODES; i++) {
+        tcio_file *bad = (tcio_file *)&sentinel;     /* must be overwritten with NULL */
+        codes[i] = tu_open(nofile, modes[i].mode, "256", "1", &bad);
+        tu_expect_rc(&st, codes[i], TCIO_ERR_BAD_MODE, "mode %s: tcio_open_comm", modes[i].what);
+        if (bad != NULL)
+            tu_fail(&st, "mode %s: *fh not set to NULL", modes[i].what);
+        tcio_file *fh2 = tcio_open(nofile, modes[i].mode);
+        if (fh2) {
+            tu_fail(&st, "mode %s: tcio_open returned a handle", modes[i].what);
+            tcio_close(fh2);
+        }
+        if (tu_rank == 0 && tu_file_size(nofile) >= 0)
+            tu_fail(&st, "mode %s: the file was created", modes[i].what);
+    }
+    expect_same_everywhere(codes, NMODES, "bad modes");
+    CHECK_STATUS(st);
+
+    /* NULL file name, NULL out pointer. */
+    tcio_file *bad = (tcio_file *)&sentinel;
+    expect_all(tcio_open_comm(MPI_COMM_WORLD, NULL, MODE_NEW_WRONLY, MPI_INFO_NULL, &bad),
+               TCIO_ERR_BAD_ARG, "NULL file name", "tcio_open_comm");
+    CHECK_ALL(bad == NULL, "NULL file name: *fh not set to NULL");
+    CHECK_ALL(tcio_open(NULL, MODE_NEW_WRONLY) == NULL, "tcio_open(NULL) returned a handle");
+    expect_all(tcio_open_comm(MPI_COMM_WORLD, nofile, MODE_NEW_WRONLY, MPI_INFO_NULL, NULL),
+               TCIO_ERR_BAD_ARG, "NULL out pointer", "tcio_open_comm");
+    CHECK_ALL(tu_rank != 0 || tu_file_size(nofile) < 0, "NULL out pointer: file created");
+
+    /* Error strings. */
+    for (int i = 0; i < TCIO_ERR_COUNT; i++) {
+        const char *s = tcio_error_string(i);
+        if (!s || !*s) {
+            tu_fail(&st, "tcio_error_string(%d) is %s", i, s ? "empty" : "NULL");
+            continue;
+        }
+        for (int j = 0; j < i; j++)
+            if (tcio_error_string(j) && strcmp(s, tcio_error_string(j)) == 0)
+                tu_fail(&st, "tcio_error_string(%d) == tcio_error_string(%d): \"%s\"", i, j, s);
+    }
+    static const int odd[] = { -1, 999, TCIO_ERR_COUNT, INT_MIN, INT_MAX };
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
+        if (!tcio_error_string(odd[i]) || !*tcio_error_string(odd[i]))
+            tu_fail(&st, "tcio_error_string(%d) is NULL or empty", odd[i]);
+    CHECK_STATUS(st);
+}
+END_TEST
+
+/* ---- 11. bad configuration ----------------------------------------------------------------- */
+
+/* Write a small random plan with the given open (info and/or environment
+ * already set by the caller) and verify the file. */
+static void config_roundtrip(const char *seg, const char *spp, int use_tcio_open,
+                             const char *ctx)
+{
+    tu_plan p;
+    tu_plan_random(&p, 1111, 6000 * tu_scale(), 1500, 200, tu_nprocs);
+    const char *path = tu_path("cfg");
+    const char *ref = tu_path("cfg-ref");
+    tcio_file *fh = NULL;
+    if (use_tcio_open) {
+        fh = tcio_open(path, MODE_NEW_WRONLY);
+        CHECK_ALL(fh != NULL, "%s: tcio_open returned NULL", ctx);
+    } else {
+        expect_success(tu_open(path, MODE_NEW_WRONLY, seg, spp, &fh), ctx, "tcio_open_comm");
+    }
+    tu_status st;
+    tu_status_init(&st);
+    write_plan(fh, &p, 1111, &st, ctx);
+    int rc = use_tcio_open ? tcio_close(fh) : tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    CHECK_ALL(tu_plan_write_reference(&p, ref) == 0, "cannot write reference");
+    expect_files_equal(path, ref, ctx);
+    tu_plan_free(&p);
+}
+
+/* The open must fail with TCIO_ERR_BAD_CONFIG, leave *fh NULL (and not
+ * truncate EXISTING: checked by the caller).  With USE_TCIO_OPEN also
+ * tcio_open (environment only) must return NULL.  Returns the code. */
+static int try_bad_config(tu_status *st, const char *existing, const char *seg,
+                          const char *spp, int use_tcio_open, const char *what)
+{
+    static char sentinel;
+    tcio_file *fh = (tcio_file *)&sentinel;
+    int rc = tu_open(existing, MODE_NEW_WRONLY, seg, spp, &fh);
+    tu_expect_rc(st, rc, TCIO_ERR_BAD_CONFIG, "%s: tcio_open_comm", what);
+    if (fh != NULL)
+        tu_fail(st, "%s: *fh not NULL after a failed open", what);
+    if (use_tcio_open) {
+        tcio_file *fh2 = tcio_open(existing, MODE_NEW_WRONLY);
+        if (fh2) {
+            tu_fail(st, "%s: tcio_open returned a handle", what);
+            tcio_close(fh2);
+        }
+    }
+    return rc;
+}
+
+START_TEST(test_bad_config)
+{
+    TU_BEGIN();
+    static const char *bad_sizes[] = {
+        "0", "-5", "abc", "12x", "2G", "1025M", "64kb", "1.5k", " 64",
+        "99999999999999999999999",
+    };
+    static const char *bad_counts[] = { "0", "-1", "x", "2z" };
+    enum { NS = sizeof bad_sizes / sizeof bad_sizes[0],
+           NC = sizeof bad_counts / sizeof bad_counts[0] };
+    const char *existing = tu_path("cfg-existing");
+    unsigned char orig[500];
+    tu_fill_pattern(orig, sizeof orig, 1100);
+    posix_prefill(existing, orig, sizeof orig, "bad config");
+    tu_status st;
+    tu_status_init(&st);
+    int codes[2 * (NS + NC)], n = 0;
+    char what[160];
+    for (int i = 0; i < NS; i++) {
+        snprintf(what, sizeof what, "info tcio_segment_size=\"%s\"", bad_sizes[i]);
+        codes[n++] = try_bad_config(&st, existing, bad_sizes[i], "2", 0, what);
+    }
+    for (int i = 0; i < NC; i++) {
+        snprintf(what, sizeof what, "info tcio_segments_per_proc=\"%s\"", bad_counts[i]);
+        codes[n++] = try_bad_config(&st, existing, "4k", bad_counts[i], 0, what);
+    }
+    /* The environment overrides valid info keys. */
+    for (int i = 0; i < NS; i++) {
+        snprintf(what, sizeof what, "TCIO_SEGMENT_SIZE=\"%s\" (info valid)", bad_sizes[i]);
+        setenv("TCIO_SEGMENT_SIZE", bad_sizes[i], 1);
+        codes[n++] = try_bad_config(&st, existing, "4k", "2", 1, what);
+        unsetenv("TCIO_SEGMENT_SIZE");
+    }
+    for (int i = 0; i < NC; i++) {
+        snprintf(what, sizeof what, "TCIO_SEGMENTS_PER_PROC=\"%s\" (info valid)", bad_counts[i]);
+        setenv("TCIO_SEGMENTS_PER_PROC", bad_counts[i], 1);
+        codes[n++] = try_bad_config(&st, existing, "4k", "2", 1, what);
+        unsetenv("TCIO_SEGMENTS_PER_PROC");
+    }
+    expect_same_everywhere(codes, n, "bad configurations");
+    CHECK_STATUS(st);
+    expect_file_image(existing, orig, sizeof orig,
+                      "existing file after failed TRUNC opens with bad configurations");
+
+    /* Valid values with suffixes, and valid environment over invalid info. */
+    config_roundtrip("64k", "2", 0, "info tcio_segment_size=64k");
+    config_roundtrip("1M", "1", 0, "info tcio_segment_size=1M");
+    setenv("TCIO_SEGMENT_SIZE", "64k", 1);
+    config_roundtrip("abc", "2", 0, "TCIO_SEGMENT_SIZE=64k over info \"abc\"");
+    unsetenv("TCIO_SEGMENT_SIZE");
+    setenv("TCIO_SEGMENTS_PER_PROC", "3", 1);
+    config_roundtrip("4K", "0", 0, "info tcio_segment_size=4K, TCIO_SEGMENTS_PER_PROC=3 "
+                     "over info \"0\"");
+    setenv("TCIO_SEGMENT_SIZE", "1k", 1);
+    config_roundtrip(NULL, NULL, 1, "tcio_open with TCIO_SEGMENT_SIZE=1k, _PER_PROC=3");
+    setenv("TCIO_SEGMENT_SIZE", "1m", 1);
+    setenv("TCIO_SEGMENTS_PER_PROC", "1", 1);
+    config_roundtrip(NULL, NULL, 1, "tcio_open with TCIO_SEGMENT_SIZE=1m, _PER_PROC=1");
+    unsetenv("TCIO_SEGMENT_SIZE");
+    unsetenv("TCIO_SEGMENTS_PER_PROC");
+}
+END_TEST
+
+/* ---- 12. file-system errors ------------------------------------------------------------------- */
+
+static int is_own_failure(int rc)
+{
+    return rc == TCIO_ERR_NO_SPACE || rc == TCIO_ERR_IO;
+}
+
+/* Collective checks of the close results of a failed drain. */
+static void expect_failed_close(int rc, int exactly_one_own, const char *ctx)
+{
+    CHECK_ALL(rc != TCIO_SUCCESS, "%s: tcio_close returned 0 on this rank", ctx);
+    CHECK_ALL(is_own_failure(rc) || rc == TCIO_ERR_REMOTE,
+              "%s: tcio_close returned %d (%s): expected NO_SPACE, IO or REMOTE", ctx, rc,
+              tcio_error_string(rc));
+    int own = tu_sum_int(is_own_failure(rc));
+    int remote = tu_sum_int(rc == TCIO_ERR_REMOTE);
+    CHECK_ALL(own >= 1, "%s: no rank reported its own failure (%d REMOTE)", ctx, remote);
+    if (exactly_one_own)
+        CHECK_ALL(own == 1 && remote == tu_nprocs - 1,
+                  "%s: one segment failed to drain, yet %d rank(s) report their own failure "
+                  "and %d REMOTE (expected 1 and %d)", ctx, own, remote, tu_nprocs - 1);
+}
+
+START_TEST(test_fs_errors)
+{
+    TU_BEGIN();
+    static char sentinel;
+    tcio_file *fh = (tcio_file *)&sentinel;
+    char missing[600];
+    snprintf(missing, sizeof missing, "%s/no-such-dir/file", tu_path("nodir"));
+
+    expect_all(tu_open(missing, MODE_NEW_WRONLY, NULL, NULL, &fh), TCIO_ERR_NO_SUCH_FILE,
+               "file in a missing directory (CREATE)", "tcio_open_comm");
+    CHECK_ALL(fh == NULL, "missing directory: *fh not NULL");
+    expect_all(tu_open(missing, MPI_MODE_RDONLY, NULL, NULL, &fh), TCIO_ERR_NO_SUCH_FILE,
+               "file in a missing directory (RDONLY)", "tcio_open_comm");
+    CHECK_ALL(tcio_open(missing, MODE_NEW_WRONLY) == NULL,
+              "tcio_open of a file in a missing directory returned a handle");
+    const char *absent = tu_path("absent");
+    expect_all(tu_open(absent, MPI_MODE_RDWR, NULL, NULL, &fh), TCIO_ERR_NO_SUCH_FILE,
+               "missing file without CREATE", "tcio_open_comm");
+    CHECK_ALL(tu_rank != 0 || tu_file_size(absent) < 0, "RDWR without CREATE created a file");
+
+    /* MPI_MODE_EXCL. */
+    const char *ex = tu_path("excl");
+    unsigned char orig[100];
+    tu_fill_pattern(orig, sizeof orig, 1200);
+    posix_prefill(ex, orig, sizeof orig, "EXCL");
+    fh = (tcio_file *)&sentinel;
+    expect_all(tu_open(ex, MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_EXCL, NULL, NULL, &fh),
+               TCIO_ERR_FILE_EXISTS, "CREATE|EXCL on an existing file", "tcio_open_comm");
+    CHECK_ALL(fh == NULL, "EXCL: *fh not NULL");
+    expect_file_image(ex, orig, sizeof orig, "CREATE|EXCL on an existing file");
+    const char *fresh = tu_path("excl-new");
+    expect_success(tu_open(fresh, MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_EXCL, "1k", "1",
+                           &fh), "CREATE|EXCL on a new file", "tcio_open_comm");
+    int wrc = tu_rank == 0 ? tcio_write(fh, orig, 100, MPI_BYTE) : TCIO_SUCCESS;
+    expect_success(wrc, "CREATE|EXCL on a new file", "tcio_write");
+    expect_success(tu_close(fh), "CREATE|EXCL on a new file", "tcio_close");
+    expect_file_image(fresh, orig, sizeof orig, "CREATE|EXCL on a new file");
+
+    /* Permission denied (meaningless as root). */
+    int root = tu_max_int(geteuid() == 0);
+    if (!root) {
+        CHECK_ALL(tu_rank != 0 || chmod(ex, 0) == 0, "chmod failed");
+        expect_all(tu_open(ex, MPI_MODE_RDONLY, NULL, NULL, &fh), TCIO_ERR_ACCESS,
+                   "RDONLY on a mode-000 file", "tcio_open_comm");
+    }
+
+    /* Writes that fail while draining: /dev/full. */
+    int writable = tu_min_int(access("/dev/full", W_OK) == 0);
+    if (!writable) {
+        if (tu_rank == 0)
+            fprintf(stderr, "test_fs_errors: /dev/full is not writable: skipping its cases\n");
+        return;
+    }
+    unsigned char data[2000];
+    tu_fill_pattern(data, sizeof data, 1300 + (uint64_t)tu_rank);
+
+    /* Every rank writes. */
+    const char *ctx = "/dev/full, every rank writes 2000 B, segment 1k";
+    expect_success(tu_open("/dev/full", MPI_MODE_WRONLY, "1k", "4", &fh), ctx, "tcio_open_comm");
+    wrc = tcio_write_at(fh, 2000 * (MPI_Offset)tu_rank, data, 2000, MPI_BYTE);
+    int rc = tu_close(fh);
+    expect_success(wrc, ctx, "tcio_write_at (buffered: no file access yet)");
+    expect_failed_close(rc, 0, ctx);
+
+    /* Only rank 0 writes, inside one segment: one rank's drain fails, the
+     * others must report TCIO_ERR_REMOTE. */
+    ctx = "/dev/full, only rank 0 writes 100 B in one 4k segment";
+    expect_success(tu_open("/dev/full", MPI_MODE_WRONLY, "4k", "2", &fh), ctx,
+                   "tcio_open_comm");
+    wrc = tu_rank == 0 ? tcio_write_at(fh, 10, data, 100, MPI_BYTE) : TCIO_SUCCESS;
+    rc = tu_close(fh);
+    expect_success(wrc, ctx, "tcio_write_at");
+    expect_failed_close(rc, 1, ctx);
+
+    /* Spill path: a tiny level 2 makes writes drain segments early; the
+     * failure sticks to the handle and close fails everywhere. */
+    ctx = "/dev/full, spills (segment 64, 1 segment/proc)";
+    expect_success(tu_open("/dev/full", MPI_MODE_WRONLY, "64", "1", &fh), ctx,
+                   "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    int first_err = TCIO_SUCCESS;
+    for (int k = 0; k < 30 && first_err == TCIO_SUCCESS; k++) {
+        MPI_Offset off = ((MPI_Offset)k * tu_nprocs + tu_rank) * 64;
+        first_err = tcio_write_at(fh, off, data + k, 64, MPI_BYTE);
+    }
+    if (first_err != TCIO_SUCCESS && !is_own_failure(first_err))
+        tu_fail(&st, "%s: a write failed with %d (%s), expected NO_SPACE or IO", ctx, first_err,
+                tcio_error_string(first_err));
+    rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_failed_close(rc, 0, ctx);
+}
+END_TEST
+
+/* ---- main -------------------------------------------------------------------------------------- */
+
+static void add_case(Suite *s, const char *name, const TTest *test)
+{
+    TCase *tc = tcase_create(name);
+    tcase_add_checked_fixture(tc, tu_setup, tu_teardown);
+    tcase_add_test(tc, test);
+    suite_add_tcase(s, tc);
+}
+
+static Suite *mpi_suite(void)
+{
+    Suite *s = suite_create("tcio_mpi");
+    add_case(s, "paper_example", test_paper_example);
+    add_case(s, "random_patterns", test_random_patterns);
+    add_case(s, "span_overwrite_ryw", test_span_overwrite_ryw);
+    add_case(s, "update_mode", test_update_mode);
+    add_case(s, "sparse_file", test_sparse_file);
+    add_case(s, "empty_file", test_empty_file);
+    add_case(s, "noncontig_types", test_noncontig_types);
+    add_case(s, "multiple_files", test_multiple_files);
+    add_case(s, "seek_append", test_seek_append);
+    add_case(s, "bad_input", test_bad_input);
+    add_case(s, "bad_config", test_bad_config);
+    add_case(s, "fs_errors", test_fs_errors);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    tu_init();
+    SRunner *sr = srunner_create(mpi_suite());
+    srunner_set_fork_status(sr, CK_NOFORK);   /* never fork under MPI */
+    if (tu_rank == 0)
+        printf("test_mpi: %d rank(s), files in %s%s\n", tu_nprocs, tu_dir(),
+               tu_oversubscribed() ? " (oversubscribed: reduced sizes)" : "");
+    fflush(stdout);
+    srunner_run_all(sr, tu_rank == 0 ? CK_ENV : CK_SILENT);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    int any = tu_max_int(failed);
+    MPI_Finalize();
+    return any ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -77,6 +77,7 @@ int tu_rank;
 int tu_nprocs;
 
 static long run_id;            /* rank 0's pid */
+static int oversubscribed;
 static char test_dir[PATH_MAX];
 static unsigned path_counter;
 static char timeout_msg[256] = "test_mpi: timeout\n";
@@ -94,7 +95,32 @@ void tu_init(void)
     if (!d || !*d)
         d = "/tmp";
     snprintf(test_dir, sizeof test_dir, "%s", d);
+    /* The tests set the configuration variables themselves. */
+    unsetenv("TCIO_SEGMENT_SIZE");
+    unsetenv("TCIO_SEGMENTS_PER_PROC");
     timeout_msg_len = strlen(timeout_msg);
+
+    MPI_Comm node;
+    int local_ranks = 1;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
+        MPI_Comm_size(node, &local_ranks);
+        MPI_Comm_free(&node);
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *full = getenv("TCIO_TEST_FULL");
+    int over = cpus > 0 && local_ranks > cpus && !(full && atoi(full) > 0);
+    MPI_Allreduce(&over, &oversubscribed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+}
+
+int tu_oversubscribed(void)
+{
+    return oversubscribed;
+}
+
+int64_t tu_scale(void)
+{
+    return oversubscribed ? 1 : 8;
 }
 
 const char *tu_dir(void)
@@ -151,6 +177,8 @@ void tu_teardown(void)
         free(paths[i]);
     }
     npaths = 0;
+    unsetenv("TCIO_SEGMENT_SIZE");
+    unsetenv("TCIO_SEGMENTS_PER_PROC");
     MPI_Barrier(MPI_COMM_WORLD);
     alarm(0);
     tu_set_test_name("(between tests)");
@@ -158,7 +186,7 @@ void tu_teardown(void)
 
 const char *tu_path(const char *tag)
 {
-    char buf[PATH_MAX];
+    char buf[PATH_MAX + 64];
     snprintf(buf, sizeof buf, "%s/tcio-test-%ld-%u-%s", test_dir, run_id, path_counter++, tag);
     if (npaths == MAX_TRACKED) {    /* never in these tests: keep the last slot */
         free(paths[npaths - 1]);
@@ -238,6 +266,59 @@ int tu_agree(int ok, char *msg, size_t msgsize, const char *fmt, ...)
     MPI_Bcast(text, (int)sizeof text, MPI_CHAR, first, MPI_COMM_WORLD);
     snprintf(msg, msgsize, "[rank %d of %d; %d rank(s) failed] %s", first, tu_nprocs, nfailed,
              text);
+    return 0;
+}
+
+void tu_status_init(tu_status *st)
+{
+    st->ok = 1;
+    st->msg[0] = '\0';
+}
+
+static void vfail(tu_status *st, const char *suffix, const char *fmt, va_list ap)
+{
+    if (!st->ok)
+        return;
+    st->ok = 0;
+    int n = vsnprintf(st->msg, sizeof st->msg, fmt, ap);
+    if (n >= 0 && (size_t)n < sizeof st->msg)
+        snprintf(st->msg + n, sizeof st->msg - (size_t)n, "%s", suffix);
+}
+
+void tu_fail(tu_status *st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(st, "", fmt, ap);
+    va_end(ap);
+}
+
+int tu_expect_rc(tu_status *st, int rc, int want, const char *fmt, ...)
+{
+    if (rc == want)
+        return 1;
+    char suffix[200];
+    snprintf(suffix, sizeof suffix, ": returned %d (%s), expected %d (%s)", rc,
+             tcio_error_string(rc), want, tcio_error_string(want));
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(st, suffix, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+int tu_expect_mem(tu_status *st, const void *got, const void *expected, size_t len,
+                  const char *fmt, ...)
+{
+    char why[200];
+    if (tu_compare_mem(got, expected, len, why, sizeof why, "data") == 0)
+        return 1;
+    char suffix[220];
+    snprintf(suffix, sizeof suffix, ": %s", why);
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(st, suffix, fmt, ap);
+    va_end(ap);
     return 0;
 }
 

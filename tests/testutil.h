@@ -45,14 +45,23 @@ extern int tu_nprocs;
 /* After MPI_Init: rank, size, rank 0's pid and the test directory. */
 void tu_init(void);
 
+/* 1 when some node runs more ranks than it has processors (the same answer
+ * on every rank).  Each lock epoch on another rank's window then waits for
+ * the scheduler (about 10 ms), so the tests shrink their data: sizes and
+ * counts are multiplied by tu_scale(), 1 when oversubscribed, else 8.
+ * TCIO_TEST_FULL=1 forces the full sizes. */
+int tu_oversubscribed(void);
+int64_t tu_scale(void);
+
 /* The name of the running test (for timeouts and messages). */
 void tu_set_test_name(const char *name);
 #define TU_BEGIN() tu_set_test_name(__func__)
 
 /* Checked fixture: arms a watchdog (TCIO_TEST_TIMEOUT seconds, default 120)
  * that kills a hung run with a message; the teardown closes tcio handles a
- * failed test left open (collectively: failures are agreed) and removes the
- * test's files. */
+ * failed test left open (collectively: failures are agreed), removes the
+ * test's files and unsets TCIO_SEGMENT_SIZE / TCIO_SEGMENTS_PER_PROC (which
+ * tu_init also clears: the tests set them themselves). */
 void tu_setup(void);
 void tu_teardown(void);
 
@@ -75,7 +84,27 @@ int tu_agree(int ok, char *msg, size_t msgsize, const char *fmt, ...) TU_PRINTF(
         ck_assert_msg(tu_all_, "%s", tu_msg_);                                \
     } while (0)
 
-/* Collective: every rank gets rc; the checks below are about all ranks. */
+/* Local bookkeeping of a test phase: OK stays 1 until the first failure,
+ * whose description is kept in MSG.  Checked collectively with
+ * CHECK_STATUS once the phase is over. */
+typedef struct tu_status {
+    int  ok;
+    char msg[480];
+} tu_status;
+
+void tu_status_init(tu_status *st);
+/* Record a failure (only the first one is kept). */
+void tu_fail(tu_status *st, const char *fmt, ...) TU_PRINTF(2, 3);
+/* Record a failure unless RC == WANT; returns RC == WANT.  FMT describes
+ * the call. */
+int tu_expect_rc(tu_status *st, int rc, int want, const char *fmt, ...) TU_PRINTF(4, 5);
+/* Record a failure unless the LEN bytes at GOT equal EXPECTED. */
+int tu_expect_mem(tu_status *st, const void *got, const void *expected, size_t len,
+                  const char *fmt, ...) TU_PRINTF(5, 6);
+
+#define CHECK_STATUS(st) CHECK_ALL((st).ok, "%s", (st).msg)
+
+/* Collective reductions over MPI_COMM_WORLD. */
 int tu_min_int(int v);
 int tu_max_int(int v);
 int tu_sum_int(int v);
