@@ -213,7 +213,9 @@ static int check_request(tcio_file *fh, bool writing, MPI_Offset offset, const v
     int rc = tci_type_inspect(type, &req->type);
     if (rc != TCIO_SUCCESS)
         return rc;
-    if (req->type.size > 0 && count > INT64_MAX / req->type.size)
+    /* count < 2^31: the product cannot overflow while size < 2^32, which
+     * spares the common case a 64-bit division. */
+    if (req->type.size >= (INT64_C(1) << 32) && count > INT64_MAX / req->type.size)
         return TCIO_ERR_BAD_ARG;
     req->bytes = (int64_t)count * req->type.size;
     if (req->bytes > 0 && !data)
@@ -246,13 +248,17 @@ static int level1_for_reading(tcio_file *fh, int64_t segment)
                                         : tci_level2_get_reads(fh);
     if (rc != TCIO_SUCCESS)
         return rc;
-    l1->mode = TCI_L1_READING;
-    l1->segment = segment;
+    tci_level1_aim(l1, TCI_L1_READING, segment, fh->map.segment_size);
     return TCIO_SUCCESS;
 }
 
 static int read_bytes(tcio_file *fh, MPI_Offset offset, char *dst, int64_t bytes)
 {
+    /* The common case, a small read inside the current segment, needs no
+     * division and no move. */
+    if (tci_level1_holds(&fh->l1, TCI_L1_READING, offset, bytes))
+        return tci_level1_add_read(&fh->l1, (int)(offset - fh->l1.start), dst, (int)bytes) == 0
+                   ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
     while (bytes > 0) {
         int64_t segment = tci_segment_of(&fh->map, offset);
         int disp = (int)tci_disp_of(&fh->map, offset);
@@ -321,14 +327,20 @@ static int level1_for_writing(tcio_file *fh, int64_t segment)
     int rc = l1->mode == TCI_L1_READING ? complete_reads(fh) : tci_level2_put_writes(fh);
     if (rc != TCIO_SUCCESS)
         return rc;
-    l1->mode = TCI_L1_WRITING;
-    l1->segment = segment;
+    tci_level1_aim(l1, TCI_L1_WRITING, segment, fh->map.segment_size);
     return TCIO_SUCCESS;
 }
 
 static int write_bytes(tcio_file *fh, MPI_Offset offset, const char *src, int64_t bytes)
 {
     MPI_Offset end = offset + bytes;
+    if (end > fh->written_end)
+        fh->written_end = end;
+    /* The common case, a small write inside the current segment, needs no
+     * division and no move. */
+    if (tci_level1_holds(&fh->l1, TCI_L1_WRITING, offset, bytes))
+        return tci_level1_write(&fh->l1, (int)(offset - fh->l1.start), src, (int)bytes) == 0
+                   ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
     while (bytes > 0) {
         int64_t segment = tci_segment_of(&fh->map, offset);
         int disp = (int)tci_disp_of(&fh->map, offset);
@@ -343,8 +355,6 @@ static int write_bytes(tcio_file *fh, MPI_Offset offset, const char *src, int64_
         src += chunk;
         bytes -= chunk;
     }
-    if (end > fh->written_end)
-        fh->written_end = end;
     return TCIO_SUCCESS;
 }
 
@@ -435,12 +445,16 @@ int tcio_fetch(tcio_file *fh)
     return complete_reads(fh);
 }
 
-/* Complete reads and move buffered writes: the local half of flush/close. */
+/* Complete reads, move buffered writes and complete every one-sided
+ * operation at its target: the local half of flush/close. */
 static int settle_local(tcio_file *fh)
 {
     int rc = complete_reads(fh);
     int put_rc = tci_level2_put_writes(fh);
-    return rc != TCIO_SUCCESS ? rc : put_rc;
+    int done_rc = tci_level2_complete_all(&fh->l2);
+    if (rc == TCIO_SUCCESS)
+        rc = put_rc;
+    return rc != TCIO_SUCCESS ? rc : done_rc;
 }
 
 int tcio_flush(tcio_file *fh)

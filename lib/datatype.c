@@ -70,11 +70,16 @@ static MPI_Datatype cached_type[PREDEFINED_CACHE];
 static tci_type_info cached_info[PREDEFINED_CACHE];
 static int cached_count, cached_next;
 
+MPI_Datatype tci_last_predefined = MPI_DATATYPE_NULL;
+tci_type_info tci_last_predefined_info;
+
 static bool cache_lookup(MPI_Datatype type, tci_type_info *info)
 {
     for (int i = 0; i < cached_count; i++)
         if (cached_type[i] == type) {
             *info = cached_info[i];
+            tci_last_predefined = type;
+            tci_last_predefined_info = *info;
             return true;
         }
     return false;
@@ -89,7 +94,7 @@ static void cache_insert(MPI_Datatype type, const tci_type_info *info)
         cached_count++;
 }
 
-int tci_type_inspect(MPI_Datatype type, tci_type_info *info)
+int tci_type_inspect_slow(MPI_Datatype type, tci_type_info *info)
 {
     if (type != MPI_DATATYPE_NULL && cache_lookup(type, info))
         return TCIO_SUCCESS;

@@ -11,10 +11,28 @@ typedef struct tci_type_info {
     bool    contiguous;  /* element bytes lie in memory as in the file */
 } tci_type_info;
 
+/* Check that TYPE is a committed datatype and describe it (the slow path
+ * of tci_type_inspect).  Returns TCIO_SUCCESS or TCIO_ERR_BAD_TYPE. */
+int tci_type_inspect_slow(MPI_Datatype type, tci_type_info *info);
+
+/* The predefined type most recently inspected: predefined types are never
+ * freed, so this cannot go stale. */
+extern MPI_Datatype tci_last_predefined;
+extern tci_type_info tci_last_predefined_info;
+
 /* Check that TYPE is a committed datatype and describe it.  Returns
- * TCIO_SUCCESS or TCIO_ERR_BAD_TYPE.  Results are cached on the type
- * itself (an attribute), so repeated calls with one type are cheap. */
-int tci_type_inspect(MPI_Datatype type, tci_type_info *info);
+ * TCIO_SUCCESS or TCIO_ERR_BAD_TYPE.  Predefined types are cached in the
+ * library, derived ones in an attribute on the type itself, so repeated
+ * calls with one type are cheap; the last predefined type costs one
+ * comparison. */
+static inline int tci_type_inspect(MPI_Datatype type, tci_type_info *info)
+{
+    if (type == tci_last_predefined && type != MPI_DATATYPE_NULL) {
+        *info = tci_last_predefined_info;
+        return 0;
+    }
+    return tci_type_inspect_slow(type, info);
+}
 
 /* Pack COUNT elements of TYPE at SRC into OUT (BYTES bytes). */
 int tci_type_pack(const void *src, int count, MPI_Datatype type, void *out, int64_t bytes);

@@ -59,20 +59,16 @@ int tci_load_segment(tcio_file *fh, int64_t segment, char *buf)
 int tci_drain_own_slots(tcio_file *fh)
 {
     tci_level2 *l2 = &fh->l2;
-    int rc = tci_error_from_mpi(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, fh->rank, 0, l2->win));
-    if (rc != TCIO_SUCCESS)
-        return rc;
-    /* The window was allocated by MPI_Win_allocate (unified memory model):
-     * inside this epoch the owner reads its slots in place. */
-    for (int64_t s = 0; s < l2->nslots; s++) {
+    /* Called after every rank completed its operations and passed a
+     * barrier: synchronise the public and private copies of the window,
+     * then read the slots in place (MPI_Win_allocate gives the unified
+     * memory model, where the two copies are the same memory). */
+    int rc = tci_error_from_mpi(MPI_Win_sync(l2->win));
+    for (int64_t s = 0; s < l2->nslots && rc == TCIO_SUCCESS; s++) {
         const tci_slot_header *h = (const tci_slot_header *)(l2->base + tci_header_disp(l2, s));
-        if (!(h->flags & TCI_SLOT_DIRTY))
-            continue;
-        int slot_rc = tci_drain_segment(fh, h->segment, l2->base + tci_data_disp(l2, s),
-                                        (const unsigned char *)l2->base + tci_bitmap_disp(l2, s));
-        if (rc == TCIO_SUCCESS)
-            rc = slot_rc;
+        if (h->flags & TCI_SLOT_DIRTY)
+            rc = tci_drain_segment(fh, h->segment, l2->base + tci_data_disp(l2, s),
+                                   (const unsigned char *)l2->base + tci_bitmap_disp(l2, s));
     }
-    MPI_Win_unlock(fh->rank, l2->win);
     return rc;
 }

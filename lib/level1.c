@@ -56,21 +56,10 @@ static int reserve_one(tci_extents *e)
     return grow_extents(e);
 }
 
-int tci_extents_add(tci_extents *e, int disp, int len)
+int tci_extents_append(tci_extents *e, int disp, int len)
 {
-    if (len <= 0)
-        return 0;
-    if (e->count > 0) {
-        int last = e->count - 1;
-        int last_end = e->disp[last] + e->len[last];
-        if (disp >= e->disp[last] && disp <= last_end) {
-            if (disp + len > last_end)
-                e->len[last] = disp + len - e->disp[last];
-            return 0;
-        }
-        if (disp < last_end)
-            e->sorted = false;
-    }
+    if (e->count > 0 && disp < e->disp[e->count - 1] + e->len[e->count - 1])
+        e->sorted = false;
     if (reserve_one(e) != 0)
         return -1;
     e->disp[e->count] = disp;
@@ -136,8 +125,7 @@ int tci_level1_init(tci_level1 *l1, int segment_size)
 {
     memset(l1, 0, sizeof *l1);
     l1->buf = malloc((size_t)segment_size);
-    l1->segment = -1;
-    l1->mode = TCI_L1_IDLE;
+    tci_level1_reset(l1);
     if (!l1->buf || tci_extents_init(&l1->extents, segment_size) != 0) {
         tci_level1_free(l1);
         return -1;
@@ -159,14 +147,15 @@ void tci_level1_reset(tci_level1 *l1)
     l1->nreads = 0;
     l1->mode = TCI_L1_IDLE;
     l1->segment = -1;
+    l1->start = l1->end = -1;
 }
 
-int tci_level1_write(tci_level1 *l1, int disp, const void *src, int len)
+void tci_level1_aim(tci_level1 *l1, tci_l1_mode mode, int64_t segment, int64_t size)
 {
-    if (tci_extents_add(&l1->extents, disp, len) != 0)
-        return -1;
-    memcpy(l1->buf + disp, src, (size_t)len);
-    return 0;
+    l1->mode = mode;
+    l1->segment = segment;
+    l1->start = segment * size;
+    l1->end = l1->start + size;
 }
 
 int tci_level1_add_read(tci_level1 *l1, int disp, void *dst, int len)

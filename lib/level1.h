@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
 
 /* A set of byte ranges inside one segment, kept as two parallel arrays so
  * that it can be handed to MPI_Type_indexed as it is. */
@@ -23,10 +24,27 @@ int  tci_extents_init(tci_extents *e, int segment_size);
 void tci_extents_free(tci_extents *e);
 static inline void tci_extents_clear(tci_extents *e) { e->count = 0; e->sorted = true; }
 
+/* Append [disp, disp+len) as a new range (the slow half of
+ * tci_extents_add).  Returns 0 or -1 (no memory; the set is unchanged). */
+int tci_extents_append(tci_extents *e, int disp, int len);
+
 /* Record [disp, disp+len).  Merges with the last range when they touch or
  * overlap, so a stream of adjacent writes stays one range.  Returns 0, or
- * -1 when memory runs out (the set is then unchanged). */
-int tci_extents_add(tci_extents *e, int disp, int len);
+ * -1 when memory runs out (the set is then unchanged).  Inline: it runs
+ * once per tcio_write/tcio_read. */
+static inline int tci_extents_add(tci_extents *e, int disp, int len)
+{
+    if (e->count > 0) {
+        int last = e->count - 1;
+        int last_end = e->disp[last] + e->len[last];
+        if (disp >= e->disp[last] && disp <= last_end) {
+            if (disp + len > last_end)
+                e->len[last] = disp + len - e->disp[last];
+            return 0;
+        }
+    }
+    return len > 0 ? tci_extents_append(e, disp, len) : 0;
+}
 
 /* Sort and merge overlapping or touching ranges.  Returns 0 or -1 (no
  * memory; the set is unchanged). */
@@ -47,6 +65,8 @@ typedef enum tci_l1_mode { TCI_L1_IDLE, TCI_L1_WRITING, TCI_L1_READING } tci_l1_
 typedef struct tci_level1 {
     char           *buf;       /* segment_size bytes */
     int64_t         segment;   /* file segment the buffer is aligned to */
+    int64_t         start;     /* its first byte: segment x segment size */
+    int64_t         end;       /* one past its last byte */
     tci_l1_mode     mode;
     tci_extents     extents;   /* bytes written, or bytes to fetch */
     tci_read_piece *reads;
@@ -60,9 +80,25 @@ void tci_level1_free(tci_level1 *l1);
 /* Forget the buffered extents and reads (after they were moved). */
 void tci_level1_reset(tci_level1 *l1);
 
+/* Align the (empty) buffer to SEGMENT of SIZE bytes in MODE. */
+void tci_level1_aim(tci_level1 *l1, tci_l1_mode mode, int64_t segment, int64_t size);
+
+/* Whether [offset, offset+len) lies in the buffer's segment in MODE. */
+static inline int tci_level1_holds(const tci_level1 *l1, tci_l1_mode mode, int64_t offset,
+                                   int64_t len)
+{
+    return l1->mode == mode && offset >= l1->start && len <= l1->end - offset;
+}
+
 /* Copy LEN bytes of SRC into the buffer at DISP and record the extent.
  * The buffer must be in writing mode for the right segment. */
-int tci_level1_write(tci_level1 *l1, int disp, const void *src, int len);
+static inline int tci_level1_write(tci_level1 *l1, int disp, const void *src, int len)
+{
+    if (tci_extents_add(&l1->extents, disp, len) != 0)
+        return -1;
+    memcpy(l1->buf + disp, src, (size_t)len);
+    return 0;
+}
 
 /* Record a read of LEN bytes at DISP into DST. */
 int tci_level1_add_read(tci_level1 *l1, int disp, void *dst, int len);

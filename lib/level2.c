@@ -1,16 +1,24 @@
 /* level2.c - the level-2 window and the one-sided moves into and out of it.
  *
- * Every move locks exactly one owner's window, exclusively, and never takes
- * a second lock while holding one: no lock-order cycle can form.  Inside
- * the lock the mover may write the slot's previous segment to the file
- * (independent MPI-IO, no other rank involved) and may load the segment
- * from the file; nothing in a move waits for another rank to call the
- * library.  See doc/design.md. */
+ * The window is opened once, at tcio_open, with a shared MPI_Win_lock_all
+ * epoch that lasts until tcio_close; exclusive access to a slot comes from
+ * a lock word in its header, taken with an atomic fetch-and-OR.  A mover
+ * holds at most one slot lock at a time and never waits, while holding it,
+ * for another rank to call the library: inside the lock it may write the
+ * slot's previous segment to the file and load the segment from the file,
+ * both with independent MPI-IO.  Waits poll request-based operations and
+ * yield the processor between polls, because with MPI libraries whose
+ * one-sided operations need the target's progress engine (MPICH ch4 over
+ * UCX, measured in doc/design.md) the target may be a process that shares
+ * our core.  See doc/design.md for the protocol and why it cannot deadlock. */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include "file.h"
 #include "drain.h"
 #include "error.h"
+
+enum { LOCK_WORD = 0, SEGMENT_WORD = 1, FLAGS_WORD = 2 };
 
 int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment_size)
 {
@@ -29,31 +37,41 @@ int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment
         return tci_error_from_mpi(err);
     }
     MPI_Win_set_errhandler(l2->win, MPI_ERRORS_RETURN);
-    l2->scratch = malloc((size_t)segment_size);
-    l2->bitmap = malloc((size_t)l2->bitmap_bytes);
-    if (!l2->scratch || !l2->bitmap)
-        return TCIO_ERR_NO_MEMORY;
-
-    /* Initialise the own slots inside an epoch; the caller synchronises
-     * before any other rank can reach them. */
-    int rank;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, l2->win);
     for (int64_t s = 0; s < nslots; s++) {
         tci_slot_header *h = (tci_slot_header *)(l2->base + tci_header_disp(l2, s));
+        h->lock = 0;
         h->segment = TCI_SLOT_EMPTY;
         h->flags = 0;
     }
     memset(l2->base + tci_bitmap_disp(l2, 0), 0,
            (size_t)(tci_data_disp(l2, 0) - tci_bitmap_disp(l2, 0)));
-    MPI_Win_unlock(rank, l2->win);
+    /* The caller synchronises all ranks before the first move, so nobody
+     * reaches these slots before they are initialised. */
+    err = MPI_Win_lock_all(MPI_MODE_NOCHECK, l2->win);
+    if (err != MPI_SUCCESS)
+        return tci_error_from_mpi(err);
+    l2->epoch_open = true;
+    MPI_Win_sync(l2->win);
+    l2->scratch = malloc((size_t)segment_size);
+    l2->bitmap = malloc((size_t)l2->bitmap_bytes);
+    if (!l2->scratch || !l2->bitmap)
+        return TCIO_ERR_NO_MEMORY;
     return TCIO_SUCCESS;
+}
+
+int tci_level2_complete_all(tci_level2 *l2)
+{
+    return tci_error_from_mpi(MPI_Win_flush_all(l2->win));
 }
 
 void tci_level2_free(tci_level2 *l2)
 {
-    if (l2->win != MPI_WIN_NULL)
+    if (l2->win != MPI_WIN_NULL) {
+        if (l2->epoch_open)
+            MPI_Win_unlock_all(l2->win);
         MPI_Win_free(&l2->win);
+    }
+    l2->epoch_open = false;
     free(l2->scratch);
     free(l2->bitmap);
     l2->scratch = NULL;
@@ -108,32 +126,92 @@ int tci_bitmap_next_run(const unsigned char *bitmap, int from, int limit, int wa
     return start;
 }
 
-/* ---- one-sided helpers: all inside an exclusive lock of RANK ---------- */
+/* ---- waiting ------------------------------------------------------------ */
 
-static int get_header(tci_level2 *l2, tci_location loc, tci_slot_header *h)
+#define MAX_REQUESTS 3   /* the most a move waits for at once */
+
+/* Complete request-based operations, yielding the processor between polls
+ * so that a target sharing our core can run its progress engine. */
+static int wait_yielding(int count, MPI_Request *requests)
 {
-    return MPI_Get(h, 2, MPI_INT64_T, loc.rank, tci_header_disp(l2, loc.slot), 2,
-                   MPI_INT64_T, l2->win);
+    MPI_Status statuses[MAX_REQUESTS];   /* not MPI_STATUSES_IGNORE: gcc
+                                            misreads MPICH's annotation */
+    for (;;) {
+        int done = 0;
+        int err = MPI_Testall(count, requests, &done, statuses);
+        if (err != MPI_SUCCESS || done)
+            return err;
+        sched_yield();
+    }
 }
 
-/* The put completes only at unlock, after the caller's frame is gone: the
- * origin buffer is the persistent l2->outgoing. */
-static int put_header(tci_level2 *l2, tci_location loc, const tci_slot_header *h)
+/* ---- the slot lock ------------------------------------------------------- */
+
+/* Take the slot's lock and read its header in one atomic fetch-and-OR over
+ * [lock, segment, flags]: OR-ing {1, 0, 0} sets the lock bit and leaves the
+ * rest unchanged, so a failed attempt changes nothing. */
+static int lock_slot(tci_level2 *l2, tci_location loc, tci_slot_header *h)
 {
-    l2->outgoing = *h;
-    return MPI_Put(&l2->outgoing, 2, MPI_INT64_T, loc.rank, tci_header_disp(l2, loc.slot), 2,
-                   MPI_INT64_T, l2->win);
+    static const int64_t take[3] = { 1, 0, 0 };
+    int64_t old[3];
+    for (;;) {
+        MPI_Request req;
+        int err = MPI_Rget_accumulate(take, 3, MPI_INT64_T, old, 3, MPI_INT64_T, loc.rank,
+                                      tci_header_disp(l2, loc.slot), 3, MPI_INT64_T, MPI_BOR,
+                                      l2->win, &req);
+        if (err == MPI_SUCCESS)
+            err = wait_yielding(1, &req);
+        if (err != MPI_SUCCESS)
+            return err;
+        if (old[LOCK_WORD] == 0) {
+            h->lock = 1;
+            h->segment = old[SEGMENT_WORD];
+            h->flags = old[FLAGS_WORD];
+            return MPI_SUCCESS;
+        }
+        sched_yield();
+    }
 }
 
-static int get_bitmap_and_data(tci_level2 *l2, tci_location loc)
+/* Make every update of the slot complete at the owner, then release the
+ * lock.  Accumulates are ordered only per location, so the flush is what
+ * keeps the next holder from seeing the lock free before the data. */
+static int unlock_slot(tci_level2 *l2, tci_location loc, bool modified)
 {
-    int err = MPI_Get(l2->bitmap, l2->bitmap_bytes, MPI_BYTE, loc.rank,
-                      tci_bitmap_disp(l2, loc.slot), l2->bitmap_bytes, MPI_BYTE, l2->win);
+    static const int64_t unlocked = 0;
+    int err = modified ? MPI_Win_flush(loc.rank, l2->win) : MPI_SUCCESS;
+    MPI_Request req;
     if (err == MPI_SUCCESS)
-        err = MPI_Get(l2->scratch, l2->segment_size, MPI_BYTE, loc.rank,
-                      tci_data_disp(l2, loc.slot), l2->segment_size, MPI_BYTE, l2->win);
+        err = MPI_Raccumulate(&unlocked, 1, MPI_INT64_T, loc.rank,
+                              tci_header_disp(l2, loc.slot), 1, MPI_INT64_T, MPI_REPLACE,
+                              l2->win, &req);
+    /* Local completion makes sure the release has left this process even
+     * where an MPI library issues operations lazily. */
     if (err == MPI_SUCCESS)
-        err = MPI_Win_flush(loc.rank, l2->win);
+        err = wait_yielding(1, &req);
+    return err;
+}
+
+/* ---- one-sided pieces of a move, all under the slot lock ---------------- */
+
+static int update_header(tci_level2 *l2, tci_location loc, const tci_slot_header *h,
+                         MPI_Request *req)
+{
+    return MPI_Raccumulate(&h->segment, 2, MPI_INT64_T, loc.rank,
+                           tci_header_disp(l2, loc.slot) + SEGMENT_WORD * 8, 2, MPI_INT64_T,
+                           MPI_REPLACE, l2->win, req);
+}
+
+static int fetch_bitmap_and_data(tci_level2 *l2, tci_location loc)
+{
+    MPI_Request req[2];
+    int err = MPI_Rget(l2->bitmap, l2->bitmap_bytes, MPI_BYTE, loc.rank,
+                       tci_bitmap_disp(l2, loc.slot), l2->bitmap_bytes, MPI_BYTE, l2->win, &req[0]);
+    if (err == MPI_SUCCESS)
+        err = MPI_Rget(l2->scratch, l2->segment_size, MPI_BYTE, loc.rank,
+                       tci_data_disp(l2, loc.slot), l2->segment_size, MPI_BYTE, l2->win, &req[1]);
+    if (err == MPI_SUCCESS)
+        err = wait_yielding(2, req);
     return err;
 }
 
@@ -141,7 +219,7 @@ static int get_bitmap_and_data(tci_level2 *l2, tci_location loc)
  * file before the slot changes hands (the spill path). */
 static int spill_slot(tcio_file *fh, tci_location loc, int64_t victim)
 {
-    int err = get_bitmap_and_data(&fh->l2, loc);
+    int err = fetch_bitmap_and_data(&fh->l2, loc);
     if (err != MPI_SUCCESS)
         return tci_error_from_mpi(err);
     /* A failed spill keeps the victim in its slot (close tries again), but
@@ -149,17 +227,15 @@ static int spill_slot(tcio_file *fh, tci_location loc, int64_t victim)
     return tci_note_failure(fh, tci_drain_segment(fh, victim, fh->l2.scratch, fh->l2.bitmap));
 }
 
-/* Make the slot at LOC hold SEGMENT, spilling its previous segment.  On
- * return *H is the header as it must end up (written back by the caller,
- * once, at the end of the epoch). */
-static int claim_slot(tcio_file *fh, tci_location loc, int64_t segment, tci_slot_header *h)
+/* Make the locked slot hold SEGMENT, spilling its previous segment and
+ * clearing its bitmap.  The bitmap is cleared with an accumulate so that a
+ * later MPI_BOR on the same bytes is ordered after it.  *H becomes the
+ * header the slot must end up with; *CHANGED says it differs. */
+static int claim_slot(tcio_file *fh, tci_location loc, int64_t segment, tci_slot_header *h,
+                      bool *changed)
 {
     tci_level2 *l2 = &fh->l2;
-    int err = get_header(l2, loc, h);
-    if (err == MPI_SUCCESS)
-        err = MPI_Win_flush(loc.rank, l2->win);
-    if (err != MPI_SUCCESS)
-        return tci_error_from_mpi(err);
+    *changed = false;
     if (h->segment == segment)
         return TCIO_SUCCESS;
     if (h->flags & TCI_SLOT_DIRTY) {
@@ -168,12 +244,15 @@ static int claim_slot(tcio_file *fh, tci_location loc, int64_t segment, tci_slot
             return rc;
     }
     memset(l2->bitmap, 0, (size_t)l2->bitmap_bytes);
-    err = MPI_Put(l2->bitmap, l2->bitmap_bytes, MPI_BYTE, loc.rank,
-                  tci_bitmap_disp(l2, loc.slot), l2->bitmap_bytes, MPI_BYTE, l2->win);
+    MPI_Request req;
+    int err = MPI_Raccumulate(l2->bitmap, l2->bitmap_bytes, MPI_UNSIGNED_CHAR, loc.rank,
+                              tci_bitmap_disp(l2, loc.slot), l2->bitmap_bytes,
+                              MPI_UNSIGNED_CHAR, MPI_REPLACE, l2->win, &req);
     if (err == MPI_SUCCESS)
-        err = MPI_Win_flush(loc.rank, l2->win);   /* before the bitmap OR */
+        err = wait_yielding(1, &req);   /* l2->bitmap is reused at once */
     h->segment = segment;
     h->flags = 0;
+    *changed = true;
     return tci_error_from_mpi(err);
 }
 
@@ -187,33 +266,41 @@ static int indexed_type(const tci_extents *e, MPI_Datatype *type)
 
 /* OR the written extents into the slot's bitmap: one accumulate over the
  * bitmap bytes they span. */
-static int mark_written(tci_level2 *l2, tci_location loc, const tci_extents *e)
+static int mark_written(tci_level2 *l2, tci_location loc, const tci_extents *e,
+                        MPI_Request *req)
 {
     int lo = e->disp[0] / 8;
     int hi = (e->disp[e->count - 1] + e->len[e->count - 1] + 7) / 8;
     memset(l2->bitmap + lo, 0, (size_t)(hi - lo));
     for (int i = 0; i < e->count; i++)
         tci_bitmap_set_range(l2->bitmap, e->disp[i], e->disp[i] + e->len[i]);
-    return MPI_Accumulate(l2->bitmap + lo, hi - lo, MPI_UNSIGNED_CHAR, loc.rank,
-                          tci_bitmap_disp(l2, loc.slot) + lo, hi - lo, MPI_UNSIGNED_CHAR,
-                          MPI_BOR, l2->win);
+    return MPI_Raccumulate(l2->bitmap + lo, hi - lo, MPI_UNSIGNED_CHAR, loc.rank,
+                           tci_bitmap_disp(l2, loc.slot) + lo, hi - lo, MPI_UNSIGNED_CHAR,
+                           MPI_BOR, l2->win, req);
 }
 
-static int put_extents_locked(tcio_file *fh, tci_location loc, MPI_Datatype type)
+/* ---- write move ---------------------------------------------------------- */
+
+static int put_extents_locked(tcio_file *fh, tci_location loc, tci_slot_header *h,
+                              MPI_Datatype type)
 {
     tci_level2 *l2 = &fh->l2;
-    tci_slot_header h;
-    int rc = claim_slot(fh, loc, fh->l1.segment, &h);
+    bool changed;
+    int rc = claim_slot(fh, loc, fh->l1.segment, h, &changed);
     if (rc != TCIO_SUCCESS)
         return rc;
-    int err = MPI_Put(fh->l1.buf, 1, type, loc.rank, tci_data_disp(l2, loc.slot), 1, type,
-                      l2->win);
+    MPI_Request req[MAX_REQUESTS];
+    int nreq = 0;
+    int err = MPI_Rput(fh->l1.buf, 1, type, loc.rank, tci_data_disp(l2, loc.slot), 1, type,
+                       l2->win, &req[nreq++]);
     if (err == MPI_SUCCESS)
-        err = mark_written(l2, loc, &fh->l1.extents);
-    if (err == MPI_SUCCESS && !(h.flags & TCI_SLOT_DIRTY)) {
-        h.flags |= TCI_SLOT_DIRTY;
-        err = put_header(l2, loc, &h);
+        err = mark_written(l2, loc, &fh->l1.extents, &req[nreq++]);
+    if (err == MPI_SUCCESS && (changed || !(h->flags & TCI_SLOT_DIRTY))) {
+        h->flags |= TCI_SLOT_DIRTY;
+        err = update_header(l2, loc, h, &req[nreq++]);
     }
+    if (err == MPI_SUCCESS)
+        err = wait_yielding(nreq, req);
     return tci_error_from_mpi(err);
 }
 
@@ -233,10 +320,11 @@ int tci_level2_put_writes(tcio_file *fh)
     if (err != MPI_SUCCESS)
         return tci_error_from_mpi(err);
     tci_location loc = tci_segmap_locate(&fh->map, l1->segment);
-    int rc = tci_error_from_mpi(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, loc.rank, 0, fh->l2.win));
+    tci_slot_header h;
+    int rc = tci_error_from_mpi(lock_slot(&fh->l2, loc, &h));
     if (rc == TCIO_SUCCESS) {
-        rc = put_extents_locked(fh, loc, type);
-        int unlock_rc = tci_error_from_mpi(MPI_Win_unlock(loc.rank, fh->l2.win));
+        rc = put_extents_locked(fh, loc, &h, type);
+        int unlock_rc = tci_error_from_mpi(unlock_slot(&fh->l2, loc, true));
         if (rc == TCIO_SUCCESS)
             rc = unlock_rc;
     }
@@ -245,6 +333,8 @@ int tci_level2_put_writes(tcio_file *fh)
         tci_level1_reset(l1);
     return rc;
 }
+
+/* ---- read move ----------------------------------------------------------- */
 
 /* The slot does not hold the file's bytes yet: read the segment into the
  * level-1 buffer, lay the bytes already written on top, and store the
@@ -257,7 +347,7 @@ static int load_into_slot(tcio_file *fh, tci_location loc, tci_slot_header *h)
     if (rc != TCIO_SUCCESS)
         return rc;
     if (h->flags & TCI_SLOT_DIRTY) {
-        int err = get_bitmap_and_data(l2, loc);
+        int err = fetch_bitmap_and_data(l2, loc);
         if (err != MPI_SUCCESS)
             return tci_error_from_mpi(err);
         int end, start = tci_bitmap_next_run(l2->bitmap, 0, l2->segment_size, 1, &end);
@@ -267,29 +357,37 @@ static int load_into_slot(tcio_file *fh, tci_location loc, tci_slot_header *h)
         }
     }
     h->flags |= TCI_SLOT_LOADED;
-    int err = MPI_Put(seg, l2->segment_size, MPI_BYTE, loc.rank, tci_data_disp(l2, loc.slot),
-                      l2->segment_size, MPI_BYTE, l2->win);
+    MPI_Request req[2];
+    int err = MPI_Rput(seg, l2->segment_size, MPI_BYTE, loc.rank, tci_data_disp(l2, loc.slot),
+                       l2->segment_size, MPI_BYTE, l2->win, &req[0]);
     if (err == MPI_SUCCESS)
-        err = put_header(l2, loc, h);
+        err = update_header(l2, loc, h, &req[1]);
+    if (err == MPI_SUCCESS)
+        err = wait_yielding(2, req);
     return tci_error_from_mpi(err);
 }
 
-static int get_extents_locked(tcio_file *fh, tci_location loc)
+/* Fetch the pending extents; returns whether the slot was modified (loaded
+ * or claimed), which decides if the release must flush first. */
+static int get_extents_locked(tcio_file *fh, tci_location loc, tci_slot_header *h,
+                              bool *modified)
 {
-    tci_slot_header h;
-    int rc = claim_slot(fh, loc, fh->l1.segment, &h);
+    int rc = claim_slot(fh, loc, fh->l1.segment, h, modified);
     if (rc != TCIO_SUCCESS)
         return rc;
-    if (!(h.flags & TCI_SLOT_LOADED))
-        return load_into_slot(fh, loc, &h);   /* leaves the whole segment in l1 */
+    if (!(h->flags & TCI_SLOT_LOADED)) {
+        *modified = true;
+        return load_into_slot(fh, loc, h);   /* leaves the whole segment in l1 */
+    }
     MPI_Datatype type;
     int err = indexed_type(&fh->l1.extents, &type);
     if (err != MPI_SUCCESS)
         return tci_error_from_mpi(err);
-    err = MPI_Get(fh->l1.buf, 1, type, loc.rank, tci_data_disp(&fh->l2, loc.slot), 1, type,
-                  fh->l2.win);
+    MPI_Request req;
+    err = MPI_Rget(fh->l1.buf, 1, type, loc.rank, tci_data_disp(&fh->l2, loc.slot), 1, type,
+                   fh->l2.win, &req);
     if (err == MPI_SUCCESS)
-        err = MPI_Win_flush(loc.rank, fh->l2.win);
+        err = wait_yielding(1, &req);
     MPI_Type_free(&type);
     return tci_error_from_mpi(err);
 }
@@ -306,10 +404,12 @@ int tci_level2_get_reads(tcio_file *fh)
     if (tci_extents_normalize(&l1->extents) != 0)
         return TCIO_ERR_NO_MEMORY;
     tci_location loc = tci_segmap_locate(&fh->map, l1->segment);
-    int rc = tci_error_from_mpi(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, loc.rank, 0, fh->l2.win));
+    tci_slot_header h;
+    int rc = tci_error_from_mpi(lock_slot(&fh->l2, loc, &h));
     if (rc == TCIO_SUCCESS) {
-        rc = get_extents_locked(fh, loc);
-        int unlock_rc = tci_error_from_mpi(MPI_Win_unlock(loc.rank, fh->l2.win));
+        bool modified = false;
+        rc = get_extents_locked(fh, loc, &h, &modified);
+        int unlock_rc = tci_error_from_mpi(unlock_slot(&fh->l2, loc, modified));
         if (rc == TCIO_SUCCESS)
             rc = unlock_rc;
     }

@@ -3,6 +3,7 @@
 #ifndef TCIO_LEVEL2_H
 #define TCIO_LEVEL2_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <mpi.h>
 
@@ -12,31 +13,41 @@ struct tcio_file;
 #define TCI_SLOT_LOADED  0x1   /* unwritten bytes hold the file's content */
 #define TCI_SLOT_DIRTY   0x2   /* some byte was written: drain before reuse */
 
-/* Header of a level-2 slot, at the start of the owner's window. */
+/* Header of a level-2 slot, at the start of the owner's window.  LOCK,
+ * SEGMENT and FLAGS are adjacent: one atomic fetch-and-OR takes the lock
+ * and reads the rest. */
 typedef struct tci_slot_header {
+    int64_t lock;      /* 0 free, 1 held by some mover */
     int64_t segment;   /* file segment held, or TCI_SLOT_EMPTY */
     int64_t flags;
+    int64_t reserved;  /* keeps headers 32-byte aligned */
 } tci_slot_header;
 
 /* Window layout on every owner:
- *   [headers: nslots x 16 B][bitmaps: nslots x bitmap_bytes][data: nslots x segment]
+ *   [headers: nslots x 32 B][bitmaps: nslots x bitmap_bytes][data: nslots x segment]
  * Bit i of a slot's bitmap is set when byte i of its segment was written. */
 typedef struct tci_level2 {
     MPI_Win  win;
+    bool     epoch_open;       /* the MPI_Win_lock_all epoch of the open file */
     char    *base;
     int64_t  nslots;
     int      segment_size;
     int      bitmap_bytes;
-    tci_slot_header outgoing;  /* origin of header puts: must outlive the
-                                  epoch, so never a stack variable */
     char    *scratch;          /* one segment: victim data, file data */
     unsigned char *bitmap;     /* one bitmap: victim's, or OR mask */
 } tci_level2;
 
-/* Collective over COMM: allocate the window and the scratch buffers.
- * NSLOTS is this rank's slot count (0 for a rank that owns none). */
+/* Collective over COMM: allocate the window, open the file's shared
+ * MPI_Win_lock_all epoch, allocate the scratch buffers.  NSLOTS is this
+ * rank's slot count (0 for a rank that owns none). */
 int  tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment_size);
+
+/* Close the epoch and free everything (collective). */
 void tci_level2_free(tci_level2 *l2);
+
+/* Complete every one-sided operation this rank issued, at its target
+ * (MPI_Win_flush_all): before a barrier that publishes them. */
+int  tci_level2_complete_all(tci_level2 *l2);
 
 static inline MPI_Aint tci_header_disp(const tci_level2 *l2, int64_t slot)
 {
@@ -54,8 +65,8 @@ static inline MPI_Aint tci_data_disp(const tci_level2 *l2, int64_t slot)
 }
 
 /* Move the rank's buffered writes (level 1, writing mode) to their level-2
- * slot: one MPI_Put under an exclusive lock of the owner, draining the
- * slot's previous segment to the file first if it held another one. */
+ * slot: one MPI_Put under the slot's lock, draining the slot's previous
+ * segment to the file first if it held another one. */
 int tci_level2_put_writes(struct tcio_file *fh);
 
 /* Fetch the rank's pending reads (level 1, reading mode) from their level-2
