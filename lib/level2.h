@@ -23,6 +23,24 @@ typedef struct tci_slot_header {
     int64_t reserved;  /* keeps headers 32-byte aligned */
 } tci_slot_header;
 
+/* A datatype describing a move's extents, relative to the first one. */
+typedef struct tci_move_type {
+    MPI_Datatype type;
+    int          count;      /* elements of TYPE */
+    MPI_Aint     offset;     /* displacement of the first extent */
+    bool         temporary;  /* built for this move only: free after it */
+} tci_move_type;
+
+#define TCI_VECTOR_CACHE 4
+
+/* Recently used vector types: regular, strided extent lists (the
+ * interleaved patterns libtcio exists for) repeat from move to move. */
+typedef struct tci_vector_cache {
+    MPI_Datatype type[TCI_VECTOR_CACHE];
+    int          count[TCI_VECTOR_CACHE], len[TCI_VECTOR_CACHE], stride[TCI_VECTOR_CACHE];
+    int          used, next;
+} tci_vector_cache;
+
 /* Window layout on every owner:
  *   [headers: nslots x 32 B][bitmaps: nslots x bitmap_bytes][data: nslots x segment]
  * Bit i of a slot's bitmap is set when byte i of its segment was written. */
@@ -33,6 +51,7 @@ typedef struct tci_level2 {
     int64_t  nslots;
     int      segment_size;
     int      bitmap_bytes;
+    tci_vector_cache vectors;
     char    *scratch;          /* one segment: victim data, file data */
     unsigned char *bitmap;     /* one bitmap: victim's, or OR mask */
 } tci_level2;
