@@ -81,14 +81,16 @@ enum tcio_error {
     TCIO_SUCCESS = 0,
     TCIO_ERR_BAD_HANDLE,   /* NULL handle, or a handle already closed      */
     TCIO_ERR_BAD_ARG,      /* negative count or offset, NULL data, bad whence,
-                              NULL out-pointer or file name, offset overflow */
+                              NULL out-pointer or file name, offset overflow,
+                              over 2 GiB of a non-contiguous type per call */
     TCIO_ERR_BAD_TYPE,     /* MPI_DATATYPE_NULL or a type not committed    */
     TCIO_ERR_BAD_MODE,     /* no or several of RDONLY/WRONLY/RDWR, RDONLY
                               with CREATE/EXCL/TRUNC, SEQUENTIAL, unknown bit */
     TCIO_ERR_READ_ONLY,    /* write to a file opened MPI_MODE_RDONLY       */
     TCIO_ERR_WRITE_ONLY,   /* read from a file opened MPI_MODE_WRONLY      */
     TCIO_ERR_BAD_CONFIG,   /* invalid tcio_segment_size/_segments_per_proc
-                              (info key or TCIO_* environment variable)    */
+                              (info key or TCIO_* environment variable), or
+                              ranks that disagree on them                  */
     TCIO_ERR_NO_MEMORY,    /* memory for buffers or the window ran out     */
     TCIO_ERR_NO_SUCH_FILE, /* open: file (or directory) does not exist     */
     TCIO_ERR_ACCESS,       /* open: permission denied                      */

@@ -123,19 +123,39 @@ static int open_file(tcio_file *fh, const char *fname, int mode, MPI_Info info)
 
 /* Everything after MPI_File_open: truncation, sizes, buffers, window.
  * Collective steps are agreed so that all ranks leave on the same path. */
+/* Every rank must use the same segment size and count, or their segment
+ * maps would disagree: agree on the error code and check the settings in
+ * one reduction. */
+static int agree_on_config(tcio_file *fh, int rc)
+{
+    int64_t mine[5] = { rc, fh->config.segment_size, -fh->config.segment_size,
+                        fh->config.segments_per_proc, -fh->config.segments_per_proc };
+    int64_t all[5];
+    if (MPI_Allreduce(mine, all, 5, MPI_INT64_T, MPI_MAX, fh->comm) != MPI_SUCCESS)
+        return rc != TCIO_SUCCESS ? rc : TCIO_ERR_MPI;
+    if (all[0] != TCIO_SUCCESS)
+        return (int)all[0];
+    if (all[1] != -all[2] || all[3] != -all[4])
+        return TCIO_ERR_BAD_CONFIG;
+    return TCIO_SUCCESS;
+}
+
+/* The largest end offset: segment numbers must fit a slot's state word,
+ * and a segment's end must fit an MPI_Offset. */
+static MPI_Offset addressable_end(int64_t segment_size)
+{
+    MPI_Offset limit = INT64_MAX - segment_size;
+    if (TCI_MAX_SEGMENT <= limit / segment_size)
+        limit = TCI_MAX_SEGMENT * segment_size;
+    return limit;
+}
+
 static int set_up(tcio_file *fh, int mode)
 {
-    int rc = TCIO_SUCCESS;
-    if (mode & TCIO_MODE_TRUNC)
-        rc = tci_error_from_io(MPI_File_set_size(fh->file, 0));
-    if ((rc = agree(fh->comm, rc)) != TCIO_SUCCESS)
+    int rc = tci_config_finish(&fh->config, tci_config_striping_unit(fh->file));
+    if ((rc = agree_on_config(fh, rc)) != TCIO_SUCCESS)
         return rc;
-    if (MPI_File_get_size(fh->file, &fh->size_at_open) != MPI_SUCCESS)
-        rc = TCIO_ERR_IO;
-    if (rc == TCIO_SUCCESS)
-        rc = tci_config_finish(&fh->config, tci_config_striping_unit(fh->file));
-    if ((rc = agree(fh->comm, rc)) != TCIO_SUCCESS)
-        return rc;
+    fh->max_end = addressable_end(fh->config.segment_size);
     fh->map = (tci_segmap){ .segment_size = fh->config.segment_size,
                             .nowners = fh->nprocs,
                             .nslots = fh->config.segments_per_proc };
@@ -143,6 +163,14 @@ static int set_up(tcio_file *fh, int mode)
                            (int)fh->config.segment_size);
     if (rc == TCIO_SUCCESS && tci_level1_init(&fh->l1, (int)fh->config.segment_size) != 0)
         rc = TCIO_ERR_NO_MEMORY;
+    if ((rc = agree(fh->comm, rc)) != TCIO_SUCCESS)
+        return rc;
+    /* Truncate last, once nothing else can fail, so that a failed open
+     * leaves the file as it was. */
+    if (mode & TCIO_MODE_TRUNC)
+        rc = tci_error_from_io(MPI_File_set_size(fh->file, 0));
+    if (rc == TCIO_SUCCESS && MPI_File_get_size(fh->file, &fh->size_at_open) != MPI_SUCCESS)
+        rc = TCIO_ERR_IO;
     fh->position = (mode & MPI_MODE_APPEND) ? fh->size_at_open : 0;
     /* The agreement also orders every window's initialisation before any
      * rank's first access to it. */
@@ -220,7 +248,10 @@ static int check_request(tcio_file *fh, bool writing, MPI_Offset offset, const v
     req->bytes = (int64_t)count * req->type.size;
     if (req->bytes > 0 && !data)
         return TCIO_ERR_BAD_ARG;
-    if (offset > INT64_MAX - req->bytes)
+    if (offset > fh->max_end - req->bytes)
+        return TCIO_ERR_BAD_ARG;
+    /* Non-contiguous types go through MPI_Pack, whose sizes are int. */
+    if (!req->type.contiguous && req->bytes > INT32_MAX)
         return TCIO_ERR_BAD_ARG;
     return TCIO_SUCCESS;
 }
@@ -331,16 +362,23 @@ static int level1_for_writing(tcio_file *fh, int64_t segment)
     return TCIO_SUCCESS;
 }
 
-static int write_bytes(tcio_file *fh, MPI_Offset offset, const char *src, int64_t bytes)
+static void note_written(tcio_file *fh, MPI_Offset end)
 {
-    MPI_Offset end = offset + bytes;
     if (end > fh->written_end)
         fh->written_end = end;
+}
+
+static int write_bytes(tcio_file *fh, MPI_Offset offset, const char *src, int64_t bytes)
+{
     /* The common case, a small write inside the current segment, needs no
      * division and no move. */
-    if (tci_level1_holds(&fh->l1, TCI_L1_WRITING, offset, bytes))
-        return tci_level1_write(&fh->l1, (int)(offset - fh->l1.start), src, (int)bytes) == 0
-                   ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
+    if (tci_level1_holds(&fh->l1, TCI_L1_WRITING, offset, bytes)) {
+        if (tci_level1_write(&fh->l1, (int)(offset - fh->l1.start), src, (int)bytes) != 0)
+            return TCIO_ERR_NO_MEMORY;
+        note_written(fh, offset + bytes);
+        return TCIO_SUCCESS;
+    }
+    MPI_Offset end = offset + bytes;
     while (bytes > 0) {
         int64_t segment = tci_segment_of(&fh->map, offset);
         int disp = (int)tci_disp_of(&fh->map, offset);
@@ -355,6 +393,7 @@ static int write_bytes(tcio_file *fh, MPI_Offset offset, const char *src, int64_
         src += chunk;
         bytes -= chunk;
     }
+    note_written(fh, end);
     return TCIO_SUCCESS;
 }
 
@@ -366,12 +405,13 @@ static int write_packed(tcio_file *fh, MPI_Offset offset, const void *data, int 
     int disp = (int)tci_disp_of(&fh->map, offset);
     if (disp + bytes <= fh->map.segment_size) {
         int rc = level1_for_writing(fh, tci_segment_of(&fh->map, offset));
-        if (rc == TCIO_SUCCESS)
-            rc = tci_type_pack(data, count, type, fh->l1.buf + disp, bytes);
+        /* Record first: a failure then leaves the buffered bytes intact. */
         if (rc == TCIO_SUCCESS && tci_extents_add(&fh->l1.extents, disp, (int)bytes) != 0)
             rc = TCIO_ERR_NO_MEMORY;
-        if (rc == TCIO_SUCCESS && offset + bytes > fh->written_end)
-            fh->written_end = offset + bytes;
+        if (rc == TCIO_SUCCESS)
+            rc = tci_type_pack(data, count, type, fh->l1.buf + disp, bytes);
+        if (rc == TCIO_SUCCESS)
+            note_written(fh, offset + bytes);
         return rc;
     }
     char *packed = malloc((size_t)bytes);

@@ -2,7 +2,7 @@
  *
  * Only the bytes that were written are written: each run of set bits in a
  * slot's bitmap becomes one independent MPI_File_write_at inside the
- * segment (segments are stripe-sized and stripe-aligned, so no write
+ * segment (with the default segment size, the striping unit, no write
  * crosses a stripe).  Loads read whole segments. */
 #include <string.h>
 #include "file.h"
@@ -64,11 +64,17 @@ int tci_drain_own_slots(tcio_file *fh)
      * then read the slots in place (MPI_Win_allocate gives the unified
      * memory model, where the two copies are the same memory). */
     int rc = tci_error_from_mpi(MPI_Win_sync(l2->win));
-    for (int64_t s = 0; s < l2->nslots && rc == TCIO_SUCCESS; s++) {
-        const tci_slot_header *h = (const tci_slot_header *)(l2->base + tci_header_disp(l2, s));
-        if (h->flags & TCI_SLOT_DIRTY)
-            rc = tci_drain_segment(fh, h->segment, l2->base + tci_data_disp(l2, s),
-                                   (const unsigned char *)l2->base + tci_bitmap_disp(l2, s));
+    for (int64_t s = 0; s < l2->nslots; s++) {
+        int64_t state = *(const int64_t *)(l2->base + tci_header_disp(l2, s));
+        tci_slot_header h = tci_state_decode(state);
+        /* Every rank released its slots before the barrier.  Keep going
+         * after a failed slot, so that the others still reach the file. */
+        int slot_rc = state == TCI_STATE_LOCKED ? TCIO_ERR_MPI
+                    : !(h.flags & TCI_SLOT_DIRTY) ? TCIO_SUCCESS
+                    : tci_drain_segment(fh, h.segment, l2->base + tci_data_disp(l2, s),
+                                        (const unsigned char *)l2->base + tci_bitmap_disp(l2, s));
+        if (rc == TCIO_SUCCESS)
+            rc = slot_rc;
     }
     return rc;
 }

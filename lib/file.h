@@ -26,6 +26,8 @@ struct tcio_file {
     MPI_Offset  position;      /* the rank's own file pointer */
     MPI_Offset  size_at_open;
     MPI_Offset  written_end;   /* end of this rank's furthest write */
+    MPI_Offset  max_end;       /* no byte at or past it is addressable: its
+                                  segment must fit a slot's state word */
     int         failure;       /* first file-system/MPI error: sticky */
     tci_staged_read *staged;   /* reads into non-contiguous types, in order */
     tci_staged_read **staged_tail;

@@ -18,7 +18,6 @@
 #include "drain.h"
 #include "error.h"
 
-enum { LOCK_WORD = 0, SEGMENT_WORD = 1, FLAGS_WORD = 2 };
 
 /* ---- datatypes of the moves -------------------------------------------- */
 
@@ -143,12 +142,9 @@ int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment
         return tci_error_from_mpi(err);
     }
     MPI_Win_set_errhandler(l2->win, MPI_ERRORS_RETURN);
-    for (int64_t s = 0; s < nslots; s++) {
-        tci_slot_header *h = (tci_slot_header *)(l2->base + tci_header_disp(l2, s));
-        h->lock = 0;
-        h->segment = TCI_SLOT_EMPTY;
-        h->flags = 0;
-    }
+    const tci_slot_header empty = { .segment = TCI_SLOT_EMPTY, .flags = 0 };
+    for (int64_t s = 0; s < nslots; s++)
+        *(int64_t *)(l2->base + tci_header_disp(l2, s)) = tci_state_encode(&empty);
     memset(l2->base + tci_bitmap_disp(l2, 0), 0,
            (size_t)(tci_data_disp(l2, 0) - tci_bitmap_disp(l2, 0)));
     /* The caller synchronises all ranks before the first move, so nobody
@@ -235,7 +231,7 @@ int tci_bitmap_next_run(const unsigned char *bitmap, int from, int limit, int wa
 
 /* ---- waiting ------------------------------------------------------------ */
 
-#define MAX_REQUESTS 3   /* the most a move waits for at once */
+#define MAX_REQUESTS 2   /* the most a move waits for at once */
 
 /* Complete request-based operations, yielding the processor between polls
  * so that a target sharing our core can run its progress engine. */
@@ -254,72 +250,77 @@ static int wait_yielding(int count, MPI_Request *requests)
 
 /* ---- the slot lock ------------------------------------------------------- */
 
-/* Take the slot's lock and read its header in one atomic fetch-and-OR over
- * [lock, segment, flags]: OR-ing {1, 0, 0} sets the lock bit and leaves the
- * rest unchanged, so a failed attempt changes nothing. */
+/* Take the slot: swap TCI_STATE_LOCKED into its state word.  If the old word
+ * was not LOCKED the slot is ours and the old word is its header; if it
+ * was, the swap changed nothing (LOCKED over LOCKED) and we try again.
+ * Only MPI_REPLACE ever touches the word, as the window's default
+ * accumulate_ops (same_op_no_op) requires, and the swap is on one element,
+ * which MPI makes atomic. */
 static int lock_slot(tci_level2 *l2, tci_location loc, tci_slot_header *h)
 {
-    static const int64_t take[3] = { 1, 0, 0 };
-    int64_t old[3];
+    static const int64_t locked = TCI_STATE_LOCKED;
     for (;;) {
+        int64_t old;
         MPI_Request req;
-        int err = MPI_Rget_accumulate(take, 3, MPI_INT64_T, old, 3, MPI_INT64_T, loc.rank,
-                                      tci_header_disp(l2, loc.slot), 3, MPI_INT64_T, MPI_BOR,
-                                      l2->win, &req);
+        int err = MPI_Rget_accumulate(&locked, 1, MPI_INT64_T, &old, 1, MPI_INT64_T, loc.rank,
+                                      tci_header_disp(l2, loc.slot), 1, MPI_INT64_T,
+                                      MPI_REPLACE, l2->win, &req);
         if (err == MPI_SUCCESS)
             err = wait_yielding(1, &req);
         if (err != MPI_SUCCESS)
             return err;
-        if (old[LOCK_WORD] == 0) {
-            h->lock = 1;
-            h->segment = old[SEGMENT_WORD];
-            h->flags = old[FLAGS_WORD];
+        if (old != TCI_STATE_LOCKED) {
+            *h = tci_state_decode(old);
             return MPI_SUCCESS;
         }
         sched_yield();
     }
 }
 
-/* Make every update of the slot complete at the owner, then release the
- * lock.  Accumulates are ordered only per location, so the flush is what
- * keeps the next holder from seeing the lock free before the data. */
-static int unlock_slot(tci_level2 *l2, tci_location loc, bool modified)
+/* Release the slot, publishing header H in the same atomic write.  When
+ * the slot's bitmap or data changed, MPI_Win_flush first makes those
+ * updates complete at the owner: operations on different locations are not
+ * ordered, and the next holder must not see the slot free before its
+ * data.  The release is attempted even if the flush failed, so that an
+ * error here cannot leave the slot locked for everybody. */
+static int unlock_slot(tci_level2 *l2, tci_location loc, const tci_slot_header *h,
+                       bool modified)
 {
-    static const int64_t unlocked = 0;
-    int err = modified ? MPI_Win_flush(loc.rank, l2->win) : MPI_SUCCESS;
+    int flush_err = modified ? MPI_Win_flush(loc.rank, l2->win) : MPI_SUCCESS;
+    l2->state_out = tci_state_encode(h);
     MPI_Request req;
-    if (err == MPI_SUCCESS)
-        err = MPI_Raccumulate(&unlocked, 1, MPI_INT64_T, loc.rank,
+    int err = MPI_Raccumulate(&l2->state_out, 1, MPI_INT64_T, loc.rank,
                               tci_header_disp(l2, loc.slot), 1, MPI_INT64_T, MPI_REPLACE,
                               l2->win, &req);
-    /* Local completion makes sure the release has left this process even
-     * where an MPI library issues operations lazily. */
     if (err == MPI_SUCCESS)
-        err = wait_yielding(1, &req);
-    return err;
+        err = wait_yielding(1, &req);   /* state_out may be reused after this */
+    return flush_err != MPI_SUCCESS ? flush_err : err;
 }
 
 /* ---- one-sided pieces of a move, all under the slot lock ---------------- */
 
-static int update_header(tci_level2 *l2, tci_location loc, const tci_slot_header *h,
-                         MPI_Request *req)
+/* Wait for the first N requests of REQ (all that were started), keeping
+ * the first error: no request is left behind on a failure path. */
+static int finish_started(int n, MPI_Request *req, int err)
 {
-    return MPI_Raccumulate(&h->segment, 2, MPI_INT64_T, loc.rank,
-                           tci_header_disp(l2, loc.slot) + SEGMENT_WORD * 8, 2, MPI_INT64_T,
-                           MPI_REPLACE, l2->win, req);
+    int wait_err = n > 0 ? wait_yielding(n, req) : MPI_SUCCESS;
+    return err != MPI_SUCCESS ? err : wait_err;
 }
 
 static int fetch_bitmap_and_data(tci_level2 *l2, tci_location loc)
 {
     MPI_Request req[2];
+    int n = 0;
     int err = MPI_Rget(l2->bitmap, l2->bitmap_bytes, MPI_BYTE, loc.rank,
-                       tci_bitmap_disp(l2, loc.slot), l2->bitmap_bytes, MPI_BYTE, l2->win, &req[0]);
-    if (err == MPI_SUCCESS)
+                       tci_bitmap_disp(l2, loc.slot), l2->bitmap_bytes, MPI_BYTE, l2->win,
+                       &req[n]);
+    if (err == MPI_SUCCESS && ++n)
         err = MPI_Rget(l2->scratch, l2->segment_size, MPI_BYTE, loc.rank,
-                       tci_data_disp(l2, loc.slot), l2->segment_size, MPI_BYTE, l2->win, &req[1]);
+                       tci_data_disp(l2, loc.slot), l2->segment_size, MPI_BYTE, l2->win,
+                       &req[n]);
     if (err == MPI_SUCCESS)
-        err = wait_yielding(2, req);
-    return err;
+        n++;
+    return finish_started(n, req, err);
 }
 
 /* The slot holds another segment with unsaved bytes: write them to the
@@ -337,7 +338,9 @@ static int spill_slot(tcio_file *fh, tci_location loc, int64_t victim)
 /* Make the locked slot hold SEGMENT, spilling its previous segment and
  * clearing its bitmap.  The bitmap is cleared with an accumulate so that a
  * later MPI_BOR on the same bytes is ordered after it.  *H becomes the
- * header the slot must end up with; *CHANGED says it differs. */
+ * header the slot must end up with (published at release); on failure it
+ * is left as it was, so the release keeps the victim.  *CHANGED says the
+ * slot's contents were touched. */
 static int claim_slot(tcio_file *fh, tci_location loc, int64_t segment, tci_slot_header *h,
                       bool *changed)
 {
@@ -357,10 +360,12 @@ static int claim_slot(tcio_file *fh, tci_location loc, int64_t segment, tci_slot
                               MPI_UNSIGNED_CHAR, MPI_REPLACE, l2->win, &req);
     if (err == MPI_SUCCESS)
         err = wait_yielding(1, &req);   /* l2->bitmap is reused at once */
+    *changed = true;
+    if (err != MPI_SUCCESS)
+        return tci_error_from_mpi(err);
     h->segment = segment;
     h->flags = 0;
-    *changed = true;
-    return tci_error_from_mpi(err);
+    return TCIO_SUCCESS;
 }
 
 /* OR the written extents into the slot's bitmap: one accumulate over the
@@ -389,18 +394,17 @@ static int put_extents_locked(tcio_file *fh, tci_location loc, tci_slot_header *
     if (rc != TCIO_SUCCESS)
         return rc;
     MPI_Request req[MAX_REQUESTS];
-    int nreq = 0;
+    int n = 0;
     int err = MPI_Rput(fh->l1.buf + m->offset, m->count, m->type, loc.rank,
                        tci_data_disp(l2, loc.slot) + m->offset, m->count, m->type, l2->win,
-                       &req[nreq++]);
+                       &req[n]);
+    if (err == MPI_SUCCESS && ++n)
+        err = mark_written(l2, loc, &fh->l1.extents, &req[n]);
     if (err == MPI_SUCCESS)
-        err = mark_written(l2, loc, &fh->l1.extents, &req[nreq++]);
-    if (err == MPI_SUCCESS && (changed || !(h->flags & TCI_SLOT_DIRTY))) {
-        h->flags |= TCI_SLOT_DIRTY;
-        err = update_header(l2, loc, h, &req[nreq++]);
-    }
+        n++;
+    err = finish_started(n, req, err);
     if (err == MPI_SUCCESS)
-        err = wait_yielding(nreq, req);
+        h->flags |= TCI_SLOT_DIRTY;   /* published by the release */
     return tci_error_from_mpi(err);
 }
 
@@ -424,7 +428,7 @@ int tci_level2_put_writes(tcio_file *fh)
     int rc = tci_error_from_mpi(lock_slot(&fh->l2, loc, &h));
     if (rc == TCIO_SUCCESS) {
         rc = put_extents_locked(fh, loc, &h, &m);
-        int unlock_rc = tci_error_from_mpi(unlock_slot(&fh->l2, loc, true));
+        int unlock_rc = tci_error_from_mpi(unlock_slot(&fh->l2, loc, &h, true));
         if (rc == TCIO_SUCCESS)
             rc = unlock_rc;
     }
@@ -456,14 +460,13 @@ static int load_into_slot(tcio_file *fh, tci_location loc, tci_slot_header *h)
             start = tci_bitmap_next_run(l2->bitmap, end, l2->segment_size, 1, &end);
         }
     }
-    h->flags |= TCI_SLOT_LOADED;
-    MPI_Request req[2];
+    MPI_Request req;
     int err = MPI_Rput(seg, l2->segment_size, MPI_BYTE, loc.rank, tci_data_disp(l2, loc.slot),
-                       l2->segment_size, MPI_BYTE, l2->win, &req[0]);
+                       l2->segment_size, MPI_BYTE, l2->win, &req);
     if (err == MPI_SUCCESS)
-        err = update_header(l2, loc, h, &req[1]);
+        err = wait_yielding(1, &req);
     if (err == MPI_SUCCESS)
-        err = wait_yielding(2, req);
+        h->flags |= TCI_SLOT_LOADED;   /* published by the release */
     return tci_error_from_mpi(err);
 }
 
@@ -510,7 +513,7 @@ int tci_level2_get_reads(tcio_file *fh)
     if (rc == TCIO_SUCCESS) {
         bool modified = false;
         rc = get_extents_locked(fh, loc, &h, &modified);
-        int unlock_rc = tci_error_from_mpi(unlock_slot(&fh->l2, loc, modified));
+        int unlock_rc = tci_error_from_mpi(unlock_slot(&fh->l2, loc, &h, modified));
         if (rc == TCIO_SUCCESS)
             rc = unlock_rc;
     }

@@ -13,15 +13,31 @@ struct tcio_file;
 #define TCI_SLOT_LOADED  0x1   /* unwritten bytes hold the file's content */
 #define TCI_SLOT_DIRTY   0x2   /* some byte was written: drain before reuse */
 
-/* Header of a level-2 slot, at the start of the owner's window.  LOCK,
- * SEGMENT and FLAGS are adjacent: one atomic fetch-and-OR takes the lock
- * and reads the rest. */
+/* What a slot holds, decoded from its state word. */
 typedef struct tci_slot_header {
-    int64_t lock;      /* 0 free, 1 held by some mover */
     int64_t segment;   /* file segment held, or TCI_SLOT_EMPTY */
-    int64_t flags;
-    int64_t reserved;  /* keeps headers 32-byte aligned */
+    int64_t flags;     /* TCI_SLOT_LOADED | TCI_SLOT_DIRTY */
 } tci_slot_header;
+
+/* Each slot's header is one int64 state word (padded to TCI_HEADER_BYTES):
+ * TCI_STATE_LOCKED while a mover holds the slot, else the header packed as
+ * (segment + 1) << 2 | flags.  One word, changed only with MPI_REPLACE, so
+ * that taking the lock and reading the header is one atomic swap (see
+ * doc/design.md).  Segments are below 2^61 (api.c bounds offsets). */
+#define TCI_STATE_LOCKED INT64_MIN
+#define TCI_HEADER_BYTES 32
+#define TCI_MAX_SEGMENT  ((INT64_C(1) << 61) - 2)
+
+static inline int64_t tci_state_encode(const tci_slot_header *h)
+{
+    return ((h->segment + 1) << 2) | h->flags;
+}
+
+static inline tci_slot_header tci_state_decode(int64_t state)
+{
+    tci_slot_header h = { .segment = (state >> 2) - 1, .flags = state & 3 };
+    return h;
+}
 
 /* A datatype describing a move's extents, relative to the first one. */
 typedef struct tci_move_type {
@@ -52,6 +68,7 @@ typedef struct tci_level2 {
     int      segment_size;
     int      bitmap_bytes;
     tci_vector_cache vectors;
+    int64_t  state_out;        /* origin of a release: lives until complete */
     char    *scratch;          /* one segment: victim data, file data */
     unsigned char *bitmap;     /* one bitmap: victim's, or OR mask */
 } tci_level2;
@@ -71,11 +88,11 @@ int  tci_level2_complete_all(tci_level2 *l2);
 static inline MPI_Aint tci_header_disp(const tci_level2 *l2, int64_t slot)
 {
     (void)l2;   /* headers come first: the layout needs no sizes */
-    return (MPI_Aint)slot * (MPI_Aint)sizeof(tci_slot_header);
+    return (MPI_Aint)slot * TCI_HEADER_BYTES;
 }
 static inline MPI_Aint tci_bitmap_disp(const tci_level2 *l2, int64_t slot)
 {
-    return (MPI_Aint)l2->nslots * (MPI_Aint)sizeof(tci_slot_header)
+    return (MPI_Aint)l2->nslots * TCI_HEADER_BYTES
          + (MPI_Aint)slot * l2->bitmap_bytes;
 }
 static inline MPI_Aint tci_data_disp(const tci_level2 *l2, int64_t slot)

@@ -1691,6 +1691,21 @@ START_TEST(test_bad_config)
     config_roundtrip(NULL, NULL, 1, "tcio_open with TCIO_SEGMENT_SIZE=1m, _PER_PROC=1");
     unsetenv("TCIO_SEGMENT_SIZE");
     unsetenv("TCIO_SEGMENTS_PER_PROC");
+
+    /* Ranks that disagree on the configuration would build different
+     * segment maps: every rank must refuse, before truncating anything. */
+    if (tu_nprocs > 1) {
+        tu_status_init(&st);
+        const char *seg = tu_rank == tu_nprocs - 1 ? "8k" : "4k";
+        int c1 = try_bad_config(&st, existing, seg, "2", 0, "segment size differs on the last rank");
+        const char *spp = tu_rank == 0 ? "3" : "2";
+        int c2 = try_bad_config(&st, existing, "4k", spp, 0, "segment count differs on rank 0");
+        int mismatch_codes[2] = { c1, c2 };
+        expect_same_everywhere(mismatch_codes, 2, "mismatched configurations");
+        CHECK_STATUS(st);
+        expect_file_image(existing, orig, sizeof orig,
+                          "existing file after failed TRUNC opens with mismatched configurations");
+    }
 }
 END_TEST
 

@@ -306,6 +306,27 @@ START_TEST(bitmap_runs_match_a_byte_map)
 }
 END_TEST
 
+/* ---- slot state words ---- */
+
+START_TEST(state_word_round_trips_and_never_looks_locked)
+{
+    const int64_t segments[] = { TCI_SLOT_EMPTY, 0, 1, 12345, INT64_C(1) << 40,
+                                 TCI_MAX_SEGMENT };
+    for (size_t i = 0; i < sizeof segments / sizeof segments[0]; i++)
+        for (int flags = 0; flags < 4; flags++) {
+            tci_slot_header h = { .segment = segments[i], .flags = flags };
+            int64_t word = tci_state_encode(&h);
+            ck_assert(word != TCI_STATE_LOCKED);
+            ck_assert_int_ge(word, 0);
+            tci_slot_header back = tci_state_decode(word);
+            ck_assert_int_eq(back.segment, h.segment);
+            ck_assert_int_eq(back.flags, h.flags);
+        }
+    tci_slot_header empty = { .segment = TCI_SLOT_EMPTY, .flags = 0 };
+    ck_assert_int_eq(tci_state_encode(&empty), 0);   /* a zeroed window is empty */
+}
+END_TEST
+
 /* ---- datatypes ---- */
 
 START_TEST(datatype_checks_commit_and_contiguity)
@@ -353,6 +374,7 @@ static Suite *unit_suite(void)
     tcase_add_test(tc, extents_random_against_a_byte_map);
     tcase_add_test(tc, level1_write_then_deliver_reads);
     tcase_add_test(tc, bitmap_runs_match_a_byte_map);
+    tcase_add_test(tc, state_word_round_trips_and_never_looks_locked);
     tcase_add_test(tc, datatype_checks_commit_and_contiguity);
     suite_add_tcase(s, tc);
     return s;
