@@ -121,39 +121,28 @@ static void forest_free(forest *f)
 
 /* ---- TCIO: one call per array -------------------------------------------- */
 
-static int tcio_dump(const char *fname, forest *f)
+static int tcio_access(const char *fname, forest *f, bool writing)
 {
-    tcio_file *fh = tcio_open(fname, MPI_MODE_WRONLY | MPI_MODE_CREATE | TCIO_MODE_TRUNC);
+    int mode = writing ? MPI_MODE_WRONLY | MPI_MODE_CREATE | TCIO_MODE_TRUNC : MPI_MODE_RDONLY;
+    tcio_file *fh = tcio_open(fname, mode);
     if (!fh)
         return TCIO_ERR_OPEN;
     int rc = TCIO_SUCCESS;
     for (int i = 0; i < f->ntrees && rc == TCIO_SUCCESS; i++) {
         MPI_Offset pos = f->trees[i].offset;
         for (int a = 0; a < ARRAYS && rc == TCIO_SUCCESS; a++) {
-            rc = tcio_write_at(fh, pos, f->trees[i].data[a], f->trees[i].len[a], MPI_BYTE);
-            pos += f->trees[i].len[a];
+            tree *t = &f->trees[i];
+            rc = writing ? tcio_write_at(fh, pos, t->data[a], t->len[a], MPI_BYTE)
+                         : tcio_read_at(fh, pos, t->data[a], t->len[a], MPI_BYTE);
+            pos += t->len[a];
         }
     }
-    int close_rc = tcio_close(fh);
+    int close_rc = tcio_close(fh);   /* completes the lazy reads */
     return rc != TCIO_SUCCESS ? rc : close_rc;
 }
 
-static int tcio_restart(const char *fname, forest *f)
-{
-    tcio_file *fh = tcio_open(fname, MPI_MODE_RDONLY);
-    if (!fh)
-        return TCIO_ERR_OPEN;
-    int rc = TCIO_SUCCESS;
-    for (int i = 0; i < f->ntrees && rc == TCIO_SUCCESS; i++) {
-        MPI_Offset pos = f->trees[i].offset;
-        for (int a = 0; a < ARRAYS && rc == TCIO_SUCCESS; a++) {
-            rc = tcio_read_at(fh, pos, f->trees[i].data[a], f->trees[i].len[a], MPI_BYTE);
-            pos += f->trees[i].len[a];
-        }
-    }
-    int close_rc = tcio_close(fh);
-    return rc != TCIO_SUCCESS ? rc : close_rc;
-}
+static int tcio_dump(const char *fname, forest *f) { return tcio_access(fname, f, true); }
+static int tcio_restart(const char *fname, forest *f) { return tcio_access(fname, f, false); }
 
 /* ---- MPI-IO: one independent call per array ------------------------------ */
 

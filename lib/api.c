@@ -291,10 +291,8 @@ static int read_bytes(tcio_file *fh, MPI_Offset offset, char *dst, int64_t bytes
         return tci_level1_add_read(&fh->l1, (int)(offset - fh->l1.start), dst, (int)bytes) == 0
                    ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
     while (bytes > 0) {
-        int64_t segment = tci_segment_of(&fh->map, offset);
-        int disp = (int)tci_disp_of(&fh->map, offset);
-        int chunk = (int)(bytes < fh->map.segment_size - disp ? bytes
-                                                              : fh->map.segment_size - disp);
+        int64_t segment;
+        int disp, chunk = tci_segment_piece(&fh->map, offset, bytes, &segment, &disp);
         int rc = level1_for_reading(fh, segment);
         if (rc != TCIO_SUCCESS)
             return rc;
@@ -380,10 +378,8 @@ static int write_bytes(tcio_file *fh, MPI_Offset offset, const char *src, int64_
     }
     MPI_Offset end = offset + bytes;
     while (bytes > 0) {
-        int64_t segment = tci_segment_of(&fh->map, offset);
-        int disp = (int)tci_disp_of(&fh->map, offset);
-        int chunk = (int)(bytes < fh->map.segment_size - disp ? bytes
-                                                              : fh->map.segment_size - disp);
+        int64_t segment;
+        int disp, chunk = tci_segment_piece(&fh->map, offset, bytes, &segment, &disp);
         int rc = level1_for_writing(fh, segment);
         if (rc != TCIO_SUCCESS)
             return rc;

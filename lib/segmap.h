@@ -29,6 +29,17 @@ static inline int64_t tci_disp_of(const tci_segmap *m, int64_t offset)
     return offset % m->segment_size;
 }
 
+/* The piece of [offset, offset+bytes) that lies in OFFSET's segment:
+ * stores the segment and the displacement in it, returns the length. */
+static inline int tci_segment_piece(const tci_segmap *m, int64_t offset, int64_t bytes,
+                                    int64_t *segment, int *disp)
+{
+    *segment = tci_segment_of(m, offset);
+    *disp = (int)tci_disp_of(m, offset);
+    int64_t room = m->segment_size - *disp;
+    return (int)(bytes < room ? bytes : room);
+}
+
 /* Owner and slot of file segment SEGMENT (equations 1 and 2, the slot taken
  * modulo the slot count so that any file size fits). */
 tci_location tci_segmap_locate(const tci_segmap *m, int64_t segment);

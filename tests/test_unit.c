@@ -156,6 +156,13 @@ START_TEST(segmap_follows_the_paper_and_wraps_slots)
         ck_assert_int_eq(loc.rank, k % 3);
         ck_assert_int_eq(loc.slot, (k / 3) % 2);
     }
+    int64_t segment;
+    int disp;
+    ck_assert_int_eq(tci_segment_piece(&m, 250, 1000, &segment, &disp), 50);   /* to the edge */
+    ck_assert_int_eq(segment, 2);
+    ck_assert_int_eq(disp, 50);
+    ck_assert_int_eq(tci_segment_piece(&m, 300, 7, &segment, &disp), 7);       /* inside */
+    ck_assert_int_eq(disp, 0);
     /* Offsets past 2^31 segments still map. */
     tci_location far = tci_segmap_locate(&m, INT64_C(3) * 1000000000 + 4);
     ck_assert_int_eq(far.rank, 1);
