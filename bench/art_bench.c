@@ -241,7 +241,8 @@ static const char usage[] =
     "  -o FILE    the shared file (dumped, read back, left in place)\n"
     "  -T TREES   number of fully threaded trees (default 1024)\n"
     "  -c CELLS   mean cells per tree (default 2048; sigma is CELLS/16)\n"
-    "  --csv      print a CSV header and one row instead of a table\n";
+    "  --csv      print a CSV header and one row instead of a table\n"
+    "  -h, --help print this help\n";
 
 static bool verify(const forest *f)
 {
@@ -307,6 +308,12 @@ int main(int argc, char **argv)
     long trees, cells;
     bool csv;
     const char *problem = parse(argc, argv, &method, &file, &trees, &cells, &csv);
+    if (bench_wants_help(argc, argv)) {
+        if (rank == 0)
+            fputs(usage, stdout);
+        MPI_Finalize();
+        return 0;
+    }
     if (problem) {
         if (rank == 0)
             fprintf(stderr, "art_bench: %s\n%s", problem, usage);

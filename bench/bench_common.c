@@ -50,6 +50,14 @@ static const char *parse_types(const char *text, bench_options *opt)
     return NULL;
 }
 
+bool bench_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return true;
+    return false;
+}
+
 const char *bench_parse_options(int argc, char **argv, bench_options *opt)
 {
     memset(opt, 0, sizeof *opt);

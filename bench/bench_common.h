@@ -20,6 +20,9 @@ typedef struct bench_options {
     bool        csv;
 } bench_options;
 
+/* Whether the command line asks for help (-h or --help). */
+bool bench_wants_help(int argc, char **argv);
+
 /* Parse tcio_bench's options; NULL when valid, else what is wrong. */
 const char *bench_parse_options(int argc, char **argv, bench_options *opt);
 

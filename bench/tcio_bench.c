@@ -188,6 +188,7 @@ static const char usage[] =
     "  -s SIZE_ACCESS  elements per access\n"
     "  -o FILE         the shared file (written, read back, left in place)\n"
     "  --csv           print a CSV header and one row instead of a table\n"
+    "  -h, --help      print this help\n"
     "Environment: TCIO_SEGMENT_SIZE, TCIO_SEGMENTS_PER_PROC configure libtcio.\n";
 
 int main(int argc, char **argv)
@@ -198,6 +199,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &l.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &l.nprocs);
     const char *problem = bench_parse_options(argc, argv, &opt);
+    if (bench_wants_help(argc, argv)) {
+        if (l.rank == 0)
+            fputs(usage, stdout);
+        MPI_Finalize();
+        return 0;
+    }
     if (problem) {
         if (l.rank == 0)
             fprintf(stderr, "tcio_bench: %s\n%s", problem, usage);
