@@ -308,18 +308,9 @@ int main(int argc, char **argv)
     long trees, cells;
     bool csv;
     const char *problem = parse(argc, argv, &method, &file, &trees, &cells, &csv);
-    if (bench_wants_help(argc, argv)) {
-        if (rank == 0)
-            fputs(usage, stdout);
-        MPI_Finalize();
-        return 0;
-    }
-    if (problem) {
-        if (rank == 0)
-            fprintf(stderr, "art_bench: %s\n%s", problem, usage);
-        MPI_Finalize();
-        return 2;
-    }
+    int status = bench_usage_exit(argc, argv, "art_bench", problem, usage);
+    if (status >= 0)
+        return status;
     const struct method *m = &methods[method];
     forest dumped, restarted;
     forest_build(&dumped, (int)trees, (double)cells, true);

@@ -50,12 +50,22 @@ static const char *parse_types(const char *text, bench_options *opt)
     return NULL;
 }
 
-bool bench_wants_help(int argc, char **argv)
+int bench_usage_exit(int argc, char **argv, const char *program, const char *problem,
+                     const char *usage)
 {
+    bool help = false;
     for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return true;
-    return false;
+        help |= strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0;
+    if (!help && !problem)
+        return -1;
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0 && help)
+        fputs(usage, stdout);
+    else if (rank == 0)
+        fprintf(stderr, "%s: %s\n%s", program, problem, usage);
+    MPI_Finalize();
+    return help ? 0 : 2;
 }
 
 const char *bench_parse_options(int argc, char **argv, bench_options *opt)

@@ -20,8 +20,12 @@ typedef struct bench_options {
     bool        csv;
 } bench_options;
 
-/* Whether the command line asks for help (-h or --help). */
-bool bench_wants_help(int argc, char **argv);
+/* Handle -h/--help and a PROBLEM found while parsing (NULL if none): print
+ * the usage on rank 0 (stdout for help, stderr with the problem) and
+ * return the exit status (0 for help, 2 for a problem); -1 to go on.
+ * Calls MPI_Finalize when it returns an exit status. */
+int bench_usage_exit(int argc, char **argv, const char *program, const char *problem,
+                     const char *usage);
 
 /* Parse tcio_bench's options; NULL when valid, else what is wrong. */
 const char *bench_parse_options(int argc, char **argv, bench_options *opt);

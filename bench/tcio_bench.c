@@ -199,18 +199,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &l.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &l.nprocs);
     const char *problem = bench_parse_options(argc, argv, &opt);
-    if (bench_wants_help(argc, argv)) {
-        if (l.rank == 0)
-            fputs(usage, stdout);
-        MPI_Finalize();
-        return 0;
-    }
-    if (problem) {
-        if (l.rank == 0)
-            fprintf(stderr, "tcio_bench: %s\n%s", problem, usage);
-        MPI_Finalize();
-        return 2;
-    }
+    int status = bench_usage_exit(argc, argv, "tcio_bench", problem, usage);
+    if (status >= 0)
+        return status;
     l.num_array = opt.num_array;
     l.len_array = opt.len_array;
     l.size_access = opt.size_access;
