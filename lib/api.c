@@ -227,11 +227,10 @@ typedef struct request {
     int64_t       bytes;
 } request;
 
+/* Arguments of a read or write on an open handle FH. */
 static int check_request(tcio_file *fh, bool writing, MPI_Offset offset, const void *data,
                          int count, MPI_Datatype type, request *req)
 {
-    if (!fh || !is_open(fh))
-        return TCIO_ERR_BAD_HANDLE;
     if (writing && !fh->can_write)
         return TCIO_ERR_READ_ONLY;
     if (!writing && !fh->can_read)
@@ -324,6 +323,8 @@ static int read_typed(tcio_file *fh, MPI_Offset offset, void *data, int count,
 
 int tcio_read_at(tcio_file *fh, MPI_Offset offset, void *data, int count, MPI_Datatype type)
 {
+    if (!fh || !is_open(fh))
+        return TCIO_ERR_BAD_HANDLE;
     request req;
     int rc = check_request(fh, false, offset, data, count, type, &req);
     if (rc != TCIO_SUCCESS)
@@ -333,9 +334,10 @@ int tcio_read_at(tcio_file *fh, MPI_Offset offset, void *data, int count, MPI_Da
 
 int tcio_read(tcio_file *fh, void *data, int count, MPI_Datatype type)
 {
+    if (!fh || !is_open(fh))
+        return TCIO_ERR_BAD_HANDLE;
     request req;
-    int rc = check_request(fh, false, fh && is_open(fh) ? fh->position : 0, data, count, type,
-                           &req);
+    int rc = check_request(fh, false, fh->position, data, count, type, &req);
     if (rc != TCIO_SUCCESS)
         return rc;
     rc = read_typed(fh, fh->position, data, count, type, &req);
@@ -433,6 +435,8 @@ static int write_typed(tcio_file *fh, MPI_Offset offset, const void *data, int c
 int tcio_write_at(tcio_file *fh, MPI_Offset offset, const void *data, int count,
                   MPI_Datatype type)
 {
+    if (!fh || !is_open(fh))
+        return TCIO_ERR_BAD_HANDLE;
     request req;
     int rc = check_request(fh, true, offset, data, count, type, &req);
     if (rc != TCIO_SUCCESS)
@@ -442,9 +446,10 @@ int tcio_write_at(tcio_file *fh, MPI_Offset offset, const void *data, int count,
 
 int tcio_write(tcio_file *fh, const void *data, int count, MPI_Datatype type)
 {
+    if (!fh || !is_open(fh))
+        return TCIO_ERR_BAD_HANDLE;
     request req;
-    int rc = check_request(fh, true, fh && is_open(fh) ? fh->position : 0, data, count, type,
-                           &req);
+    int rc = check_request(fh, true, fh->position, data, count, type, &req);
     if (rc != TCIO_SUCCESS)
         return rc;
     rc = write_typed(fh, fh->position, data, count, type, &req);

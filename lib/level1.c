@@ -106,21 +106,6 @@ int tci_extents_normalize(tci_extents *e)
     return 0;
 }
 
-void tci_extents_bounds(const tci_extents *e, int *lo, int *hi)
-{
-    *lo = *hi = 0;
-    if (e->count == 0)
-        return;
-    *lo = e->disp[0];
-    *hi = e->disp[0] + e->len[0];
-    for (int i = 1; i < e->count; i++) {
-        if (e->disp[i] < *lo)
-            *lo = e->disp[i];
-        if (e->disp[i] + e->len[i] > *hi)
-            *hi = e->disp[i] + e->len[i];
-    }
-}
-
 int tci_level1_init(tci_level1 *l1, int segment_size)
 {
     memset(l1, 0, sizeof *l1);

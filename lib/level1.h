@@ -50,9 +50,6 @@ static inline int tci_extents_add(tci_extents *e, int disp, int len)
  * memory; the set is unchanged). */
 int tci_extents_normalize(tci_extents *e);
 
-/* First byte and one past the last byte covered (0,0 when empty). */
-void tci_extents_bounds(const tci_extents *e, int *lo, int *hi);
-
 /* A read waiting for data: LEN bytes at DISP in the segment go to DST. */
 typedef struct tci_read_piece {
     char *dst;
