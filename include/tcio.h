@@ -88,9 +88,11 @@ enum tcio_error {
                               with CREATE/EXCL/TRUNC, SEQUENTIAL, unknown bit */
     TCIO_ERR_READ_ONLY,    /* write to a file opened MPI_MODE_RDONLY       */
     TCIO_ERR_WRITE_ONLY,   /* read from a file opened MPI_MODE_WRONLY      */
-    TCIO_ERR_BAD_CONFIG,   /* invalid tcio_segment_size/_segments_per_proc
-                              (info key or TCIO_* environment variable), or
-                              ranks that disagree on them                  */
+    TCIO_ERR_BAD_CONFIG,   /* an invalid tcio_* setting (info key or TCIO_*
+                              environment variable): a size or count that is
+                              not a positive number, zero or more than P
+                              aggregators, a rank list with duplicates or
+                              out-of-range ranks; or ranks that disagree */
     TCIO_ERR_NO_MEMORY,    /* memory for buffers or the window ran out     */
     TCIO_ERR_NO_SUCH_FILE, /* open: file (or directory) does not exist     */
     TCIO_ERR_ACCESS,       /* open: permission denied                      */
@@ -124,12 +126,24 @@ tcio_file *tcio_open(const char *fname, int mode);
  *                           an optional k/K, m/M or g/G suffix (powers of
  *                           1024), at most 1 GiB.  Default: the striping_unit
  *                           the MPI-IO layer reports for the file, else 1 MiB.
- *   tcio_segments_per_proc  level-2 segments held by each rank, a positive
- *                           integer (same suffixes).  Default: 16.
- * The environment variables TCIO_SEGMENT_SIZE and TCIO_SEGMENTS_PER_PROC
- * give the same settings and take precedence over the info keys (so that a
- * run can be tuned without recompiling).  Every other info key passes
- * through to MPI_File_open.  The file position starts at 0 (at the end of
+ *   tcio_segments_per_proc  level-2 segments held by each aggregator, a
+ *                           positive integer (same suffixes).  Default: 16.
+ *   tcio_aggregators        number of aggregators, the ranks that hold
+ *                           level-2 segments and write the file: 1..P.
+ *                           Default: one per node (two on a single node),
+ *                           related to the stripe count when it is known
+ *                           (doc/configuration.md).
+ *   tcio_aggregator_placement  "spread" (evenly spaced ranks, the default),
+ *                           "node" (the same number on every node; the
+ *                           count is rounded up to a multiple of the node
+ *                           count) or a comma-separated list of distinct
+ *                           ranks, "0,8,16" (its length is the count).
+ * Each has an environment variable of the same name in capitals
+ * (TCIO_SEGMENT_SIZE, ..., TCIO_AGGREGATOR_PLACEMENT) that takes
+ * precedence over the info key (so that a run can be tuned without
+ * recompiling).  Every other info key passes through to MPI_File_open:
+ * striping_unit and striping_factor set the striping of a file created
+ * on Lustre or GPFS.  The file position starts at 0 (at the end of
  * the file with MPI_MODE_APPEND).
  * On success stores the handle in *FH and returns TCIO_SUCCESS; otherwise
  * returns TCIO_ERR_BAD_ARG, TCIO_ERR_BAD_MODE, TCIO_ERR_BAD_CONFIG,

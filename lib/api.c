@@ -83,6 +83,8 @@ static void destroy(tcio_file *fh)
     tci_staged_discard(&fh->staged);
     tci_level1_free(&fh->l1);
     tci_level2_free(&fh->l2);
+    tci_aggregators_free(&fh->aggr);
+    tci_config_free(&fh->config);
     if (fh->file != MPI_FILE_NULL)
         MPI_File_close(&fh->file);
     if (fh->comm != MPI_COMM_NULL)
@@ -121,22 +123,32 @@ static int open_file(tcio_file *fh, const char *fname, int mode, MPI_Info info)
     return TCIO_SUCCESS;
 }
 
-/* Everything after MPI_File_open: truncation, sizes, buffers, window.
- * Collective steps are agreed so that all ranks leave on the same path. */
-/* Every rank must use the same segment size and count, or their segment
- * maps would disagree: agree on the error code and check the settings in
- * one reduction. */
+/* Every rank must use the same settings, or their segment maps would
+ * disagree: agree on the error code and check the settings in one
+ * reduction (each value reduced with MAX next to its negation). */
+enum { AGREED_SETTINGS = 5 };
+
 static int agree_on_config(tcio_file *fh, int rc)
 {
-    int64_t mine[5] = { rc, fh->config.segment_size, -fh->config.segment_size,
-                        fh->config.segments_per_proc, -fh->config.segments_per_proc };
-    int64_t all[5];
-    if (MPI_Allreduce(mine, all, 5, MPI_INT64_T, MPI_MAX, fh->comm) != MPI_SUCCESS)
+    const tci_config *c = &fh->config;
+    int64_t settings[AGREED_SETTINGS] = {
+        c->segment_size, c->segments_per_proc, c->early_drain, c->stats,
+        tci_aggregators_digest(&fh->aggr)
+    };
+    int64_t mine[1 + 2 * AGREED_SETTINGS], all[1 + 2 * AGREED_SETTINGS];
+    mine[0] = rc;
+    for (int i = 0; i < AGREED_SETTINGS; i++) {
+        mine[1 + 2 * i] = settings[i];
+        mine[2 + 2 * i] = -settings[i];
+    }
+    if (MPI_Allreduce(mine, all, 1 + 2 * AGREED_SETTINGS, MPI_INT64_T, MPI_MAX, fh->comm) !=
+        MPI_SUCCESS)
         return rc != TCIO_SUCCESS ? rc : TCIO_ERR_MPI;
     if (all[0] != TCIO_SUCCESS)
         return (int)all[0];
-    if (all[1] != -all[2] || all[3] != -all[4])
-        return TCIO_ERR_BAD_CONFIG;
+    for (int i = 0; i < AGREED_SETTINGS; i++)
+        if (all[1 + 2 * i] != -all[2 + 2 * i])
+            return TCIO_ERR_BAD_CONFIG;
     return TCIO_SUCCESS;
 }
 
@@ -150,17 +162,27 @@ static MPI_Offset addressable_end(int64_t segment_size)
     return limit;
 }
 
-static int set_up(tcio_file *fh, int mode)
+/* Everything after MPI_File_open: settings that depend on the file,
+ * aggregators, truncation, sizes, buffers, window.  Collective steps are
+ * agreed so that all ranks leave on the same path. */
+static int set_up(tcio_file *fh, const char *fname, int mode)
 {
-    int rc = tci_config_finish(&fh->config, tci_config_striping_unit(fh->file));
+    fh->striping = tci_striping_of(fh->file, fname, fh->comm);
+    int rc = tci_config_finish(&fh->config, fh->striping.unit);
+    int choose_rc = tci_aggregators_choose(&fh->config, fh->comm, fh->striping.factor,
+                                           &fh->aggr);
+    if (rc == TCIO_SUCCESS)
+        rc = choose_rc;
     if ((rc = agree_on_config(fh, rc)) != TCIO_SUCCESS)
         return rc;
     fh->max_end = addressable_end(fh->config.segment_size);
     fh->map = (tci_segmap){ .segment_size = fh->config.segment_size,
-                            .nowners = fh->nprocs,
+                            .naggregators = fh->aggr.count,
+                            .aggregator_rank = fh->aggr.ranks,
                             .nslots = fh->config.segments_per_proc };
+    /* Ranks that are not aggregators expose an empty window. */
     rc = tci_level2_create(&fh->l2, fh->comm, fh->config.segments_per_proc,
-                           (int)fh->config.segment_size);
+                           (int)fh->config.segment_size, fh->aggr.index >= 0);
     if (rc == TCIO_SUCCESS && tci_level1_init(&fh->l1, (int)fh->config.segment_size) != 0)
         rc = TCIO_ERR_NO_MEMORY;
     if ((rc = agree(fh->comm, rc)) != TCIO_SUCCESS)
@@ -183,7 +205,7 @@ int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tc
         *fhp = NULL;
     if (comm == MPI_COMM_NULL)
         return TCIO_ERR_BAD_ARG;
-    tci_config config;
+    tci_config config = { .list = NULL };
     int rc = (!fname || !fhp) ? TCIO_ERR_BAD_ARG : check_mode(mode);
     if (rc == TCIO_SUCCESS)
         rc = tci_config_from_user(info, &config);
@@ -193,6 +215,7 @@ int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tc
     if (rc == TCIO_SUCCESS && MPI_Comm_dup(comm, &fh->comm) != MPI_SUCCESS)
         rc = TCIO_ERR_MPI;
     if ((rc = agree(comm, rc)) != TCIO_SUCCESS) {
+        tci_config_free(&config);
         if (fh)
             destroy(fh);
         return rc;
@@ -200,10 +223,10 @@ int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tc
     MPI_Comm_set_errhandler(fh->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(fh->comm, &fh->rank);
     MPI_Comm_size(fh->comm, &fh->nprocs);
-    fh->config = config;
+    fh->config = config;         /* the handle owns the rank list now */
     rc = agree(fh->comm, open_file(fh, fname, mode, info));
     if (rc == TCIO_SUCCESS)
-        rc = set_up(fh, mode);
+        rc = set_up(fh, fname, mode);
     if (rc != TCIO_SUCCESS) {
         destroy(fh);
         return rc;

@@ -1,9 +1,12 @@
-/* configuration.c - segment size and level-2 capacity from the environment, the
- * info object and the file system's striping. */
+/* configuration.c - the settings of an open file from the environment and
+ * the info object; defaults that need the file (striping) or the
+ * communicator (aggregators) are filled in by tci_config_finish and
+ * aggregators.c. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "tcio.h"
 #include "configuration.h"
 
@@ -11,6 +14,19 @@
 #define KEY_SEGMENTS_PER_PROC "tcio_segments_per_proc"
 #define ENV_SEGMENT_SIZE      "TCIO_SEGMENT_SIZE"
 #define ENV_SEGMENTS_PER_PROC "TCIO_SEGMENTS_PER_PROC"
+#define KEY_AGGREGATORS       "tcio_aggregators"
+#define ENV_AGGREGATORS       "TCIO_AGGREGATORS"
+#define KEY_PLACEMENT         "tcio_aggregator_placement"
+#define ENV_PLACEMENT         "TCIO_AGGREGATOR_PLACEMENT"
+#define KEY_EARLY_DRAIN       "tcio_early_drain"
+#define ENV_EARLY_DRAIN       "TCIO_EARLY_DRAIN"
+#define KEY_STATS             "tcio_stats"
+#define ENV_STATS             "TCIO_STATS"
+
+static const char *const tcio_keys[] = {
+    KEY_SEGMENT_SIZE, KEY_SEGMENTS_PER_PROC, KEY_AGGREGATORS, KEY_PLACEMENT,
+    KEY_EARLY_DRAIN, KEY_STATS
+};
 
 int tci_parse_size(const char *text, int64_t *value)
 {
@@ -34,20 +50,132 @@ int tci_parse_size(const char *text, int64_t *value)
     return 0;
 }
 
-/* One setting: the environment wins over the info key.  Returns 0, or -1
- * for a value that is present but invalid. */
-static int read_setting(MPI_Info info, const char *key, const char *env, int64_t *value)
+/* The text of one setting: the environment wins over the info key.
+ * Returns NULL when neither gives it; BUF holds an info value. */
+static const char *setting_text(MPI_Info info, const char *key, const char *env,
+                                char buf[MPI_MAX_INFO_VAL + 1])
 {
     const char *text = getenv(env);
-    char buf[MPI_MAX_INFO_VAL + 1];
     if (!text && info != MPI_INFO_NULL) {
         int found = 0;
         if (MPI_Info_get(info, key, MPI_MAX_INFO_VAL, buf, &found) == MPI_SUCCESS && found)
             text = buf;
     }
+    return text;
+}
+
+/* A size setting.  Returns 0 (unset leaves *VALUE alone) or -1. */
+static int read_size(MPI_Info info, const char *key, const char *env, int64_t *value)
+{
+    char buf[MPI_MAX_INFO_VAL + 1];
+    const char *text = setting_text(info, key, env, buf);
+    return text ? tci_parse_size(text, value) : 0;
+}
+
+static int read_count(MPI_Info info, const char *key, const char *env, int64_t *value)
+{
+    char buf[MPI_MAX_INFO_VAL + 1];
+    const char *text = setting_text(info, key, env, buf);
+    return text ? tci_parse_count(text, value) : 0;
+}
+
+static int read_switch(MPI_Info info, const char *key, const char *env, int *value)
+{
+    char buf[MPI_MAX_INFO_VAL + 1];
+    const char *text = setting_text(info, key, env, buf);
+    return text ? tci_parse_switch(text, value) : 0;
+}
+
+static int read_placement(MPI_Info info, tci_config *cfg)
+{
+    char buf[MPI_MAX_INFO_VAL + 1];
+    const char *text = setting_text(info, KEY_PLACEMENT, ENV_PLACEMENT, buf);
+    return text ? tci_parse_placement(text, &cfg->placement, &cfg->list, &cfg->list_len) : 0;
+}
+
+int tci_parse_count(const char *text, int64_t *value)
+{
+    if (!text || !isdigit((unsigned char)text[0]))
+        return -1;
+    errno = 0;
+    char *end;
+    long long n = strtoll(text, &end, 10);
+    if (errno == ERANGE || n <= 0 || *end != '\0')
+        return -1;
+    *value = n;
+    return 0;
+}
+
+int tci_parse_switch(const char *text, int *value)
+{
+    static const char *const on[] = { "1", "on", "yes", "true" };
+    static const char *const off[] = { "0", "off", "no", "false" };
     if (!text)
+        return -1;
+    for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
+        if (strcasecmp(text, on[i]) == 0) {
+            *value = 1;
+            return 0;
+        }
+        if (strcasecmp(text, off[i]) == 0) {
+            *value = 0;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Parse "r0,r1,..." into a new array; -1 for anything but distinct
+ * non-negative decimal ranks separated by single commas. */
+static int parse_rank_list(const char *text, int **list, int *len)
+{
+    int *ranks = malloc(TCI_MAX_AGGREGATOR_LIST * sizeof *ranks);
+    if (!ranks)
+        return -1;
+    int n = 0;
+    const char *p = text;
+    for (;;) {
+        if (!isdigit((unsigned char)*p) || n == TCI_MAX_AGGREGATOR_LIST)
+            break;
+        errno = 0;
+        char *end;
+        long r = strtol(p, &end, 10);
+        if (errno == ERANGE || r > INT32_MAX)
+            break;
+        for (int i = 0; i < n; i++)
+            if (ranks[i] == r)
+                goto bad;                   /* duplicate */
+        ranks[n++] = (int)r;
+        if (*end == '\0') {
+            *list = ranks;
+            *len = n;
+            return 0;
+        }
+        if (*end != ',')
+            break;
+        p = end + 1;
+    }
+bad:
+    free(ranks);
+    return -1;
+}
+
+int tci_parse_placement(const char *text, tci_placement_kind *kind, int **list, int *len)
+{
+    if (!text)
+        return -1;
+    if (strcmp(text, "spread") == 0) {
+        *kind = TCI_PLACE_SPREAD;
         return 0;
-    return tci_parse_size(text, value);
+    }
+    if (strcmp(text, "node") == 0) {
+        *kind = TCI_PLACE_NODE;
+        return 0;
+    }
+    if (parse_rank_list(text, list, len) != 0)
+        return -1;
+    *kind = TCI_PLACE_LIST;
+    return 0;
 }
 
 static int check_limits(const tci_config *cfg)
@@ -56,18 +184,48 @@ static int check_limits(const tci_config *cfg)
         return TCIO_ERR_BAD_CONFIG;
     if (cfg->segments_per_proc < 0 || cfg->segments_per_proc > TCI_MAX_SEGMENTS_PER_PROC)
         return TCIO_ERR_BAD_CONFIG;
+    if (cfg->aggregators < 0 || cfg->aggregators > INT32_MAX)
+        return TCIO_ERR_BAD_CONFIG;
+    return TCIO_SUCCESS;
+}
+
+/* An explicit list fixes the count: a count given as well must match. */
+static int check_aggregators(tci_config *cfg)
+{
+    if (cfg->placement != TCI_PLACE_LIST)
+        return TCIO_SUCCESS;
+    if (cfg->aggregators != 0 && cfg->aggregators != cfg->list_len)
+        return TCIO_ERR_BAD_CONFIG;
+    cfg->aggregators = cfg->list_len;
     return TCIO_SUCCESS;
 }
 
 int tci_config_from_user(MPI_Info info, tci_config *cfg)
 {
-    cfg->segment_size = 0;
-    cfg->segments_per_proc = 0;
-    if (read_setting(info, KEY_SEGMENT_SIZE, ENV_SEGMENT_SIZE, &cfg->segment_size) != 0 ||
-        read_setting(info, KEY_SEGMENTS_PER_PROC, ENV_SEGMENTS_PER_PROC,
-                     &cfg->segments_per_proc) != 0)
-        return TCIO_ERR_BAD_CONFIG;
-    return check_limits(cfg);
+    *cfg = (tci_config){ .placement = TCI_PLACE_SPREAD, .early_drain = -1 };
+    int rc = TCIO_SUCCESS;
+    if (read_size(info, KEY_SEGMENT_SIZE, ENV_SEGMENT_SIZE, &cfg->segment_size) != 0 ||
+        read_size(info, KEY_SEGMENTS_PER_PROC, ENV_SEGMENTS_PER_PROC,
+                  &cfg->segments_per_proc) != 0 ||
+        read_count(info, KEY_AGGREGATORS, ENV_AGGREGATORS, &cfg->aggregators) != 0 ||
+        read_placement(info, cfg) != 0 ||
+        read_switch(info, KEY_EARLY_DRAIN, ENV_EARLY_DRAIN, &cfg->early_drain) != 0 ||
+        read_switch(info, KEY_STATS, ENV_STATS, &cfg->stats) != 0)
+        rc = TCIO_ERR_BAD_CONFIG;
+    if (rc == TCIO_SUCCESS)
+        rc = check_limits(cfg);
+    if (rc == TCIO_SUCCESS)
+        rc = check_aggregators(cfg);
+    if (rc != TCIO_SUCCESS)
+        tci_config_free(cfg);
+    return rc;
+}
+
+void tci_config_free(tci_config *cfg)
+{
+    free(cfg->list);
+    cfg->list = NULL;
+    cfg->list_len = 0;
 }
 
 int tci_config_finish(tci_config *cfg, int64_t striping_unit)
@@ -77,22 +235,9 @@ int tci_config_finish(tci_config *cfg, int64_t striping_unit)
                                 ? striping_unit : TCI_DEFAULT_SEGMENT_SIZE;
     if (cfg->segments_per_proc == 0)
         cfg->segments_per_proc = TCI_DEFAULT_SEGMENTS_PER_PROC;
+    if (cfg->early_drain < 0)
+        cfg->early_drain = 1;
     return check_limits(cfg);
-}
-
-int64_t tci_config_striping_unit(MPI_File file)
-{
-    MPI_Info info;
-    if (MPI_File_get_info(file, &info) != MPI_SUCCESS)
-        return 0;
-    char buf[MPI_MAX_INFO_VAL + 1];
-    int found = 0;
-    int64_t unit = 0;
-    if (MPI_Info_get(info, "striping_unit", MPI_MAX_INFO_VAL, buf, &found) == MPI_SUCCESS &&
-        found && tci_parse_size(buf, &unit) != 0)
-        unit = 0;
-    MPI_Info_free(&info);
-    return unit;
 }
 
 int tci_config_passthrough_info(MPI_Info info, MPI_Info *out)
@@ -103,12 +248,11 @@ int tci_config_passthrough_info(MPI_Info info, MPI_Info *out)
     int err = MPI_Info_dup(info, out);
     if (err != MPI_SUCCESS)
         return err;
-    const char *keys[] = { KEY_SEGMENT_SIZE, KEY_SEGMENTS_PER_PROC };
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    for (size_t i = 0; i < sizeof tcio_keys / sizeof tcio_keys[0]; i++) {
         int len, found = 0;
-        MPI_Info_get_valuelen(*out, keys[i], &len, &found);
+        MPI_Info_get_valuelen(*out, tcio_keys[i], &len, &found);
         if (found)
-            MPI_Info_delete(*out, keys[i]);
+            MPI_Info_delete(*out, tcio_keys[i]);
     }
     return MPI_SUCCESS;
 }

@@ -1,4 +1,5 @@
-/* configuration.h - segment size and level-2 capacity: parsing and defaults. */
+/* configuration.h - the settings of an open file (segment size, level-2
+ * capacity, aggregators, early drain, statistics): parsing and defaults. */
 #ifndef TCIO_CONFIGURATION_H
 #define TCIO_CONFIGURATION_H
 
@@ -11,9 +12,24 @@
 #define TCI_MAX_SEGMENTS_PER_PROC     (1 << 20)  /* with the size limit, any window
                                                     size fits in an MPI_Aint */
 
+#define TCI_MAX_AGGREGATOR_LIST       4096       /* ranks in an explicit list */
+
+/* How aggregators are chosen among the ranks (doc/configuration.md). */
+typedef enum tci_placement_kind {
+    TCI_PLACE_SPREAD = 0,   /* evenly spaced ranks (the default) */
+    TCI_PLACE_NODE,         /* the same number on every node */
+    TCI_PLACE_LIST          /* the ranks the user listed */
+} tci_placement_kind;
+
 typedef struct tci_config {
     int64_t segment_size;       /* 0 until known: then the striping default */
-    int64_t segments_per_proc;
+    int64_t segments_per_proc;  /* level-2 slots per aggregator */
+    int64_t aggregators;        /* 0 until known: then the default count */
+    tci_placement_kind placement;
+    int     list_len;           /* TCI_PLACE_LIST: ranks in LIST */
+    int    *list;               /* malloc'ed; tci_config_free releases it */
+    int     early_drain;        /* -1 until known: then on */
+    int     stats;              /* print a summary at close */
 } tci_config;
 
 /* Parse a positive size such as "4096", "64k" or "1M" (powers of 1024).
@@ -21,18 +37,33 @@ typedef struct tci_config {
  * overflowing value. */
 int tci_parse_size(const char *text, int64_t *value);
 
-/* Settings given explicitly: the environment (TCIO_SEGMENT_SIZE,
- * TCIO_SEGMENTS_PER_PROC) first, then the info keys.  Unset settings stay 0.
- * Returns TCIO_SUCCESS or TCIO_ERR_BAD_CONFIG. */
+/* Parse a positive decimal integer without suffix ("4").  Returns 0 and
+ * stores it, or -1. */
+int tci_parse_count(const char *text, int64_t *value);
+
+/* Parse an on/off switch: 1/on/yes/true or 0/off/no/false.  Returns 0 and
+ * stores 1 or 0, or -1. */
+int tci_parse_switch(const char *text, int *value);
+
+/* Parse an aggregator placement: "spread", "node", or a comma-separated
+ * list of distinct non-negative ranks ("0,4,8").  For a list, stores a
+ * malloc'ed array in *LIST and its length in *LEN.  Returns 0 or -1 (also
+ * for duplicates and lists longer than TCI_MAX_AGGREGATOR_LIST). */
+int tci_parse_placement(const char *text, tci_placement_kind *kind, int **list, int *len);
+
+/* Settings given explicitly: the environment (TCIO_SEGMENT_SIZE, ...)
+ * first, then the info keys.  Unset sizes and counts stay 0, early_drain
+ * -1.  Returns TCIO_SUCCESS or TCIO_ERR_BAD_CONFIG (nothing to free then). */
 int tci_config_from_user(MPI_Info info, tci_config *cfg);
+
+/* Release what tci_config_from_user allocated. */
+void tci_config_free(tci_config *cfg);
 
 /* Fill what the user left unset: segment size from the file's
  * striping_unit hint (STRIPING_UNIT, 0 if none) else 1 MiB; the default
  * segment count.  Returns TCIO_SUCCESS or TCIO_ERR_BAD_CONFIG. */
 int tci_config_finish(tci_config *cfg, int64_t striping_unit);
 
-/* The striping_unit the MPI-IO layer reports for an open file, 0 if none. */
-int64_t tci_config_striping_unit(MPI_File file);
 
 /* A copy of INFO without the tcio_* keys, for MPI_File_open (MPI_INFO_NULL
  * when INFO is).  Returns an MPI error code. */

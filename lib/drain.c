@@ -64,7 +64,7 @@ int tci_drain_own_slots(tcio_file *fh)
      * then read the slots in place (MPI_Win_allocate gives the unified
      * memory model, where the two copies are the same memory). */
     int rc = tci_error_from_mpi(MPI_Win_sync(l2->win));
-    for (int64_t s = 0; s < l2->nslots; s++) {
+    for (int64_t s = 0; s < l2->local_slots; s++) {
         int64_t state = *(const int64_t *)(l2->base + tci_header_disp(l2, s));
         tci_slot_header h = tci_state_decode(state);
         /* Every rank released its slots before the barrier.  Keep going

@@ -8,6 +8,8 @@
 #include "tcio.h"
 #include "configuration.h"
 #include "segmap.h"
+#include "aggregators.h"
+#include "striping.h"
 #include "level1.h"
 #include "level2.h"
 #include "datatype.h"
@@ -20,6 +22,8 @@ struct tcio_file {
     bool        can_read;
     bool        can_write;
     tci_config  config;
+    tci_striping striping;    /* as the file system reported it at open */
+    tci_aggregators aggr;
     tci_segmap  map;
     tci_level1  l1;
     tci_level2  l2;

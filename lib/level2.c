@@ -125,7 +125,8 @@ static void move_type_done(tci_move_type *m)
         MPI_Type_free(&m->type);
 }
 
-int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment_size)
+int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment_size,
+                      bool aggregator)
 {
     memset(l2, 0, sizeof *l2);
     l2->win = MPI_WIN_NULL;
@@ -135,18 +136,20 @@ int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment
     /* MPICH 4.0.2 (ch4) places other ranks' accesses wrongly in a window
      * whose size is not a multiple of 16 bytes (doc/design.md): round the
      * size up to a cache line. */
-    MPI_Aint bytes = (tci_data_disp(l2, nslots) + 63) / 64 * 64;
+    MPI_Aint bytes = aggregator ? (tci_data_disp(l2, nslots) + 63) / 64 * 64 : 0;
     int err = MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, &l2->base, &l2->win);
     if (err != MPI_SUCCESS) {
         l2->win = MPI_WIN_NULL;
         return tci_error_from_mpi(err);
     }
     MPI_Win_set_errhandler(l2->win, MPI_ERRORS_RETURN);
+    l2->local_slots = aggregator ? nslots : 0;
     const tci_slot_header empty = { .segment = TCI_SLOT_EMPTY, .flags = 0 };
-    for (int64_t s = 0; s < nslots; s++)
+    for (int64_t s = 0; s < l2->local_slots; s++)
         *(int64_t *)(l2->base + tci_header_disp(l2, s)) = tci_state_encode(&empty);
-    memset(l2->base + tci_bitmap_disp(l2, 0), 0,
-           (size_t)(tci_data_disp(l2, 0) - tci_bitmap_disp(l2, 0)));
+    if (aggregator)
+        memset(l2->base + tci_bitmap_disp(l2, 0), 0,
+               (size_t)(tci_data_disp(l2, 0) - tci_bitmap_disp(l2, 0)));
     /* The caller synchronises all ranks before the first move, so nobody
      * reaches these slots before they are initialised. */
     err = MPI_Win_lock_all(MPI_MODE_NOCHECK, l2->win);
@@ -154,11 +157,8 @@ int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment
         return tci_error_from_mpi(err);
     l2->epoch_open = true;
     MPI_Win_sync(l2->win);
-    l2->scratch = malloc((size_t)segment_size);
     l2->bitmap = malloc((size_t)l2->bitmap_bytes);
-    if (!l2->scratch || !l2->bitmap)
-        return TCIO_ERR_NO_MEMORY;
-    return TCIO_SUCCESS;
+    return l2->bitmap ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
 }
 
 int tci_level2_complete_all(tci_level2 *l2)
@@ -307,8 +307,19 @@ static int finish_started(int n, MPI_Request *req, int err)
     return err != MPI_SUCCESS ? err : wait_err;
 }
 
+/* The scratch segment is allocated at its first use: ranks that never
+ * spill or load a written segment never hold it. */
+static int have_scratch(tci_level2 *l2)
+{
+    if (!l2->scratch)
+        l2->scratch = malloc((size_t)l2->segment_size);
+    return l2->scratch ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
 static int fetch_bitmap_and_data(tci_level2 *l2, tci_location loc)
 {
+    if (have_scratch(l2) != MPI_SUCCESS)
+        return MPI_ERR_NO_MEM;
     MPI_Request req[2];
     int n = 0;
     int err = MPI_Rget(l2->bitmap, l2->bitmap_bytes, MPI_BYTE, loc.rank,

@@ -64,19 +64,23 @@ typedef struct tci_level2 {
     MPI_Win  win;
     bool     epoch_open;       /* the MPI_Win_lock_all epoch of the open file */
     char    *base;
-    int64_t  nslots;
+    int64_t  nslots;           /* per aggregator: gives the layout */
+    int64_t  local_slots;      /* this rank's: nslots or 0 */
     int      segment_size;
     int      bitmap_bytes;
     tci_vector_cache vectors;
     int64_t  state_out;        /* origin of a release: lives until complete */
-    char    *scratch;          /* one segment: victim data, file data */
+    char    *scratch;          /* one segment (spills, loads of written
+                                  segments), allocated at first use */
     unsigned char *bitmap;     /* one bitmap: victim's, or OR mask */
 } tci_level2;
 
 /* Collective over COMM: allocate the window, open the file's shared
- * MPI_Win_lock_all epoch, allocate the scratch buffers.  NSLOTS is this
- * rank's slot count (0 for a rank that owns none). */
-int  tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment_size);
+ * MPI_Win_lock_all epoch.  NSLOTS is every aggregator's slot count; a rank
+ * that is not an AGGREGATOR exposes an empty window and holds no level-2
+ * memory. */
+int  tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment_size,
+                       bool aggregator);
 
 /* Close the epoch and free everything (collective). */
 void tci_level2_free(tci_level2 *l2);

@@ -1,10 +1,21 @@
-/* segmap.c - placement of file segments on level-2 slots. */
+/* segmap.c - placement of file segments on the aggregators' level-2 slots. */
 #include "segmap.h"
 
 tci_location tci_segmap_locate(const tci_segmap *m, int64_t segment)
 {
     tci_location loc;
-    loc.rank = (int)(segment % m->nowners);
-    loc.slot = (segment / m->nowners) % m->nslots;
+    loc.rank = m->aggregator_rank[segment % m->naggregators];
+    loc.slot = (segment / m->naggregators) % m->nslots;
     return loc;
+}
+
+int64_t tci_segmap_first_in_slot(const tci_segmap *m, int aggregator, int64_t slot,
+                                 int64_t from)
+{
+    /* Segments of one slot are aggregator + A * (slot + N * j), j >= 0. */
+    int64_t period = (int64_t)m->naggregators * m->nslots;
+    int64_t first = aggregator + (int64_t)m->naggregators * slot;
+    if (first >= from)
+        return first;
+    return first + (from - first + period - 1) / period * period;
 }

@@ -1,15 +1,17 @@
 /* segmap.h - which rank and slot hold a file segment (equations 1-3 of the
- * TCIO paper).  This is the only place that knows the placement: moving
- * level-2 segments onto aggregators changes tci_segmap_locate alone. */
+ * TCIO paper, with the owners restricted to the aggregators).  This is the
+ * only place that knows the placement. */
 #ifndef TCIO_SEGMAP_H
 #define TCIO_SEGMAP_H
 
 #include <stdint.h>
 
 typedef struct tci_segmap {
-    int64_t segment_size;  /* bytes per segment */
-    int     nowners;       /* ranks holding level-2 segments */
-    int64_t nslots;        /* level-2 slots per owner */
+    int64_t    segment_size;    /* bytes per segment */
+    int        naggregators;    /* ranks holding level-2 segments */
+    const int *aggregator_rank; /* their ranks: segment k lives on
+                                   aggregator_rank[k % naggregators] */
+    int64_t    nslots;          /* level-2 slots per aggregator */
 } tci_segmap;
 
 typedef struct tci_location {
@@ -40,8 +42,14 @@ static inline int tci_segment_piece(const tci_segmap *m, int64_t offset, int64_t
     return (int)(bytes < room ? bytes : room);
 }
 
-/* Owner and slot of file segment SEGMENT (equations 1 and 2, the slot taken
- * modulo the slot count so that any file size fits). */
+/* Owner and slot of file segment SEGMENT (equations 1 and 2 over the
+ * aggregators, the slot taken modulo the slot count so that any file size
+ * fits). */
 tci_location tci_segmap_locate(const tci_segmap *m, int64_t segment);
+
+/* The segment that slot SLOT of aggregator AGGREGATOR holds first at or
+ * after segment FROM (the inverse of tci_segmap_locate). */
+int64_t tci_segmap_first_in_slot(const tci_segmap *m, int aggregator, int64_t slot,
+                                 int64_t from);
 
 #endif

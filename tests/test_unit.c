@@ -146,7 +146,9 @@ END_TEST
 
 START_TEST(segmap_follows_the_paper_and_wraps_slots)
 {
-    tci_segmap m = { .segment_size = 100, .nowners = 3, .nslots = 2 };
+    const int owners[3] = { 0, 1, 2 };
+    tci_segmap m = { .segment_size = 100, .naggregators = 3, .aggregator_rank = owners,
+                     .nslots = 2 };
     ck_assert_int_eq(tci_segment_of(&m, 0), 0);
     ck_assert_int_eq(tci_segment_of(&m, 99), 0);
     ck_assert_int_eq(tci_segment_of(&m, 100), 1);
@@ -167,6 +169,28 @@ START_TEST(segmap_follows_the_paper_and_wraps_slots)
     tci_location far = tci_segmap_locate(&m, INT64_C(3) * 1000000000 + 4);
     ck_assert_int_eq(far.rank, 1);
     ck_assert_int_eq(far.slot, 1);
+}
+END_TEST
+
+START_TEST(segmap_places_on_aggregators_and_inverts)
+{
+    const int owners[2] = { 5, 2 };          /* an explicit list, in its order */
+    tci_segmap m = { .segment_size = 10, .naggregators = 2, .aggregator_rank = owners,
+                     .nslots = 3 };
+    for (int64_t k = 0; k < 40; k++) {
+        tci_location loc = tci_segmap_locate(&m, k);
+        ck_assert_int_eq(loc.rank, owners[k % 2]);
+        ck_assert_int_eq(loc.slot, (k / 2) % 3);
+        /* The inverse finds K again from any earlier starting point. */
+        for (int64_t from = k > 8 ? k - 8 : 0; from <= k; from++) {
+            int64_t first = tci_segmap_first_in_slot(&m, (int)(k % 2), loc.slot, from);
+            ck_assert_int_ge(first, from);
+            ck_assert_int_le(first, k);
+            tci_location back = tci_segmap_locate(&m, first);
+            ck_assert_int_eq(back.rank, loc.rank);
+            ck_assert_int_eq(back.slot, loc.slot);
+        }
+    }
 }
 END_TEST
 
@@ -371,6 +395,7 @@ static Suite *unit_suite(void)
     tcase_add_test(tc, config_info_keys_and_env_precedence);
     tcase_add_test(tc, config_rejects_invalid_values);
     tcase_add_test(tc, segmap_follows_the_paper_and_wraps_slots);
+    tcase_add_test(tc, segmap_places_on_aggregators_and_inverts);
     tcase_add_test(tc, extents_merge_adjacent_and_overlapping_appends);
     tcase_add_test(tc, extents_normalize_sorts_and_merges);
     tcase_add_test(tc, extents_memory_stays_bounded_under_rewrites);

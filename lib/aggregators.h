@@ -1,0 +1,34 @@
+/* aggregators.h - which ranks hold level-2 segments and write the file. */
+#ifndef TCIO_AGGREGATORS_H
+#define TCIO_AGGREGATORS_H
+
+#include <stdint.h>
+#include <mpi.h>
+#include "configuration.h"
+
+typedef struct tci_aggregators {
+    int  count;    /* A: segment k belongs to ranks[k % A] */
+    int *ranks;    /* distinct ranks of the file's communicator */
+    int  index;    /* this rank's position in RANKS, -1 if not an aggregator */
+    int  nnodes;   /* nodes the communicator spans */
+} tci_aggregators;
+
+/* The default number of aggregators for NPROCS ranks on NNODES nodes and
+ * a file striped over STRIPE_FACTOR storage targets (0 if unknown): see
+ * doc/configuration.md for the reasoning. */
+int tci_aggregators_default(int nprocs, int nnodes, int64_t stripe_factor);
+
+/* Collective over COMM: choose the aggregators from the configuration
+ * (count, placement, list; a count of 0 takes the default for
+ * STRIPE_FACTOR).  Returns TCIO_SUCCESS, TCIO_ERR_BAD_CONFIG (more
+ * aggregators than ranks, a listed rank out of range), TCIO_ERR_NO_MEMORY
+ * or TCIO_ERR_MPI; every rank gets the same result for the same input. */
+int tci_aggregators_choose(const tci_config *cfg, MPI_Comm comm, int64_t stripe_factor,
+                           tci_aggregators *out);
+
+/* A checksum of the choice, for checking that all ranks agree. */
+int64_t tci_aggregators_digest(const tci_aggregators *a);
+
+void tci_aggregators_free(tci_aggregators *a);
+
+#endif
