@@ -5,9 +5,11 @@
  * stream of small, interleaved pieces by tcio_write/tcio_read.  The library
  * combines each rank's pieces in a private level-1 buffer (one file segment
  * long), moves them with one-sided MPI into stripe-sized level-2 segments
- * spread round-robin over the ranks, and writes whole segments to the file
- * with MPI-IO at tcio_close.  See doc/design.md for the protocol and
- * doc/semantics.md for the guarantees summarised here.
+ * spread round-robin over a set of aggregator ranks, and writes whole
+ * segments to the file with MPI-IO: as soon as every byte of a segment has
+ * been written (early drain), the rest at tcio_close.  See doc/design.md
+ * for the protocol, doc/semantics.md for the guarantees summarised here and
+ * doc/configuration.md for the settings and a tuning guide.
  *
  * ---------------------------------------------------------------------------
  *  READS ARE LAZY.  tcio_read and tcio_read_at only record where the data
@@ -17,11 +19,12 @@
  * ---------------------------------------------------------------------------
  *
  * Collective and local calls
- *   tcio_open, tcio_open_comm, tcio_flush and tcio_close are collective over
- *   the file's communicator: every rank must call them, in the same order
- *   for all files.  tcio_write, tcio_write_at, tcio_read, tcio_read_at,
- *   tcio_seek and tcio_fetch are local: a rank may call them any number of
- *   times, and no other rank needs to enter the library for them to finish.
+ *   tcio_open, tcio_open_comm, tcio_read_session, tcio_flush and tcio_close
+ *   are collective over the file's communicator: every rank must call
+ *   them, in the same order for all files.  tcio_write, tcio_write_at,
+ *   tcio_read, tcio_read_at, tcio_seek, tcio_fetch, tcio_prefetch and
+ *   tcio_progress are local: a rank may call them any number of times, and
+ *   no other rank needs to enter the library for them to finish.
  *
  * Visibility of data
  *   - Read-your-writes: a rank's read returns its own earlier writes,
@@ -138,8 +141,15 @@ tcio_file *tcio_open(const char *fname, int mode);
  *                           count is rounded up to a multiple of the node
  *                           count) or a comma-separated list of distinct
  *                           ranks, "0,8,16" (its length is the count).
+ *   tcio_early_drain        "on" (default) or "off" (also 1/0, yes/no,
+ *                           true/false): aggregators write a segment as
+ *                           soon as every byte of it was written.
+ *   tcio_stats              "on" or "off" (default): tcio_close prints a
+ *                           summary of the file's traffic and phase times
+ *                           on rank 0's standard output (the only output
+ *                           the library ever produces).
  * Each has an environment variable of the same name in capitals
- * (TCIO_SEGMENT_SIZE, ..., TCIO_AGGREGATOR_PLACEMENT) that takes
+ * (TCIO_SEGMENT_SIZE, ..., TCIO_STATS) that takes
  * precedence over the info key (so that a run can be tuned without
  * recompiling).  Every other info key passes through to MPI_File_open:
  * striping_unit and striping_factor set the striping of a file created
@@ -149,9 +159,11 @@ tcio_file *tcio_open(const char *fname, int mode);
  * returns TCIO_ERR_BAD_ARG, TCIO_ERR_BAD_MODE, TCIO_ERR_BAD_CONFIG,
  * TCIO_ERR_NO_MEMORY, TCIO_ERR_NO_SUCH_FILE, TCIO_ERR_ACCESS,
  * TCIO_ERR_FILE_EXISTS, TCIO_ERR_OPEN or TCIO_ERR_MPI, the same code on every
- * rank, with *FH set to NULL and no file created or changed by the library
- * (MPI_File_open may have created it if MPI_MODE_CREATE was given and the
- * failure came later).
+ * rank, with *FH set to NULL and no file created or changed by the library.
+ * Bad arguments, modes and settings (also settings that differ between
+ * ranks or name more aggregators or higher ranks than the communicator
+ * has) are found before MPI_File_open; only a failure after it (out of
+ * memory, an MPI error) can leave a file that MPI_MODE_CREATE created.
  */
 int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info,
                    tcio_file **fh);
@@ -229,6 +241,55 @@ int tcio_fetch(tcio_file *fh);
  * TCIO_ERR_REMOTE if this rank's part succeeded but another rank's failed.
  */
 int tcio_close(tcio_file *fh);
+
+/*
+ * Local, advisory.  Load the file segments holding bytes [OFFSET,
+ * OFFSET+LENGTH) into level 2 now, so that later reads of them by any rank
+ * find them loaded.  The calling rank reads each segment with one
+ * whole-segment MPI_File_read_at and puts it into its aggregator's slot.
+ * At most as many segments as level 2 has slots (aggregators x
+ * tcio_segments_per_proc) are loaded, from OFFSET on; a slot holding
+ * another segment with unwritten-out data is left alone (a hint never
+ * makes the library write).  Reads of the range need not follow; reads
+ * that come before or without it still work.  On a read-only handle the
+ * range is clipped to the file's size.  Pending reads and buffered writes
+ * of this rank are not moved.
+ * Returns TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE, TCIO_ERR_WRITE_ONLY,
+ * TCIO_ERR_BAD_ARG (OFFSET or LENGTH < 0, end past the addressable range),
+ * TCIO_ERR_NO_MEMORY (one segment-sized buffer is allocated at the first
+ * prefetch), TCIO_ERR_IO or TCIO_ERR_MPI (a failed load leaves the segment
+ * to be loaded by its first read; it does not stick to the handle).
+ */
+int tcio_prefetch(tcio_file *fh, MPI_Offset offset, MPI_Offset length);
+
+/*
+ * Collective.  Declare a read session: each rank names the range it is
+ * about to read (LENGTH 0 for none); the aggregators load the segments of
+ * the union of all ranges that they own, straight into their level-2
+ * memory, all of them at once, before the call returns.  As with
+ * tcio_prefetch, each aggregator loads at most one segment per slot (in
+ * file order), never evicts unwritten-out data, and reads that are not
+ * declared or come first still work.  Use it before a restart or analysis
+ * phase that reads a known part of the file in small pieces.
+ * Returns TCIO_SUCCESS or, the same on every rank in kind, this rank's
+ * own error (as for tcio_prefetch; a rank with bad arguments takes part
+ * declaring nothing) or TCIO_ERR_REMOTE if only another rank failed.
+ */
+int tcio_read_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length);
+
+/*
+ * Local.  Give the library a moment: run MPI's progress engine for other
+ * ranks' one-sided moves into this rank's level-2 segments, complete
+ * early drains and start the drain of segments that other ranks have
+ * filled (aggregators only; on other ranks it only drives MPI progress).
+ * Every tcio call does this too; call tcio_progress during long
+ * computations between I/O phases (say every few milliseconds of work) on
+ * MPI libraries without asynchronous progress, where a busy aggregator
+ * otherwise delays every rank that moves data to it.  Returns TCIO_SUCCESS,
+ * TCIO_ERR_BAD_HANDLE, or the first file-system or MPI error that a
+ * data movement of this handle met so far (it also sticks for close).
+ */
+int tcio_progress(tcio_file *fh);
 
 /* A one-line English message for any value; never NULL.  Local. */
 const char *tcio_error_string(int code);

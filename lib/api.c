@@ -7,6 +7,8 @@
 #include "file.h"
 #include "drain.h"
 #include "error.h"
+#include "prefetch.h"
+#include "progress.h"
 
 /* ---- open handles: lets every call reject a closed or bogus handle ---- */
 
@@ -80,6 +82,7 @@ static int check_mode(int mode)
 
 static void destroy(tcio_file *fh)
 {
+    free(fh->name);
     tci_staged_discard(&fh->staged);
     tci_level1_free(&fh->l1);
     tci_level2_free(&fh->l2);
@@ -103,6 +106,7 @@ static tcio_file *new_handle(int mode)
     fh->can_read = (mode & ACCESS_MODES) != MPI_MODE_WRONLY;
     fh->can_write = (mode & ACCESS_MODES) != MPI_MODE_RDONLY;
     fh->staged_tail = &fh->staged;
+    fh->poll_countdown = TCI_POLL_INTERVAL;
     return fh;
 }
 
@@ -124,32 +128,49 @@ static int open_file(tcio_file *fh, const char *fname, int mode, MPI_Info info)
 }
 
 /* Every rank must use the same settings, or their segment maps would
- * disagree: agree on the error code and check the settings in one
- * reduction (each value reduced with MAX next to its negation). */
-enum { AGREED_SETTINGS = 5 };
+ * disagree: agree on the error code RC and check the N SETTINGS in one
+ * reduction over COMM (each value reduced with MAX next to its negation). */
+enum { MAX_AGREED_SETTINGS = 8 };
 
-static int agree_on_config(tcio_file *fh, int rc)
+static int agree_on_settings(MPI_Comm comm, int rc, const int64_t *settings, int n)
 {
-    const tci_config *c = &fh->config;
-    int64_t settings[AGREED_SETTINGS] = {
-        c->segment_size, c->segments_per_proc, c->early_drain, c->stats,
-        tci_aggregators_digest(&fh->aggr)
-    };
-    int64_t mine[1 + 2 * AGREED_SETTINGS], all[1 + 2 * AGREED_SETTINGS];
+    int64_t mine[1 + 2 * MAX_AGREED_SETTINGS], all[1 + 2 * MAX_AGREED_SETTINGS];
     mine[0] = rc;
-    for (int i = 0; i < AGREED_SETTINGS; i++) {
+    for (int i = 0; i < n; i++) {
         mine[1 + 2 * i] = settings[i];
         mine[2 + 2 * i] = -settings[i];
     }
-    if (MPI_Allreduce(mine, all, 1 + 2 * AGREED_SETTINGS, MPI_INT64_T, MPI_MAX, fh->comm) !=
-        MPI_SUCCESS)
+    if (MPI_Allreduce(mine, all, 1 + 2 * n, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
         return rc != TCIO_SUCCESS ? rc : TCIO_ERR_MPI;
     if (all[0] != TCIO_SUCCESS)
         return (int)all[0];
-    for (int i = 0; i < AGREED_SETTINGS; i++)
+    for (int i = 0; i < n; i++)
         if (all[1 + 2 * i] != -all[2 + 2 * i])
             return TCIO_ERR_BAD_CONFIG;
     return TCIO_SUCCESS;
+}
+
+/* The settings as the user gave them (before the file adds its defaults):
+ * compared before anything is opened, so that ranks that disagree touch no
+ * file. */
+static int agree_on_user_config(MPI_Comm comm, int rc, const tci_config *c)
+{
+    const tci_aggregators listed = { .count = c->list_len, .ranks = c->list };
+    int64_t settings[] = { c->segment_size, c->segments_per_proc, c->aggregators,
+                           c->placement, tci_aggregators_digest(&listed), c->early_drain,
+                           c->stats };
+    return agree_on_settings(comm, rc, settings, (int)(sizeof settings / sizeof settings[0]));
+}
+
+/* The settings in effect, also the ones derived from the file and the
+ * nodes: a safety net, as every rank derives them from the same facts. */
+static int agree_on_final_config(tcio_file *fh, int rc)
+{
+    const tci_config *c = &fh->config;
+    int64_t settings[] = { c->segment_size, c->segments_per_proc, c->early_drain, c->stats,
+                           tci_aggregators_digest(&fh->aggr) };
+    return agree_on_settings(fh->comm, rc, settings,
+                             (int)(sizeof settings / sizeof settings[0]));
 }
 
 /* The largest end offset: segment numbers must fit a slot's state word,
@@ -173,7 +194,7 @@ static int set_up(tcio_file *fh, const char *fname, int mode)
                                            &fh->aggr);
     if (rc == TCIO_SUCCESS)
         rc = choose_rc;
-    if ((rc = agree_on_config(fh, rc)) != TCIO_SUCCESS)
+    if ((rc = agree_on_final_config(fh, rc)) != TCIO_SUCCESS)
         return rc;
     fh->max_end = addressable_end(fh->config.segment_size);
     fh->map = (tci_segmap){ .segment_size = fh->config.segment_size,
@@ -205,14 +226,24 @@ int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tc
         *fhp = NULL;
     if (comm == MPI_COMM_NULL)
         return TCIO_ERR_BAD_ARG;
+    double t0 = MPI_Wtime();
+    int nprocs = 0;
+    MPI_Comm_size(comm, &nprocs);
+    /* Every check that needs no file comes before anything collective is
+     * created, agreed over the caller's communicator, so that a bad setting
+     * on some ranks fails the open everywhere and touches no file. */
     tci_config config = { .list = NULL };
     int rc = (!fname || !fhp) ? TCIO_ERR_BAD_ARG : check_mode(mode);
-    if (rc == TCIO_SUCCESS)
-        rc = tci_config_from_user(info, &config);
-    tcio_file *fh = rc == TCIO_SUCCESS ? new_handle(mode) : NULL;
-    if (rc == TCIO_SUCCESS && !fh)
+    if (rc == TCIO_SUCCESS && (rc = tci_config_from_user(info, &config)) == TCIO_SUCCESS)
+        rc = tci_config_check_ranks(&config, nprocs);
+    if ((rc = agree_on_user_config(comm, rc, &config)) != TCIO_SUCCESS) {
+        tci_config_free(&config);
+        return rc;
+    }
+    tcio_file *fh = new_handle(mode);
+    if (!fh)
         rc = TCIO_ERR_NO_MEMORY;
-    if (rc == TCIO_SUCCESS && MPI_Comm_dup(comm, &fh->comm) != MPI_SUCCESS)
+    else if (MPI_Comm_dup(comm, &fh->comm) != MPI_SUCCESS)
         rc = TCIO_ERR_MPI;
     if ((rc = agree(comm, rc)) != TCIO_SUCCESS) {
         tci_config_free(&config);
@@ -231,7 +262,9 @@ int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tc
         destroy(fh);
         return rc;
     }
+    fh->name = fh->config.stats ? strdup(fname) : NULL;
     remember_open(fh);
+    fh->stats.time[TCI_T_OPEN] = MPI_Wtime() - t0;
     *fhp = fh;
     return TCIO_SUCCESS;
 }
@@ -309,9 +342,11 @@ static int read_bytes(tcio_file *fh, MPI_Offset offset, char *dst, int64_t bytes
 {
     /* The common case, a small read inside the current segment, needs no
      * division and no move. */
-    if (tci_level1_holds(&fh->l1, TCI_L1_READING, offset, bytes))
+    if (tci_level1_holds(&fh->l1, TCI_L1_READING, offset, bytes)) {
+        tci_progress_tick(fh);
         return tci_level1_add_read(&fh->l1, (int)(offset - fh->l1.start), dst, (int)bytes) == 0
                    ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
+    }
     while (bytes > 0) {
         int64_t segment;
         int disp, chunk = tci_segment_piece(&fh->map, offset, bytes, &segment, &disp);
@@ -332,6 +367,7 @@ static int read_typed(tcio_file *fh, MPI_Offset offset, void *data, int count,
 {
     if (req->bytes == 0)
         return TCIO_SUCCESS;
+    fh->stats.count[TCI_C_BYTES_READ] += req->bytes;
     if (req->type.contiguous)
         return read_bytes(fh, offset, data, req->bytes);
     tci_staged_read *staged = tci_staged_new(data, count, type, req->bytes);
@@ -396,6 +432,7 @@ static int write_bytes(tcio_file *fh, MPI_Offset offset, const char *src, int64_
     /* The common case, a small write inside the current segment, needs no
      * division and no move. */
     if (tci_level1_holds(&fh->l1, TCI_L1_WRITING, offset, bytes)) {
+        tci_progress_tick(fh);
         if (tci_level1_write(&fh->l1, (int)(offset - fh->l1.start), src, (int)bytes) != 0)
             return TCIO_ERR_NO_MEMORY;
         note_written(fh, offset + bytes);
@@ -450,6 +487,7 @@ static int write_typed(tcio_file *fh, MPI_Offset offset, const void *data, int c
 {
     if (req->bytes == 0)
         return TCIO_SUCCESS;
+    fh->stats.count[TCI_C_BYTES_WRITTEN] += req->bytes;
     if (req->type.contiguous)
         return write_bytes(fh, offset, data, req->bytes);
     return write_packed(fh, offset, data, count, type, req->bytes);
@@ -521,6 +559,44 @@ static int settle_local(tcio_file *fh)
     return rc != TCIO_SUCCESS ? rc : done_rc;
 }
 
+int tcio_progress(tcio_file *fh)
+{
+    if (!fh || !is_open(fh))
+        return TCIO_ERR_BAD_HANDLE;
+    tci_progress(fh);
+    return fh->failure;
+}
+
+/* Arguments of a prefetch on an open handle. */
+static int check_prefetch(const tcio_file *fh, MPI_Offset offset, MPI_Offset length)
+{
+    if (!fh->can_read)
+        return TCIO_ERR_WRITE_ONLY;
+    if (offset < 0 || length < 0 || offset > fh->max_end - length)
+        return TCIO_ERR_BAD_ARG;
+    return TCIO_SUCCESS;
+}
+
+int tcio_prefetch(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
+{
+    if (!fh || !is_open(fh))
+        return TCIO_ERR_BAD_HANDLE;
+    int rc = check_prefetch(fh, offset, length);
+    return rc != TCIO_SUCCESS ? rc : tci_prefetch_range(fh, offset, length);
+}
+
+int tcio_read_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
+{
+    if (!fh || !is_open(fh))
+        return TCIO_ERR_BAD_HANDLE;
+    /* A rank with bad arguments still takes part, declaring nothing. */
+    int rc = check_prefetch(fh, offset, length);
+    if (rc != TCIO_SUCCESS)
+        offset = length = 0;
+    int session_rc = tci_prefetch_session(fh, offset, length);
+    return collective_result(fh->comm, rc != TCIO_SUCCESS ? rc : session_rc);
+}
+
 int tcio_flush(tcio_file *fh)
 {
     if (!fh || !is_open(fh))
@@ -533,6 +609,7 @@ int tcio_close(tcio_file *fh)
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
     forget_open(fh);
+    double t0 = MPI_Wtime();
     int rc = settle_local(fh);
     /* No rank drains before every rank's last put has completed. */
     MPI_Barrier(fh->comm);
@@ -547,6 +624,9 @@ int tcio_close(tcio_file *fh)
     if (rc == TCIO_SUCCESS)
         rc = close_rc;
     rc = collective_result(fh->comm, rc);
+    fh->stats.time[TCI_T_CLOSE] = MPI_Wtime() - t0;
+    if (fh->config.stats)
+        tci_stats_report(&fh->stats, fh->comm, fh->name, fh->aggr.count);
     destroy(fh);
     return rc;
 }

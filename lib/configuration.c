@@ -221,6 +221,16 @@ int tci_config_from_user(MPI_Info info, tci_config *cfg)
     return rc;
 }
 
+int tci_config_check_ranks(const tci_config *cfg, int nprocs)
+{
+    if (cfg->aggregators > nprocs)
+        return TCIO_ERR_BAD_CONFIG;
+    for (int i = 0; i < cfg->list_len; i++)
+        if (cfg->list[i] >= nprocs)
+            return TCIO_ERR_BAD_CONFIG;
+    return TCIO_SUCCESS;
+}
+
 void tci_config_free(tci_config *cfg)
 {
     free(cfg->list);

@@ -56,6 +56,11 @@ int tci_parse_placement(const char *text, tci_placement_kind *kind, int **list, 
  * -1.  Returns TCIO_SUCCESS or TCIO_ERR_BAD_CONFIG (nothing to free then). */
 int tci_config_from_user(MPI_Info info, tci_config *cfg);
 
+/* The settings that depend only on the number of ranks: at most NPROCS
+ * aggregators, listed ranks below NPROCS.  Returns TCIO_SUCCESS or
+ * TCIO_ERR_BAD_CONFIG. */
+int tci_config_check_ranks(const tci_config *cfg, int nprocs);
+
 /* Release what tci_config_from_user allocated. */
 void tci_config_free(tci_config *cfg);
 

@@ -3,7 +3,16 @@
  * Only the bytes that were written are written: each run of set bits in a
  * slot's bitmap becomes one independent MPI_File_write_at inside the
  * segment (with the default segment size, the striping unit, no write
- * crosses a stripe).  Loads read whole segments. */
+ * crosses a stripe).  Loads read whole segments.
+ *
+ * Early drain: a mover whose put brings a slot's written-byte counter to
+ * the segment size marks the slot TCI_SLOT_FULL and adds one to the
+ * owner's notice word.  The owner, whenever it enters the library, looks
+ * at its slots if the notice word changed, confirms with the bitmap that
+ * every byte was written, writes those segments and releases the slots
+ * clean: they still serve reads, and a new segment can claim them without
+ * a spill. */
+#include <stdlib.h>
 #include <string.h>
 #include "file.h"
 #include "drain.h"
@@ -69,6 +78,8 @@ int tci_drain_own_slots(tcio_file *fh)
         tci_slot_header h = tci_state_decode(state);
         /* Every rank released its slots before the barrier.  Keep going
          * after a failed slot, so that the others still reach the file. */
+        if (state != TCI_STATE_LOCKED && (h.flags & TCI_SLOT_DIRTY))
+            fh->stats.count[TCI_C_CLOSE_DRAINS]++;
         int slot_rc = state == TCI_STATE_LOCKED ? TCIO_ERR_MPI
                     : !(h.flags & TCI_SLOT_DIRTY) ? TCIO_SUCCESS
                     : tci_drain_segment(fh, h.segment, l2->base + tci_data_disp(l2, s),
@@ -77,4 +88,111 @@ int tci_drain_own_slots(tcio_file *fh)
             rc = slot_rc;
     }
     return rc;
+}
+
+/* ---- early drain ---------------------------------------------------------- */
+
+static tci_location own_slot(const tcio_file *fh, int64_t slot)
+{
+    return (tci_location){ .rank = fh->l2.self, .slot = slot };
+}
+
+static bool segment_complete(const tci_level2 *l2, int64_t slot)
+{
+    const unsigned char *bitmap = (const unsigned char *)l2->base + tci_bitmap_disp(l2, slot);
+    int end;
+    return tci_bitmap_next_run(bitmap, 0, l2->segment_size, 0, &end) == l2->segment_size;
+}
+
+/* Lock own slot SLOT and decide: returns true, keeping the lock, when the
+ * slot holds a complete segment to drain; otherwise releases it (dropping
+ * a FULL mark that overwrites caused). */
+static bool take_if_complete(tcio_file *fh, int64_t slot, tci_slot_header *h)
+{
+    tci_level2 *l2 = &fh->l2;
+    tci_location loc = own_slot(fh, slot);
+    if (tci_level2_lock(l2, loc, h) != MPI_SUCCESS) {
+        tci_note_failure(fh, TCIO_ERR_MPI);
+        return false;
+    }
+    if ((h->flags & TCI_SLOT_FULL) && (h->flags & TCI_SLOT_DIRTY)) {
+        MPI_Win_sync(l2->win);       /* see the movers' completed updates */
+        if (segment_complete(l2, slot))
+            return true;
+        h->flags &= ~TCI_SLOT_FULL;  /* overwrites, not every byte */
+    }
+    if (tci_level2_unlock(l2, loc, h, false) != MPI_SUCCESS)
+        tci_note_failure(fh, TCIO_ERR_MPI);
+    return false;
+}
+
+/* The segment of locked own slot SLOT reached the file: the slot is clean
+ * and loaded (its bytes are the file's), its bitmap and counter cleared. */
+static void release_drained(tcio_file *fh, int64_t slot, tci_slot_header *h, bool written)
+{
+    tci_level2 *l2 = &fh->l2;
+    if (written) {
+        memset(l2->base + tci_bitmap_disp(l2, slot), 0, (size_t)l2->bitmap_bytes);
+        *(int64_t *)(l2->base + tci_header_disp(l2, slot) + TCI_WRITTEN_OFFSET) = 0;
+        h->flags = TCI_SLOT_LOADED;
+        MPI_Win_sync(l2->win);       /* our stores before the release */
+        fh->stats.count[TCI_C_EARLY_DRAINS]++;
+    }
+    if (tci_level2_unlock(l2, own_slot(fh, slot), h, false) != MPI_SUCCESS)
+        tci_note_failure(fh, TCIO_ERR_MPI);
+}
+
+/* Write the complete segments of own slots, one at a time, each straight
+ * from the window while its slot is locked.  A lock holder here waits only
+ * for its own file system, never for another rank, so the protocol stays
+ * deadlock-free.  The writes are blocking: a write left in flight would
+ * either keep its slot locked until this rank enters the library again
+ * (movers would spin on it while this rank computes) or let a load of the
+ * segment by another rank race it; and MPICH 4.0's MPI_File_iwrite_at
+ * never completes when the device fails (doc/design.md). */
+static void drain_complete_slots(tcio_file *fh)
+{
+    tci_level2 *l2 = &fh->l2;
+    /* Lock only the slots that a snapshot shows full: a lock round trip per
+     * slot would cost more than the drains. */
+    const int words_per_slot = TCI_HEADER_BYTES / 8;
+    int64_t *words = malloc((size_t)(l2->local_slots * words_per_slot) * sizeof *words);
+    if (!words || tci_level2_peek_states(l2, words) != MPI_SUCCESS) {
+        free(words);
+        tci_note_failure(fh, words ? TCIO_ERR_MPI : TCIO_ERR_NO_MEMORY);
+        return;
+    }
+    for (int64_t slot = 0; slot < l2->local_slots; slot++) {
+        int64_t state = words[slot * words_per_slot];
+        tci_slot_header h = tci_state_decode(state);
+        if (state == TCI_STATE_LOCKED || !(h.flags & TCI_SLOT_FULL))
+            continue;
+        if (!take_if_complete(fh, slot, &h))
+            continue;
+        int rc = write_run(fh, segment_start(fh, h.segment), l2->base + tci_data_disp(l2, slot),
+                           l2->segment_size);
+        /* A failed write keeps the segment dirty (close tries again), but
+         * the handle remembers it so that close cannot report success. */
+        tci_note_failure(fh, rc);
+        release_drained(fh, slot, &h, rc == TCIO_SUCCESS);
+    }
+    free(words);
+}
+
+void tci_drain_full_slots(tcio_file *fh)
+{
+    tci_level2 *l2 = &fh->l2;
+    if (l2->local_slots == 0 || !fh->config.early_drain)
+        return;
+    double t0 = MPI_Wtime();
+    int64_t notices = 0;
+    if (tci_level2_notices(l2, &notices) != MPI_SUCCESS) {
+        tci_note_failure(fh, TCIO_ERR_MPI);
+        return;
+    }
+    if (notices != fh->notices_seen) {
+        fh->notices_seen = notices;
+        drain_complete_slots(fh);
+    }
+    fh->stats.time[TCI_T_EARLY_DRAINS] += MPI_Wtime() - t0;
 }

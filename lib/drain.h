@@ -21,4 +21,9 @@ int tci_load_segment(struct tcio_file *fh, int64_t segment, char *buf);
  * barrier that ends all one-sided access). */
 int tci_drain_own_slots(struct tcio_file *fh);
 
+/* The aggregator's duty whenever it enters the library: if movers noticed
+ * full segments since the last look, write every own slot whose bitmap is
+ * complete and release it clean.  Failures stick to the handle.  Local. */
+void tci_drain_full_slots(struct tcio_file *fh);
+
 #endif

@@ -13,6 +13,8 @@
 #include "level1.h"
 #include "level2.h"
 #include "datatype.h"
+#include "stats.h"
+#include "drain.h"
 
 struct tcio_file {
     MPI_Comm    comm;          /* private duplicate, errors returned */
@@ -32,6 +34,10 @@ struct tcio_file {
     MPI_Offset  written_end;   /* end of this rank's furthest write */
     MPI_Offset  max_end;       /* no byte at or past it is addressable: its
                                   segment must fit a slot's state word */
+    int64_t     notices_seen;  /* an aggregator's notice word at its last look */
+    tci_stats   stats;
+    char       *name;          /* for the statistics */
+    int         poll_countdown; /* accesses until an aggregator polls */
     int         failure;       /* first file-system/MPI error: sticky */
     tci_staged_read *staged;   /* reads into non-contiguous types, in order */
     tci_staged_read **staged_tail;

@@ -12,6 +12,7 @@
  * UCX, measured in doc/design.md) the target may be a process that shares
  * our core.  See doc/design.md for the protocol and why it cannot deadlock. */
 #include <sched.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include "file.h"
@@ -144,12 +145,10 @@ int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment
     }
     MPI_Win_set_errhandler(l2->win, MPI_ERRORS_RETURN);
     l2->local_slots = aggregator ? nslots : 0;
-    const tci_slot_header empty = { .segment = TCI_SLOT_EMPTY, .flags = 0 };
-    for (int64_t s = 0; s < l2->local_slots; s++)
-        *(int64_t *)(l2->base + tci_header_disp(l2, s)) = tci_state_encode(&empty);
+    MPI_Comm_rank(comm, &l2->self);
+    /* Zero is the empty state, a zero counter, no notice, a clear bitmap. */
     if (aggregator)
-        memset(l2->base + tci_bitmap_disp(l2, 0), 0,
-               (size_t)(tci_data_disp(l2, 0) - tci_bitmap_disp(l2, 0)));
+        memset(l2->base, 0, (size_t)tci_data_disp(l2, 0));
     /* The caller synchronises all ranks before the first move, so nobody
      * reaches these slots before they are initialised. */
     err = MPI_Win_lock_all(MPI_MODE_NOCHECK, l2->win);
@@ -176,8 +175,10 @@ void tci_level2_free(tci_level2 *l2)
     }
     l2->epoch_open = false;
     free(l2->scratch);
+    free(l2->loadbuf);
     free(l2->bitmap);
     l2->scratch = NULL;
+    l2->loadbuf = NULL;
     l2->bitmap = NULL;
 }
 
@@ -231,20 +232,40 @@ int tci_bitmap_next_run(const unsigned char *bitmap, int from, int limit, int wa
 
 /* ---- waiting ------------------------------------------------------------ */
 
-#define MAX_REQUESTS 2   /* the most a move waits for at once */
+#define MAX_REQUESTS 3   /* the most a move waits for at once */
 
-/* Complete request-based operations, yielding the processor between polls
- * so that a target sharing our core can run its progress engine. */
+/* Give the processor away between two polls: yield for the first
+ * BACKOFF_YIELDS polls (about a millisecond), then sleep BACKOFF_SLEEP_NS
+ * per poll, so that a long wait for a busy target that shares our core
+ * leaves the core to it; sched_yield alone does not, under Linux's fair
+ * scheduler.  With 4 ranks on 2 cores and one aggregator this doubled the
+ * write throughput of Table II's shape; short waits never sleep
+ * (doc/design.md has the measurements). */
+#define BACKOFF_YIELDS   1024
+#define BACKOFF_SLEEP_NS 50000
+
+static void back_off(int polls)
+{
+    if (polls < BACKOFF_YIELDS) {
+        sched_yield();
+        return;
+    }
+    struct timespec pause = { 0, BACKOFF_SLEEP_NS };
+    nanosleep(&pause, NULL);
+}
+
+/* Complete request-based operations, giving the processor away between
+ * polls so that a target sharing our core can run its progress engine. */
 static int wait_yielding(int count, MPI_Request *requests)
 {
     MPI_Status statuses[MAX_REQUESTS];   /* not MPI_STATUSES_IGNORE: gcc
                                             misreads MPICH's annotation */
-    for (;;) {
+    for (int polls = 0;; polls++) {
         int done = 0;
         int err = MPI_Testall(count, requests, &done, statuses);
         if (err != MPI_SUCCESS || done)
             return err;
-        sched_yield();
+        back_off(polls);
     }
 }
 
@@ -256,10 +277,10 @@ static int wait_yielding(int count, MPI_Request *requests)
  * Only MPI_REPLACE ever touches the word, as the window's default
  * accumulate_ops (same_op_no_op) requires, and the swap is on one element,
  * which MPI makes atomic. */
-static int lock_slot(tci_level2 *l2, tci_location loc, tci_slot_header *h)
+int tci_level2_lock(tci_level2 *l2, tci_location loc, tci_slot_header *h)
 {
     static const int64_t locked = TCI_STATE_LOCKED;
-    for (;;) {
+    for (int tries = 0;; tries++) {
         int64_t old;
         MPI_Request req;
         int err = MPI_Rget_accumulate(&locked, 1, MPI_INT64_T, &old, 1, MPI_INT64_T, loc.rank,
@@ -273,7 +294,7 @@ static int lock_slot(tci_level2 *l2, tci_location loc, tci_slot_header *h)
             *h = tci_state_decode(old);
             return MPI_SUCCESS;
         }
-        sched_yield();
+        back_off(tries);
     }
 }
 
@@ -283,8 +304,8 @@ static int lock_slot(tci_level2 *l2, tci_location loc, tci_slot_header *h)
  * ordered, and the next holder must not see the slot free before its
  * data.  The release is attempted even if the flush failed, so that an
  * error here cannot leave the slot locked for everybody. */
-static int unlock_slot(tci_level2 *l2, tci_location loc, const tci_slot_header *h,
-                       bool modified)
+int tci_level2_unlock(tci_level2 *l2, tci_location loc, const tci_slot_header *h,
+                      bool modified)
 {
     int flush_err = modified ? MPI_Win_flush(loc.rank, l2->win) : MPI_SUCCESS;
     l2->state_out = tci_state_encode(h);
@@ -295,6 +316,40 @@ static int unlock_slot(tci_level2 *l2, tci_location loc, const tci_slot_header *
     if (err == MPI_SUCCESS)
         err = wait_yielding(1, &req);   /* state_out may be reused after this */
     return flush_err != MPI_SUCCESS ? flush_err : err;
+}
+
+int tci_level2_notices(tci_level2 *l2, int64_t *count)
+{
+    static const int64_t unused = 0;
+    int err = MPI_Fetch_and_op(&unused, count, MPI_INT64_T, l2->self, 0, MPI_NO_OP, l2->win);
+    if (err == MPI_SUCCESS)
+        err = MPI_Win_flush(l2->self, l2->win);
+    return err;
+}
+
+int tci_level2_peek_states(tci_level2 *l2, int64_t *words)
+{
+    /* One atomic read of every header word (MPI_NO_OP is atomic per
+     * element): a snapshot to decide which slots are worth locking. */
+    int count = (int)(l2->local_slots * (TCI_HEADER_BYTES / 8));
+    int err = MPI_Get_accumulate(NULL, 0, MPI_INT64_T, words, count, MPI_INT64_T, l2->self,
+                                 tci_header_disp(l2, 0), count, MPI_INT64_T, MPI_NO_OP,
+                                 l2->win);
+    if (err == MPI_SUCCESS)
+        err = MPI_Win_flush(l2->self, l2->win);
+    return err;
+}
+
+/* Tell the owner of LOC that a segment there may be full. */
+static int send_notice(tci_level2 *l2, tci_location loc)
+{
+    static const int64_t one = 1;
+    MPI_Request req;
+    int err = MPI_Raccumulate(&one, 1, MPI_INT64_T, loc.rank, 0, 1, MPI_INT64_T, MPI_SUM,
+                              l2->win, &req);
+    if (err == MPI_SUCCESS)
+        err = wait_yielding(1, &req);
+    return err;
 }
 
 /* ---- one-sided pieces of a move, all under the slot lock ---------------- */
@@ -343,19 +398,24 @@ static int spill_slot(tcio_file *fh, tci_location loc, int64_t victim)
         return tci_error_from_mpi(err);
     /* A failed spill keeps the victim in its slot (close tries again), but
      * the handle remembers it so that close cannot report success. */
-    return tci_note_failure(fh, tci_drain_segment(fh, victim, fh->l2.scratch, fh->l2.bitmap));
+    double t0 = MPI_Wtime();
+    int rc = tci_note_failure(fh, tci_drain_segment(fh, victim, fh->l2.scratch, fh->l2.bitmap));
+    fh->stats.count[TCI_C_SPILLS]++;
+    fh->stats.time[TCI_T_SPILLS] += MPI_Wtime() - t0;
+    return rc;
 }
 
 /* Make the locked slot hold SEGMENT, spilling its previous segment and
- * clearing its bitmap.  The bitmap is cleared with an accumulate so that a
- * later MPI_BOR on the same bytes is ordered after it.  *H becomes the
- * header the slot must end up with (published at release); on failure it
- * is left as it was, so the release keeps the victim.  *CHANGED says the
- * slot's contents were touched. */
+ * clearing its bitmap and written-byte counter.  They are cleared with
+ * accumulates so that later MPI_BOR/MPI_SUM on the same bytes are ordered
+ * after them.  *H becomes the header the slot must end up with (published
+ * at release); on failure it is left as it was, so the release keeps the
+ * victim.  *CHANGED says the slot's contents were touched. */
 static int claim_slot(tcio_file *fh, tci_location loc, int64_t segment, tci_slot_header *h,
                       bool *changed)
 {
     tci_level2 *l2 = &fh->l2;
+    static const int64_t zero = 0;
     *changed = false;
     if (h->segment == segment)
         return TCIO_SUCCESS;
@@ -365,12 +425,18 @@ static int claim_slot(tcio_file *fh, tci_location loc, int64_t segment, tci_slot
             return rc;
     }
     memset(l2->bitmap, 0, (size_t)l2->bitmap_bytes);
-    MPI_Request req;
+    MPI_Request req[2];
+    int n = 0;
     int err = MPI_Raccumulate(l2->bitmap, l2->bitmap_bytes, MPI_UNSIGNED_CHAR, loc.rank,
                               tci_bitmap_disp(l2, loc.slot), l2->bitmap_bytes,
-                              MPI_UNSIGNED_CHAR, MPI_REPLACE, l2->win, &req);
+                              MPI_UNSIGNED_CHAR, MPI_REPLACE, l2->win, &req[n]);
+    if (err == MPI_SUCCESS && ++n)
+        err = MPI_Raccumulate(&zero, 1, MPI_INT64_T, loc.rank,
+                              tci_header_disp(l2, loc.slot) + TCI_WRITTEN_OFFSET, 1,
+                              MPI_INT64_T, MPI_REPLACE, l2->win, &req[n]);
     if (err == MPI_SUCCESS)
-        err = wait_yielding(1, &req);   /* l2->bitmap is reused at once */
+        n++;
+    err = finish_started(n, req, err);   /* l2->bitmap is reused at once */
     *changed = true;
     if (err != MPI_SUCCESS)
         return tci_error_from_mpi(err);
@@ -396,14 +462,27 @@ static int mark_written(tci_level2 *l2, tci_location loc, const tci_extents *e,
 
 /* ---- write move ---------------------------------------------------------- */
 
+static int64_t bytes_in(const tci_extents *e)
+{
+    int64_t sum = 0;
+    for (int i = 0; i < e->count; i++)
+        sum += e->len[i];
+    return sum;
+}
+
+/* Put the level-1 extents into the locked slot, OR their bits into its
+ * bitmap and, with early drain, add their length to its written-byte
+ * counter: all three in flight at once.  Sets TCI_SLOT_FULL in *H when the
+ * counter reaches the segment size. */
 static int put_extents_locked(tcio_file *fh, tci_location loc, tci_slot_header *h,
-                              const tci_move_type *m)
+                              const tci_move_type *m, bool *modified)
 {
     tci_level2 *l2 = &fh->l2;
-    bool changed;
-    int rc = claim_slot(fh, loc, fh->l1.segment, h, &changed);
+    int rc = claim_slot(fh, loc, fh->l1.segment, h, modified);
     if (rc != TCIO_SUCCESS)
         return rc;
+    *modified = true;
+    int64_t moved = bytes_in(&fh->l1.extents), before = 0;
     MPI_Request req[MAX_REQUESTS];
     int n = 0;
     int err = MPI_Rput(fh->l1.buf + m->offset, m->count, m->type, loc.rank,
@@ -411,12 +490,18 @@ static int put_extents_locked(tcio_file *fh, tci_location loc, tci_slot_header *
                        &req[n]);
     if (err == MPI_SUCCESS && ++n)
         err = mark_written(l2, loc, &fh->l1.extents, &req[n]);
-    if (err == MPI_SUCCESS)
-        n++;
+    if (err == MPI_SUCCESS && ++n && fh->config.early_drain)
+        err = MPI_Rget_accumulate(&moved, 1, MPI_INT64_T, &before, 1, MPI_INT64_T, loc.rank,
+                                  tci_header_disp(l2, loc.slot) + TCI_WRITTEN_OFFSET, 1,
+                                  MPI_INT64_T, MPI_SUM, l2->win, &req[n++]);
     err = finish_started(n, req, err);
-    if (err == MPI_SUCCESS)
-        h->flags |= TCI_SLOT_DIRTY;   /* published by the release */
-    return tci_error_from_mpi(err);
+    if (err != MPI_SUCCESS)
+        return tci_error_from_mpi(err);
+    h->flags |= TCI_SLOT_DIRTY;   /* published by the release */
+    if (fh->config.early_drain && before + moved >= l2->segment_size)
+        h->flags |= TCI_SLOT_FULL;
+    fh->stats.count[TCI_C_PUTS]++;
+    return TCIO_SUCCESS;
 }
 
 int tci_level2_put_writes(tcio_file *fh)
@@ -428,6 +513,8 @@ int tci_level2_put_writes(tcio_file *fh)
         tci_level1_reset(l1);
         return TCIO_SUCCESS;
     }
+    double t0 = MPI_Wtime();
+    tci_drain_full_slots(fh);          /* the owner's duties first */
     if (tci_extents_normalize(&l1->extents) != 0)
         return TCIO_ERR_NO_MEMORY;
     tci_move_type m;
@@ -436,29 +523,36 @@ int tci_level2_put_writes(tcio_file *fh)
         return tci_error_from_mpi(err);
     tci_location loc = tci_segmap_locate(&fh->map, l1->segment);
     tci_slot_header h;
-    int rc = tci_error_from_mpi(lock_slot(&fh->l2, loc, &h));
+    int rc = tci_error_from_mpi(tci_level2_lock(&fh->l2, loc, &h));
     if (rc == TCIO_SUCCESS) {
-        rc = put_extents_locked(fh, loc, &h, &m);
-        int unlock_rc = tci_error_from_mpi(unlock_slot(&fh->l2, loc, &h, true));
+        bool modified = false;
+        rc = put_extents_locked(fh, loc, &h, &m, &modified);
+        int unlock_rc = tci_error_from_mpi(tci_level2_unlock(&fh->l2, loc, &h, modified));
         if (rc == TCIO_SUCCESS)
             rc = unlock_rc;
+        /* After the release, so that the owner finds the slot free. */
+        if (rc == TCIO_SUCCESS && (h.flags & TCI_SLOT_FULL))
+            rc = tci_error_from_mpi(send_notice(&fh->l2, loc));
     }
     move_type_done(&m);
     if (rc == TCIO_SUCCESS)
         tci_level1_reset(l1);
+    fh->stats.time[TCI_T_WRITE_MOVES] += MPI_Wtime() - t0;
     return rc;
 }
 
 /* ---- read move ----------------------------------------------------------- */
 
-/* The slot does not hold the file's bytes yet: read the segment into the
- * level-1 buffer, lay the bytes already written on top, and store the
- * result in the slot so later readers find it loaded. */
-static int load_into_slot(tcio_file *fh, tci_location loc, tci_slot_header *h)
+/* The slot does not hold the file's bytes yet: read the segment into SEG
+ * (a segment-sized buffer), lay the bytes already written on top, and
+ * store the result in the slot so later readers find it loaded. */
+static int load_into_slot(tcio_file *fh, tci_location loc, tci_slot_header *h, char *seg)
 {
     tci_level2 *l2 = &fh->l2;
-    char *seg = fh->l1.buf;
+    double t0 = MPI_Wtime();
     int rc = tci_load_segment(fh, h->segment, seg);
+    fh->stats.count[TCI_C_LOADS]++;
+    fh->stats.time[TCI_T_LOADS] += MPI_Wtime() - t0;
     if (rc != TCIO_SUCCESS)
         return rc;
     if (h->flags & TCI_SLOT_DIRTY) {
@@ -491,7 +585,7 @@ static int get_extents_locked(tcio_file *fh, tci_location loc, tci_slot_header *
         return rc;
     if (!(h->flags & TCI_SLOT_LOADED)) {
         *modified = true;
-        return load_into_slot(fh, loc, h);   /* leaves the whole segment in l1 */
+        return load_into_slot(fh, loc, h, fh->l1.buf);   /* leaves the segment in l1 */
     }
     tci_move_type m;
     int err = move_type(&fh->l2, &fh->l1.extents, &m);
@@ -518,19 +612,62 @@ int tci_level2_get_reads(tcio_file *fh)
     }
     if (tci_extents_normalize(&l1->extents) != 0)
         return TCIO_ERR_NO_MEMORY;
+    double t0 = MPI_Wtime();
+    tci_drain_full_slots(fh);
     tci_location loc = tci_segmap_locate(&fh->map, l1->segment);
     tci_slot_header h;
-    int rc = tci_error_from_mpi(lock_slot(&fh->l2, loc, &h));
+    int rc = tci_error_from_mpi(tci_level2_lock(&fh->l2, loc, &h));
     if (rc == TCIO_SUCCESS) {
         bool modified = false;
         rc = get_extents_locked(fh, loc, &h, &modified);
-        int unlock_rc = tci_error_from_mpi(unlock_slot(&fh->l2, loc, &h, modified));
+        int unlock_rc = tci_error_from_mpi(tci_level2_unlock(&fh->l2, loc, &h, modified));
         if (rc == TCIO_SUCCESS)
             rc = unlock_rc;
     }
     if (rc == TCIO_SUCCESS) {
         tci_level1_deliver_reads(l1);
         tci_level1_reset(l1);
+        fh->stats.count[TCI_C_GETS]++;
     }
+    fh->stats.time[TCI_T_READ_MOVES] += MPI_Wtime() - t0;
     return rc;
+}
+
+/* ---- prefetch ------------------------------------------------------------ */
+
+/* Whether a prefetch of SEGMENT may take a slot holding H: never at the
+ * price of a spill (a hint must not write another segment out), and only
+ * when the slot does not hold the segment's file bytes already. */
+static bool worth_loading(const tci_slot_header *h, int64_t segment, bool *mine)
+{
+    *mine = h->segment == segment;
+    if (*mine)
+        return !(h->flags & TCI_SLOT_LOADED);
+    return !(h->flags & TCI_SLOT_DIRTY);
+}
+
+int tci_level2_prefetch(tcio_file *fh, int64_t segment, bool *loaded)
+{
+    tci_level2 *l2 = &fh->l2;
+    *loaded = false;
+    if (!l2->loadbuf && !(l2->loadbuf = malloc((size_t)l2->segment_size)))
+        return TCIO_ERR_NO_MEMORY;
+    tci_location loc = tci_segmap_locate(&fh->map, segment);
+    tci_slot_header h;
+    int rc = tci_error_from_mpi(tci_level2_lock(l2, loc, &h));
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    bool mine, modified = false;
+    if (worth_loading(&h, segment, &mine)) {
+        /* After a failed load the slot holds SEGMENT, not loaded: a valid
+         * state, which the first read loads again. */
+        rc = mine ? TCIO_SUCCESS : claim_slot(fh, loc, segment, &h, &modified);
+        if (rc == TCIO_SUCCESS) {
+            modified = true;
+            rc = load_into_slot(fh, loc, &h, l2->loadbuf);
+        }
+        *loaded = rc == TCIO_SUCCESS;
+    }
+    int unlock_rc = tci_error_from_mpi(tci_level2_unlock(l2, loc, &h, modified));
+    return rc != TCIO_SUCCESS ? rc : unlock_rc;
 }

@@ -9,9 +9,12 @@
 
 struct tcio_file;
 
-#define TCI_SLOT_EMPTY   (-1)
-#define TCI_SLOT_LOADED  0x1   /* unwritten bytes hold the file's content */
-#define TCI_SLOT_DIRTY   0x2   /* some byte was written: drain before reuse */
+#define TCI_SLOT_EMPTY    (-1)
+#define TCI_SLOT_LOADED   0x1   /* unwritten bytes hold the file's content */
+#define TCI_SLOT_DIRTY    0x2   /* some byte was written: drain before reuse */
+#define TCI_SLOT_FULL     0x4   /* the written-byte counter reached the
+                                   segment size: the owner checks the bitmap */
+#define TCI_FLAG_BITS     3
 
 /* What a slot holds, decoded from its state word. */
 typedef struct tci_slot_header {
@@ -19,23 +22,31 @@ typedef struct tci_slot_header {
     int64_t flags;     /* TCI_SLOT_LOADED | TCI_SLOT_DIRTY */
 } tci_slot_header;
 
-/* Each slot's header is one int64 state word (padded to TCI_HEADER_BYTES):
- * TCI_STATE_LOCKED while a mover holds the slot, else the header packed as
- * (segment + 1) << 2 | flags.  One word, changed only with MPI_REPLACE, so
- * that taking the lock and reading the header is one atomic swap (see
- * doc/design.md).  Segments are below 2^61 (api.c bounds offsets). */
-#define TCI_STATE_LOCKED INT64_MIN
-#define TCI_HEADER_BYTES 32
-#define TCI_MAX_SEGMENT  ((INT64_C(1) << 61) - 2)
+/* Each slot's header holds two int64 words (padded to TCI_HEADER_BYTES):
+ *   state    TCI_STATE_LOCKED while a mover holds the slot, else the header
+ *            packed as (segment + 1) << TCI_FLAG_BITS | flags.  Changed only
+ *            with MPI_REPLACE, so that taking the lock and reading the
+ *            header is one atomic swap (see doc/design.md).  Segments are
+ *            below 2^59 (api.c bounds offsets).
+ *   written  bytes moved into the segment since it was claimed (MPI_SUM by
+ *            movers, reset by the holder of the lock): a cheap trigger for
+ *            early drain; overwrites make it overcount, so the owner
+ *            confirms with the bitmap. */
+#define TCI_STATE_LOCKED    INT64_MIN
+#define TCI_HEADER_BYTES    32
+#define TCI_WRITTEN_OFFSET  8
+#define TCI_NOTICE_BYTES    64     /* the window starts with the notice word */
+#define TCI_MAX_SEGMENT     ((INT64_C(1) << (63 - TCI_FLAG_BITS)) - 2)
 
 static inline int64_t tci_state_encode(const tci_slot_header *h)
 {
-    return ((h->segment + 1) << 2) | h->flags;
+    return ((h->segment + 1) << TCI_FLAG_BITS) | h->flags;
 }
 
 static inline tci_slot_header tci_state_decode(int64_t state)
 {
-    tci_slot_header h = { .segment = (state >> 2) - 1, .flags = state & 3 };
+    tci_slot_header h = { .segment = (state >> TCI_FLAG_BITS) - 1,
+                          .flags = state & ((1 << TCI_FLAG_BITS) - 1) };
     return h;
 }
 
@@ -57,15 +68,19 @@ typedef struct tci_vector_cache {
     int          used, next;
 } tci_vector_cache;
 
-/* Window layout on every owner:
- *   [headers: nslots x 32 B][bitmaps: nslots x bitmap_bytes][data: nslots x segment]
- * Bit i of a slot's bitmap is set when byte i of its segment was written. */
+/* Window layout on every aggregator:
+ *   [notice word: 64 B][headers: nslots x 32 B][bitmaps: nslots x bitmap_bytes]
+ *   [data: nslots x segment]
+ * Bit i of a slot's bitmap is set when byte i of its segment was written.
+ * The notice word counts segments that movers found full (MPI_SUM): the
+ * owner looks at its slots only when it changed. */
 typedef struct tci_level2 {
     MPI_Win  win;
     bool     epoch_open;       /* the MPI_Win_lock_all epoch of the open file */
     char    *base;
     int64_t  nslots;           /* per aggregator: gives the layout */
     int64_t  local_slots;      /* this rank's: nslots or 0 */
+    int      self;             /* this rank in the window's group */
     int      segment_size;
     int      bitmap_bytes;
     tci_vector_cache vectors;
@@ -73,6 +88,8 @@ typedef struct tci_level2 {
     char    *scratch;          /* one segment (spills, loads of written
                                   segments), allocated at first use */
     unsigned char *bitmap;     /* one bitmap: victim's, or OR mask */
+    char    *loadbuf;          /* one segment for prefetch loads, which must
+                                  not disturb level 1; allocated at first use */
 } tci_level2;
 
 /* Collective over COMM: allocate the window, open the file's shared
@@ -92,11 +109,11 @@ int  tci_level2_complete_all(tci_level2 *l2);
 static inline MPI_Aint tci_header_disp(const tci_level2 *l2, int64_t slot)
 {
     (void)l2;   /* headers come first: the layout needs no sizes */
-    return (MPI_Aint)slot * TCI_HEADER_BYTES;
+    return TCI_NOTICE_BYTES + (MPI_Aint)slot * TCI_HEADER_BYTES;
 }
 static inline MPI_Aint tci_bitmap_disp(const tci_level2 *l2, int64_t slot)
 {
-    return (MPI_Aint)l2->nslots * TCI_HEADER_BYTES
+    return TCI_NOTICE_BYTES + (MPI_Aint)l2->nslots * TCI_HEADER_BYTES
          + (MPI_Aint)slot * l2->bitmap_bytes;
 }
 static inline MPI_Aint tci_data_disp(const tci_level2 *l2, int64_t slot)
@@ -113,6 +130,26 @@ int tci_level2_put_writes(struct tcio_file *fh);
  * slot into the level-1 buffer and deliver them, loading the segment from
  * the file first if the slot does not hold its content yet. */
 int tci_level2_get_reads(struct tcio_file *fh);
+
+/* Prefetch: load SEGMENT from the file into its slot unless the slot
+ * already holds its file bytes or holds another segment with unsaved
+ * bytes (a hint never causes a spill).  *LOADED says whether it loaded.
+ * Level 1 is not touched. */
+int tci_level2_prefetch(struct tcio_file *fh, int64_t segment, bool *loaded);
+
+/* The slot lock (doc/design.md).  A holder must release with
+ * tci_level2_unlock, publishing the header it leaves; MODIFIED says the
+ * slot's bitmap or data changed (they are then completed first). */
+int tci_level2_lock(tci_level2 *l2, tci_location loc, tci_slot_header *h);
+int tci_level2_unlock(tci_level2 *l2, tci_location loc, const tci_slot_header *h,
+                      bool modified);
+
+/* A snapshot of the owner's own slot headers: WORDS receives
+ * TCI_HEADER_BYTES / 8 words per local slot (the state word first). */
+int tci_level2_peek_states(tci_level2 *l2, int64_t *words);
+
+/* The owner's view of its notice word (an atomic read of its own window). */
+int tci_level2_notices(tci_level2 *l2, int64_t *count);
 
 /* Set bits [from, to) of BITMAP. */
 void tci_bitmap_set_range(unsigned char *bitmap, int from, int to);

@@ -6,10 +6,16 @@
  * assertions are collective (CHECK_ALL / CHECK_STATUS in testutil.h): the
  * ranks agree first, so a failure never leaves a rank waiting in a
  * collective call.  Random plans come from fixed seeds, identical on every
- * rank.  One test case per test: CK_RUN_CASE=<name> runs one of them.
+ * rank.  One test case per test: CK_RUN_CASE=<name> runs one of them,
+ * CK_INCLUDE_TAGS="<name> <name>..." several (each case is tagged with its
+ * name).
  *
  * Environment: TCIO_TEST_DIR (else TMPDIR, else /tmp) for the files,
- * TCIO_TEST_TIMEOUT (seconds per test, default 120), CK_VERBOSITY. */
+ * TCIO_TEST_TIMEOUT (seconds per test, default 120), CK_VERBOSITY.
+ * TCIO_AGGREGATORS, TCIO_AGGREGATOR_PLACEMENT, TCIO_EARLY_DRAIN and
+ * TCIO_STATS apply to every test except test_bad_config, which sets them
+ * itself (tests/mpi-agg.sh runs the suite's data tests under several of
+ * them). */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <fcntl.h>
@@ -292,6 +298,43 @@ static MPI_Offset p3_pos(int rank, long i)
     return (rank + (MPI_Offset)i * tu_nprocs) * P3_BLOCK;
 }
 
+/* Under TCIO_TEST_PREFETCH, declare ranges of a file of SIZE bytes before
+ * the reads of a test: a random range inside the file, which the reads
+ * overlap, and one past its end, which nobody reads.  Collective under
+ * "session" (rank 0 declares nothing there, the last rank the range past
+ * the end).  The reads that follow must be unaffected. */
+static void declare_reads(tcio_file *fh, int64_t size, uint64_t seed, tu_status *st,
+                          const char *ctx)
+{
+    tu_rng r;
+    tu_rng_seed(&r, tu_mix(seed, 0x5eed00u + (uint64_t)tu_rank));
+    int64_t start = size > 0 ? tu_rng_range(&r, 0, size - 1) : 0;
+    int64_t len = size > 0 ? tu_rng_range(&r, 1, size - start) : 0;
+    int64_t beyond = size + tu_rng_range(&r, 0, 4096), beyond_len = tu_rng_range(&r, 1, 8192);
+    switch (tu_prefetch()) {
+    case TU_PREFETCH_OFF:
+        return;
+    case TU_PREFETCH_LOCAL:
+        tu_expect_rc(st, tcio_prefetch(fh, start, len), 0, "%s: tcio_prefetch [%lld, +%lld)",
+                     ctx, (long long)start, (long long)len);
+        tu_expect_rc(st, tcio_prefetch(fh, beyond, beyond_len), 0,
+                     "%s: tcio_prefetch past the end [%lld, +%lld)", ctx, (long long)beyond,
+                     (long long)beyond_len);
+        return;
+    case TU_PREFETCH_SESSION:
+        if (tu_rank == 0)
+            start = len = 0;
+        else if (tu_rank == tu_nprocs - 1 && tu_nprocs > 2) {
+            start = beyond;
+            len = beyond_len;
+        }
+        tu_expect_rc(st, tcio_read_session(fh, start, len), 0,
+                     "%s: tcio_read_session [%lld, +%lld)", ctx, (long long)start,
+                     (long long)len);
+        return;
+    }
+}
+
 /* Rank 0 writes the whole Program 3 file of LEN elements per rank with one
  * pwrite per element. */
 static int p3_reference(const char *path, long len)
@@ -381,6 +424,7 @@ START_TEST(test_paper_example)
         if (!use_seek)
             expect_success(tu_open(path, MPI_MODE_RDONLY, cfg[c].seg, cfg[c].spp, &fh), ctx,
                            "tcio_open_comm (read)");
+        declare_reads(fh, p3_pos(tu_nprocs - 1, len - 1) + 12, (uint64_t)c, &st, ctx);
         for (long i = 0; i < len && st.ok; i++) {
             MPI_Offset pos = p3_pos(tu_rank, i);
             tu_expect_rc(&st, tcio_read_at(fh, pos, &own_i[i], 1, MPI_INT), 0,
@@ -451,6 +495,7 @@ static void run_random_pattern(const random_cfg *c)
     if (!c->rseg) {
         CHECK_STATUS(st);
         expect_success(tcio_flush(fh), ctx, "tcio_flush");
+        declare_reads(fh, size, c->seed, &st, rctx);
         issue_reads(fh, &rs, c->seed, &st, rctx);
         tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: tcio_fetch", rctx);
         verify_reads(&rs, image, size, &st, rctx);
@@ -465,6 +510,7 @@ static void run_random_pattern(const random_cfg *c)
     if (c->rseg) {
         expect_success(tu_open(path, MPI_MODE_RDONLY, c->rseg, c->spp, &fh), rctx,
                        "tcio_open_comm (read)");
+        declare_reads(fh, size, c->seed, &st, rctx);
         issue_reads(fh, &rs, c->seed, &st, rctx);
         tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: tcio_fetch", rctx);
         verify_reads(&rs, image, size, &st, rctx);
@@ -591,8 +637,9 @@ START_TEST(test_span_overwrite_ryw)
     ryw_check(&s, y - 5, 110, "overwrite after the data moved to level 2");
 
     /* D: write, then touch the next nprocs+1 segments: with one slot per
-     * rank (segment k on rank k % nprocs) the first segment is spilled to
-     * the file; then read it back, overwrite part of it and read again. */
+     * aggregator (segment k on aggregator k % A, A <= nprocs) they reach
+     * the first segment's aggregator again, so it is spilled to the file;
+     * then read it back, overwrite part of it and read again. */
     int64_t z = area + 1700;
     ryw_write(&s, z, 50, sd + 7);
     for (int k = 1; k <= tu_nprocs + 1; k++)
@@ -1583,9 +1630,10 @@ END_TEST
 /* ---- 11. bad configuration ----------------------------------------------------------------- */
 
 /* Write a small random plan with the given open (info and/or environment
- * already set by the caller) and verify the file. */
-static void config_roundtrip(const char *seg, const char *spp, int use_tcio_open,
-                             const char *ctx)
+ * already set by the caller; KV: further info keys, may be NULL) and
+ * verify the file. */
+static void config_roundtrip(const char *seg, const char *spp, const char *const *kv,
+                             int use_tcio_open, const char *ctx)
 {
     tu_plan p;
     tu_plan_random(&p, 1111, 6000 * tu_scale(), 1500, 200, tu_nprocs);
@@ -1596,7 +1644,8 @@ static void config_roundtrip(const char *seg, const char *spp, int use_tcio_open
         fh = tcio_open(path, MODE_NEW_WRONLY);
         CHECK_ALL(fh != NULL, "%s: tcio_open returned NULL", ctx);
     } else {
-        expect_success(tu_open(path, MODE_NEW_WRONLY, seg, spp, &fh), ctx, "tcio_open_comm");
+        expect_success(tu_open_kv(path, MODE_NEW_WRONLY, seg, spp, kv, &fh), ctx,
+                       "tcio_open_comm");
     }
     tu_status st;
     tu_status_init(&st);
@@ -1609,15 +1658,19 @@ static void config_roundtrip(const char *seg, const char *spp, int use_tcio_open
     tu_plan_free(&p);
 }
 
-/* The open must fail with TCIO_ERR_BAD_CONFIG, leave *fh NULL (and not
- * truncate EXISTING: checked by the caller).  With USE_TCIO_OPEN also
- * tcio_open (environment only) must return NULL.  Returns the code. */
-static int try_bad_config(tu_status *st, const char *existing, const char *seg,
-                          const char *spp, int use_tcio_open, const char *what)
+/* The open of EXISTING must fail with TCIO_ERR_BAD_CONFIG and leave *fh
+ * NULL (the caller checks that EXISTING was not truncated).  With
+ * USE_TCIO_OPEN also tcio_open (environment only) must return NULL.  With
+ * FRESH (a path that does not exist), a TRUNC|CREATE open of it must fail
+ * the same way and not create it.  KV: further info keys (may be NULL).
+ * Returns the code of the first open. */
+static int try_bad_config_kv(tu_status *st, const char *existing, const char *fresh,
+                             const char *seg, const char *spp, const char *const *kv,
+                             int use_tcio_open, const char *what)
 {
     static char sentinel;
     tcio_file *fh = (tcio_file *)&sentinel;
-    int rc = tu_open(existing, MODE_NEW_WRONLY, seg, spp, &fh);
+    int rc = tu_open_kv(existing, MODE_NEW_WRONLY, seg, spp, kv, &fh);
     tu_expect_rc(st, rc, TCIO_ERR_BAD_CONFIG, "%s: tcio_open_comm", what);
     if (fh != NULL)
         tu_fail(st, "%s: *fh not NULL after a failed open", what);
@@ -1628,80 +1681,252 @@ static int try_bad_config(tu_status *st, const char *existing, const char *seg,
             tcio_close(fh2);
         }
     }
+    if (fresh) {
+        fh = (tcio_file *)&sentinel;
+        tu_expect_rc(st, tu_open_kv(fresh, MODE_NEW_WRONLY, seg, spp, kv, &fh),
+                     TCIO_ERR_BAD_CONFIG, "%s: tcio_open_comm of a new file", what);
+        if (fh != NULL)
+            tu_fail(st, "%s: *fh not NULL after a failed open of a new file", what);
+        if (tu_rank == 0 && tu_file_size(fresh) >= 0) {   /* the open was collective */
+            tu_fail(st, "%s: the failed open created %s", what, fresh);
+            unlink(fresh);
+        }
+    }
     return rc;
+}
+
+static int try_bad_config(tu_status *st, const char *existing, const char *fresh,
+                          const char *seg, const char *spp, int use_tcio_open, const char *what)
+{
+    return try_bad_config_kv(st, existing, fresh, seg, spp, NULL, use_tcio_open, what);
+}
+
+/* "P-1,...,1,0": the ranks in reverse order, as many as fit in an info
+ * value of SIZE bytes (all of them for small P).  Returns their number. */
+static int reversed_ranks(char *buf, size_t size)
+{
+    size_t used = 0;
+    int n = 0;
+    buf[0] = '\0';
+    for (int r = tu_nprocs - 1; r >= 0; r--, n++) {
+        char item[16];
+        int len = snprintf(item, sizeof item, r == tu_nprocs - 1 ? "%d" : ",%d", r);
+        if (len < 0 || used + (size_t)len >= size)
+            break;
+        memcpy(buf + used, item, (size_t)len + 1);
+        used += (size_t)len;
+    }
+    return n;
+}
+
+/* A bad configuration: up to two name/value pairs in KV (info keys or
+ * environment variables), NULL-terminated. */
+typedef struct bad_case {
+    const char *kv[5];
+} bad_case;
+
+/* "key=\"value\" with key2=\"value2\"" for messages. */
+static void describe_pairs(char *buf, size_t size, const char *const *kv, const char *suffix)
+{
+    snprintf(buf, size, "%s=\"%.40s\"", kv[0], kv[1]);
+    if (kv[2])
+        snprintf(buf + strlen(buf), size - strlen(buf), " with %s=\"%.40s\"", kv[2], kv[3]);
+    snprintf(buf + strlen(buf), size - strlen(buf), "%s", suffix);
 }
 
 START_TEST(test_bad_config)
 {
     TU_BEGIN();
+    tu_clear_aggregation_env();         /* this test sets them itself */
     static const char *bad_sizes[] = {
         "0", "-5", "abc", "12x", "2G", "1025M", "64kb", "1.5k", " 64",
         "99999999999999999999999",
     };
     static const char *bad_counts[] = { "0", "-1", "x", "2z" };
     enum { NS = sizeof bad_sizes / sizeof bad_sizes[0],
-           NC = sizeof bad_counts / sizeof bad_counts[0] };
+           NC = sizeof bad_counts / sizeof bad_counts[0], MAXCODES = 160 };
     const char *existing = tu_path("cfg-existing");
+    const char *fresh = tu_path("cfg-fresh");
     unsigned char orig[500];
     tu_fill_pattern(orig, sizeof orig, 1100);
     posix_prefill(existing, orig, sizeof orig, "bad config");
     tu_status st;
     tu_status_init(&st);
-    int codes[2 * (NS + NC)], n = 0;
-    char what[160];
+    int codes[MAXCODES], n = 0;
+    char what[200];
     for (int i = 0; i < NS; i++) {
         snprintf(what, sizeof what, "info tcio_segment_size=\"%s\"", bad_sizes[i]);
-        codes[n++] = try_bad_config(&st, existing, bad_sizes[i], "2", 0, what);
+        codes[n++] = try_bad_config(&st, existing, NULL, bad_sizes[i], "2", 0, what);
     }
     for (int i = 0; i < NC; i++) {
         snprintf(what, sizeof what, "info tcio_segments_per_proc=\"%s\"", bad_counts[i]);
-        codes[n++] = try_bad_config(&st, existing, "4k", bad_counts[i], 0, what);
+        codes[n++] = try_bad_config(&st, existing, NULL, "4k", bad_counts[i], 0, what);
     }
     /* The environment overrides valid info keys. */
     for (int i = 0; i < NS; i++) {
         snprintf(what, sizeof what, "TCIO_SEGMENT_SIZE=\"%s\" (info valid)", bad_sizes[i]);
         setenv("TCIO_SEGMENT_SIZE", bad_sizes[i], 1);
-        codes[n++] = try_bad_config(&st, existing, "4k", "2", 1, what);
+        codes[n++] = try_bad_config(&st, existing, NULL, "4k", "2", 1, what);
         unsetenv("TCIO_SEGMENT_SIZE");
     }
+    setenv("TCIO_SEGMENT_SIZE", "", 1);  /* set, but empty */
+    codes[n++] = try_bad_config(&st, existing, fresh, "4k", "2", 1,
+                                "TCIO_SEGMENT_SIZE=\"\" (info valid)");
+    unsetenv("TCIO_SEGMENT_SIZE");
     for (int i = 0; i < NC; i++) {
         snprintf(what, sizeof what, "TCIO_SEGMENTS_PER_PROC=\"%s\" (info valid)", bad_counts[i]);
         setenv("TCIO_SEGMENTS_PER_PROC", bad_counts[i], 1);
-        codes[n++] = try_bad_config(&st, existing, "4k", "2", 1, what);
+        codes[n++] = try_bad_config(&st, existing, NULL, "4k", "2", 1, what);
         unsetenv("TCIO_SEGMENTS_PER_PROC");
     }
+
+    /* Aggregation settings.  All are found before MPI_File_open, also those
+     * invalid only for this P (more aggregators than ranks, a rank >= P):
+     * no new file may appear either. */
+    char p_plus_1[16], p_rank[16], zero_and_p[32], all_rev[MPI_MAX_INFO_VAL], rev_count[16],
+        other_count[16];
+    snprintf(p_plus_1, sizeof p_plus_1, "%d", tu_nprocs + 1);
+    snprintf(p_rank, sizeof p_rank, "%d", tu_nprocs);
+    snprintf(zero_and_p, sizeof zero_and_p, "0,%d", tu_nprocs);
+    int nrev = reversed_ranks(all_rev, sizeof all_rev);
+    snprintf(rev_count, sizeof rev_count, "%d", nrev);
+    snprintf(other_count, sizeof other_count, "%d", nrev > 1 ? nrev - 1 : 2);
+    /* (test_unit checks the parsers with many more values) */
+    static const char *const bad_aggregators[] = { "0", "-1", "two", "", "2147483648" };
+    static const char *const bad_placements[] = { "0,0", "1,,2", "1, 2", "0,", "random" };
+    static const char *const bad_switches[] = { "maybe", "2", "" };
+    enum { NA = sizeof bad_aggregators / sizeof bad_aggregators[0],
+           NP = sizeof bad_placements / sizeof bad_placements[0],
+           NW = sizeof bad_switches / sizeof bad_switches[0] };
+    bad_case agg[NA + NP + NW + 9];
+    int na = 0;
+    for (int i = 0; i < NA; i++)
+        agg[na++] = (bad_case){ { "tcio_aggregators", bad_aggregators[i] } };
+    for (int i = 0; i < NP; i++)
+        agg[na++] = (bad_case){ { "tcio_aggregator_placement", bad_placements[i] } };
+    for (int i = 0; i < NW; i++)
+        agg[na++] = (bad_case){ { "tcio_early_drain", bad_switches[i] } };
+    agg[na++] = (bad_case){ { "tcio_stats", "verbose" } };
+    /* A list and a count that differs from its length. */
+    agg[na++] = (bad_case){ { "tcio_aggregator_placement", all_rev,
+                              "tcio_aggregators", other_count } };
+    agg[na++] = (bad_case){ { "tcio_aggregator_placement", "0", "tcio_aggregators", "2" } };
+    /* Invalid for this P only. */
+    agg[na++] = (bad_case){ { "tcio_aggregators", p_plus_1 } };
+    agg[na++] = (bad_case){ { "tcio_aggregator_placement", p_rank } };
+    agg[na++] = (bad_case){ { "tcio_aggregator_placement", zero_and_p } };
+    agg[na++] = (bad_case){ { "tcio_aggregator_placement", zero_and_p,
+                              "tcio_aggregators", "2" } };
+    for (int i = 0; i < na && n < MAXCODES; i++) {
+        describe_pairs(what, sizeof what, agg[i].kv, "");
+        codes[n++] = try_bad_config_kv(&st, existing, fresh, "4k", "2",
+                                       agg[i].kv, 0, what);
+    }
+    /* The environment overrides valid info keys here too. */
+    const char *const valid_kv[] = { "tcio_aggregator_placement", "spread",
+                                     "tcio_early_drain", "on", "tcio_stats", "off", NULL };
+    const bad_case env_cases[] = {
+        { { "TCIO_AGGREGATORS", "0" } }, { { "TCIO_AGGREGATORS", "" } },
+        { { "TCIO_AGGREGATORS", p_plus_1 } },
+        { { "TCIO_AGGREGATOR_PLACEMENT", "0,0" } },
+        { { "TCIO_AGGREGATOR_PLACEMENT", p_rank } },
+        { { "TCIO_EARLY_DRAIN", "maybe" } }, { { "TCIO_STATS", "2" } },
+        { { "TCIO_AGGREGATOR_PLACEMENT", all_rev, "TCIO_AGGREGATORS", other_count } },
+    };
+    for (size_t i = 0; i < sizeof env_cases / sizeof env_cases[0] && n < MAXCODES; i++) {
+        const char *const *e = env_cases[i].kv;
+        describe_pairs(what, sizeof what, e, " (info valid)");
+        for (int k = 0; k < 4 && e[k]; k += 2)
+            setenv(e[k], e[k + 1], 1);
+        codes[n++] = try_bad_config_kv(&st, existing, fresh, "4k",
+                                       "2", valid_kv, 1, what);
+        tu_clear_aggregation_env();
+    }
+    /* A list in the info, a count of another length in the environment. */
+    {
+        const char *const list_kv[] = { "tcio_aggregator_placement", all_rev, NULL };
+        setenv("TCIO_AGGREGATORS", other_count, 1);
+        codes[n++] = try_bad_config_kv(&st, existing, fresh, "4k", "2", list_kv, 0,
+                                       "info list of every rank, TCIO_AGGREGATORS of another "
+                                       "length");
+        tu_clear_aggregation_env();
+    }
+    CHECK_ALL(n < MAXCODES, "test setup: too many cases");
     expect_same_everywhere(codes, n, "bad configurations");
     CHECK_STATUS(st);
     expect_file_image(existing, orig, sizeof orig,
                       "existing file after failed TRUNC opens with bad configurations");
 
     /* Valid values with suffixes, and valid environment over invalid info. */
-    config_roundtrip("64k", "2", 0, "info tcio_segment_size=64k");
-    config_roundtrip("1M", "1", 0, "info tcio_segment_size=1M");
+    config_roundtrip("64k", "2", NULL, 0, "info tcio_segment_size=64k");
+    config_roundtrip("1M", "1", NULL, 0, "info tcio_segment_size=1M");
     setenv("TCIO_SEGMENT_SIZE", "64k", 1);
-    config_roundtrip("abc", "2", 0, "TCIO_SEGMENT_SIZE=64k over info \"abc\"");
+    config_roundtrip("abc", "2", NULL, 0, "TCIO_SEGMENT_SIZE=64k over info \"abc\"");
     unsetenv("TCIO_SEGMENT_SIZE");
     setenv("TCIO_SEGMENTS_PER_PROC", "3", 1);
-    config_roundtrip("4K", "0", 0, "info tcio_segment_size=4K, TCIO_SEGMENTS_PER_PROC=3 "
+    config_roundtrip("4K", "0", NULL, 0, "info tcio_segment_size=4K, TCIO_SEGMENTS_PER_PROC=3 "
                      "over info \"0\"");
     setenv("TCIO_SEGMENT_SIZE", "1k", 1);
-    config_roundtrip(NULL, NULL, 1, "tcio_open with TCIO_SEGMENT_SIZE=1k, _PER_PROC=3");
+    config_roundtrip(NULL, NULL, NULL, 1, "tcio_open with TCIO_SEGMENT_SIZE=1k, _PER_PROC=3");
     setenv("TCIO_SEGMENT_SIZE", "1m", 1);
     setenv("TCIO_SEGMENTS_PER_PROC", "1", 1);
-    config_roundtrip(NULL, NULL, 1, "tcio_open with TCIO_SEGMENT_SIZE=1m, _PER_PROC=1");
+    config_roundtrip(NULL, NULL, NULL, 1, "tcio_open with TCIO_SEGMENT_SIZE=1m, _PER_PROC=1");
     unsetenv("TCIO_SEGMENT_SIZE");
     unsetenv("TCIO_SEGMENTS_PER_PROC");
 
+    /* Valid aggregation settings, also from the environment over invalid
+     * info keys. */
+    char last_rank[16];
+    snprintf(last_rank, sizeof last_rank, "%d", tu_nprocs - 1);
+    const char *const one_node_kv[] = { "tcio_aggregators", "1", "tcio_aggregator_placement",
+                                        "node", "tcio_early_drain", "off", NULL };
+    config_roundtrip("1k", "1", one_node_kv, 0,
+                     "info tcio_aggregators=1, placement node, early drain off");
+    const char *const rev_kv[] = { "tcio_aggregators", rev_count, "tcio_aggregator_placement",
+                                   all_rev, "tcio_early_drain", "TRUE", NULL };
+    snprintf(what, sizeof what, "info tcio_aggregator_placement=%.40s with tcio_aggregators=%s",
+             all_rev, rev_count);
+    config_roundtrip("1k", "2", rev_kv, 0, what);
+    const char *const bogus_kv[] = { "tcio_aggregators", "0", "tcio_early_drain", "bogus",
+                                     "tcio_aggregator_placement", "0,0", NULL };
+    setenv("TCIO_AGGREGATORS", "1", 1);
+    setenv("TCIO_AGGREGATOR_PLACEMENT", last_rank, 1);
+    setenv("TCIO_EARLY_DRAIN", "Off", 1);
+    config_roundtrip("4k", "1", bogus_kv, 0,
+                     "TCIO_AGGREGATORS=1, _PLACEMENT=<last rank>, TCIO_EARLY_DRAIN=Off over "
+                     "invalid info");
+    tu_clear_aggregation_env();
+
     /* Ranks that disagree on the configuration would build different
-     * segment maps: every rank must refuse, before truncating anything. */
+     * segment maps: every rank must refuse, before opening anything. */
     if (tu_nprocs > 1) {
         tu_status_init(&st);
+        int mc[8], m = 0;
         const char *seg = tu_rank == tu_nprocs - 1 ? "8k" : "4k";
-        int c1 = try_bad_config(&st, existing, seg, "2", 0, "segment size differs on the last rank");
+        mc[m++] = try_bad_config(&st, existing, fresh, seg, "2", 0,
+                                 "segment size differs on the last rank");
         const char *spp = tu_rank == 0 ? "3" : "2";
-        int c2 = try_bad_config(&st, existing, "4k", spp, 0, "segment count differs on rank 0");
-        int mismatch_codes[2] = { c1, c2 };
-        expect_same_everywhere(mismatch_codes, 2, "mismatched configurations");
+        mc[m++] = try_bad_config(&st, existing, fresh, "4k", spp, 0,
+                                 "segment count differs on rank 0");
+        const char *const count_kv[] = { "tcio_aggregators", tu_rank == 0 ? "1" : "2", NULL };
+        mc[m++] = try_bad_config_kv(&st, existing, fresh, "4k", "2", count_kv, 0,
+                                    "tcio_aggregators=1 on rank 0, 2 elsewhere");
+        const char *const order_kv[] = { "tcio_aggregator_placement",
+                                         tu_rank == 0 ? "1,0" : "0,1", NULL };
+        mc[m++] = try_bad_config_kv(&st, existing, fresh, "4k", "2", order_kv, 0,
+                                    "aggregator list \"1,0\" on rank 0, \"0,1\" elsewhere");
+        const char *const drain_kv[] = { "tcio_early_drain", tu_rank == 0 ? "off" : "on", NULL };
+        mc[m++] = try_bad_config_kv(&st, existing, fresh, "4k", "2", drain_kv, 0,
+                                    "early drain off on rank 0, on elsewhere");
+        /* A value that only some ranks find invalid: every rank must
+         * still return BAD_CONFIG (no rank may be left in a collective). */
+        const char *const zero_kv[] = { "tcio_aggregators",
+                                        tu_rank == tu_nprocs - 1 ? "0" : "1", NULL };
+        mc[m++] = try_bad_config_kv(&st, existing, fresh, "4k", "2", zero_kv, 0,
+                                    "tcio_aggregators=0 on the last rank only");
+        mc[m++] = try_bad_config(&st, existing, fresh, tu_rank == 0 ? "abc" : "4k", "2", 0,
+                                 "tcio_segment_size=abc on rank 0 only");
+        expect_same_everywhere(mc, m, "mismatched configurations");
         CHECK_STATUS(st);
         expect_file_image(existing, orig, sizeof orig,
                           "existing file after failed TRUNC opens with mismatched configurations");
@@ -1829,11 +2054,207 @@ START_TEST(test_fs_errors)
 }
 END_TEST
 
+/* ---- 13. prefetch and read sessions ------------------------------------------------------- */
+
+#define PF_SEG 1024
+#define PF_SEGMENTS 24
+
+/* Read [OFF, +LEN) with tcio_read_at and tcio_fetch, compare with EXPECTED. */
+static void pf_read_check(tcio_file *fh, int64_t off, int64_t len, const unsigned char *expected,
+                          tu_status *st, const char *ctx, const char *what)
+{
+    unsigned char *buf = malloc((size_t)len);
+    if (!buf) {
+        tu_fail(st, "%s: out of memory", ctx);
+        return;
+    }
+    memset(buf, 0xAA, (size_t)len);
+    tu_expect_rc(st, tcio_read_at(fh, off, buf, (int)len, MPI_BYTE), 0, "%s: %s: tcio_read_at",
+                 ctx, what);
+    tu_expect_rc(st, tcio_fetch(fh), 0, "%s: %s: tcio_fetch", ctx, what);
+    tu_expect_mem(st, buf, expected, (size_t)len, "%s: %s [%lld, +%lld)", ctx, what,
+                  (long long)off, (long long)len);
+    free(buf);
+}
+
+/* Evidence that a prefetch loaded what it promised: after it, rank 0
+ * rewrites the file behind the library's back.  The segments that level 2
+ * loaded still read as the old bytes, the others as the new ones (read
+ * only after the first group has been read everywhere, so that their lazy
+ * loads cannot evict the prefetched segments first).  LOADED is the number
+ * of segments, from 0, that must have been loaded. */
+static void pf_check_loaded(const char *path, tcio_file *fh, const unsigned char *old_img,
+                            const unsigned char *new_img, int64_t loaded, tu_status *st,
+                            const char *ctx)
+{
+    const int64_t size = (int64_t)PF_SEGMENTS * PF_SEG;
+    MPI_Barrier(MPI_COMM_WORLD);
+    int ok = tu_rank != 0 || tu_posix_create(path, new_img, (size_t)size) == 0;
+    CHECK_ALL(ok, "%s: cannot rewrite %s", ctx, path);
+    pf_read_check(fh, 0, loaded * PF_SEG, old_img, st, ctx, "prefetched segments (old bytes)");
+    MPI_Barrier(MPI_COMM_WORLD);
+    pf_read_check(fh, loaded * PF_SEG, size - loaded * PF_SEG, new_img + loaded * PF_SEG, st,
+                  ctx, "segments not prefetched (new bytes)");
+}
+
+/* Rank-local: PATH must hold the SIZE bytes of IMAGE. */
+static void expect_file_image_local(tu_status *st, const char *path, const unsigned char *image,
+                                    int64_t size, const char *ctx)
+{
+    char why[400] = "";
+    if (tu_compare_file_mem(path, image, size, why, sizeof why) != 0)
+        tu_fail(st, "%s: the prefetches changed the file: %s", ctx, why);
+}
+
+/* Open PATH in MODE with AGGREGATORS aggregators and 2 slots each. */
+static tcio_file *pf_open(const char *path, int mode, const char *aggregators, const char *ctx)
+{
+    const char *const kv[] = { "tcio_aggregators", aggregators, NULL };
+    tcio_file *fh = NULL;
+    expect_success(tu_open_kv(path, mode, "1k", "2", kv, &fh), ctx, "tcio_open_comm");
+    return fh;
+}
+
+static void pf_errors(const char *path, unsigned char *old_img)
+{
+    const char *ctx = "prefetch argument errors";
+    tu_status st;
+    tu_status_init(&st);
+    tcio_file *fh = pf_open(path, MPI_MODE_RDONLY, "1", ctx);
+    const MPI_Offset huge = (MPI_Offset)INT64_MAX;
+    tu_expect_rc(&st, tcio_prefetch(NULL, 0, 1), TCIO_ERR_BAD_HANDLE, "%s: NULL handle", ctx);
+    tu_expect_rc(&st, tcio_prefetch(fh, -1, 1), TCIO_ERR_BAD_ARG, "%s: offset -1", ctx);
+    tu_expect_rc(&st, tcio_prefetch(fh, 0, -1), TCIO_ERR_BAD_ARG, "%s: length -1", ctx);
+    tu_expect_rc(&st, tcio_prefetch(fh, huge - 10, 100), TCIO_ERR_BAD_ARG, "%s: end overflows",
+                 ctx);
+    tu_expect_rc(&st, tcio_prefetch(fh, 5, 0), 0, "%s: empty range", ctx);
+    int want = tu_rank == tu_nprocs - 1 ? TCIO_ERR_BAD_ARG
+             : tu_nprocs > 1 ? TCIO_ERR_REMOTE : TCIO_ERR_BAD_ARG;
+    tu_expect_rc(&st, tcio_read_session(fh, 0, tu_rank == tu_nprocs - 1 ? -5 : 1000), want,
+                 "%s: tcio_read_session with a negative length on the last rank", ctx);
+    tu_expect_rc(&st, tcio_read_session(NULL, 0, 1), TCIO_ERR_BAD_HANDLE,
+                 "%s: tcio_read_session(NULL)", ctx);
+    pf_read_check(fh, 0, (int64_t)PF_SEGMENTS * PF_SEG, old_img, &st, ctx,
+                  "reads after rejected prefetches");
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+
+    fh = pf_open(path, MPI_MODE_WRONLY, "1", ctx);
+    tu_expect_rc(&st, tcio_prefetch(fh, 0, 1), TCIO_ERR_WRITE_ONLY, "%s: write-only", ctx);
+    tu_expect_rc(&st, tcio_read_session(fh, 0, 1), TCIO_ERR_WRITE_ONLY,
+                 "%s: tcio_read_session write-only", ctx);
+    rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close (write-only)");
+    expect_file_image(path, old_img, (int64_t)PF_SEGMENTS * PF_SEG, ctx);
+}
+
+/* RDWR: unsaved writes survive prefetches of their segments and of the
+ * segments that would evict them; the file ends up as the POSIX model. */
+static void pf_dirty_segments(const char *path, unsigned char *img, const char *aggregators)
+{
+    char ctx[128];
+    snprintf(ctx, sizeof ctx, "prefetch over unsaved writes, %s aggregator(s)", aggregators);
+    const int64_t size = (int64_t)PF_SEGMENTS * PF_SEG;
+    posix_prefill(path, img, (size_t)size, ctx);
+    tcio_file *fh = pf_open(path, MPI_MODE_RDWR, aggregators, ctx);
+    tu_status st;
+    tu_status_init(&st);
+    /* Every rank writes 6 pieces at random places; each rank applies all
+     * ranks' pieces to its model, in rank order (pieces of different ranks
+     * do not overlap: each rank owns every P-th 16-byte block). */
+    for (int r = 0; r < tu_nprocs; r++) {
+        tu_rng rng;
+        tu_rng_seed(&rng, tu_mix(1313, (uint64_t)r));
+        for (int i = 0; i < 6; i++) {
+            int64_t block = tu_rng_range(&rng, 0, size / 16 / tu_nprocs - 1) * tu_nprocs + r;
+            unsigned char piece[16];
+            tu_fill_pattern(piece, sizeof piece, tu_mix(77, (uint64_t)(r * 8 + i)));
+            memcpy(img + block * 16, piece, sizeof piece);
+            if (r == tu_rank)
+                tu_expect_rc(&st, tcio_write_at(fh, block * 16, piece, 16, MPI_BYTE), 0,
+                             "%s: tcio_write_at", ctx);
+        }
+    }
+    CHECK_STATUS(st);
+    expect_success(tcio_flush(fh), ctx, "tcio_flush");
+    /* A hint never writes: the file is the same before and after. */
+    int64_t before_size = 0;
+    unsigned char *before = tu_rank == 0 ? tu_read_file(path, &before_size) : NULL;
+    CHECK_ALL(tu_rank != 0 || before, "%s: cannot read %s", ctx, path);
+    tu_expect_rc(&st, tcio_prefetch(fh, 0, size), 0, "%s: tcio_prefetch of the file", ctx);
+    tu_expect_rc(&st, tcio_read_session(fh, (tu_rank % 2) * size / 2, size / 2), 0,
+                 "%s: tcio_read_session", ctx);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (tu_rank == 0)
+        expect_file_image_local(&st, path, before, before_size, ctx);
+    free(before);
+    pf_read_check(fh, 0, size, img, &st, ctx, "read back");
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    expect_file_image(path, img, size, ctx);
+}
+
+START_TEST(test_prefetch)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();   /* the loaded segments depend on the count */
+    const int64_t size = (int64_t)PF_SEGMENTS * PF_SEG;
+    unsigned char *old_img = pattern((size_t)size, 4242), *new_img = pattern((size_t)size, 4343);
+    CHECK_ALL(old_img && new_img, "out of memory");
+    const char *path = tu_path("prefetch");
+    char counts[2][16];
+    snprintf(counts[0], sizeof counts[0], "1");
+    snprintf(counts[1], sizeof counts[1], "%d", tu_nprocs);
+    for (int c = 0; c < (tu_nprocs > 1 ? 2 : 1); c++) {
+        const int64_t naggr = c == 0 ? 1 : tu_nprocs, capacity = 2 * naggr;
+        char ctx[128];
+        tu_status st;
+        /* tcio_prefetch by rank 0 alone, of more than level 2 holds: the
+         * first aggregators x slots segments are loaded. */
+        snprintf(ctx, sizeof ctx, "tcio_prefetch by rank 0, %s aggregator(s)", counts[c]);
+        posix_prefill(path, old_img, (size_t)size, ctx);
+        tcio_file *fh = pf_open(path, MPI_MODE_RDONLY, counts[c], ctx);
+        tu_status_init(&st);
+        if (tu_rank == 0)
+            tu_expect_rc(&st, tcio_prefetch(fh, 0, size), 0, "%s: tcio_prefetch", ctx);
+        pf_check_loaded(path, fh, old_img, new_img, capacity, &st, ctx);
+        int rc = tu_close(fh);
+        CHECK_STATUS(st);
+        expect_success(rc, ctx, "tcio_close");
+
+        /* A read session over the first 2P segments, rank 0 declaring
+         * nothing: each aggregator loads its first two of them. */
+        snprintf(ctx, sizeof ctx, "tcio_read_session, %s aggregator(s)", counts[c]);
+        posix_prefill(path, old_img, (size_t)size, ctx);
+        fh = pf_open(path, MPI_MODE_RDONLY, counts[c], ctx);
+        tu_status_init(&st);
+        int64_t len = tu_rank == 0 && tu_nprocs > 1 ? 0 : 2 * tu_nprocs * PF_SEG;
+        tu_expect_rc(&st, tcio_read_session(fh, 0, len), 0, "%s: tcio_read_session", ctx);
+        pf_check_loaded(path, fh, old_img, new_img, capacity, &st, ctx);
+        rc = tu_close(fh);
+        CHECK_STATUS(st);
+        expect_success(rc, ctx, "tcio_close");
+
+        memcpy(new_img, old_img, (size_t)size);   /* the model of the RDWR file */
+        pf_dirty_segments(path, new_img, counts[c]);
+        tu_fill_pattern(new_img, (size_t)size, 4343);
+    }
+    posix_prefill(path, old_img, (size_t)size, "prefetch errors");
+    pf_errors(path, old_img);
+    free(old_img);
+    free(new_img);
+}
+END_TEST
+
 /* ---- main -------------------------------------------------------------------------------------- */
 
 static void add_case(Suite *s, const char *name, const TTest *test)
 {
     TCase *tc = tcase_create(name);
+    tcase_set_tags(tc, name);     /* CK_INCLUDE_TAGS="a b" runs several cases */
     tcase_add_checked_fixture(tc, tu_setup, tu_teardown);
     tcase_add_test(tc, test);
     suite_add_tcase(s, tc);
@@ -1854,6 +2275,7 @@ static Suite *mpi_suite(void)
     add_case(s, "bad_input", test_bad_input);
     add_case(s, "bad_config", test_bad_config);
     add_case(s, "fs_errors", test_fs_errors);
+    add_case(s, "prefetch", test_prefetch);
     return s;
 }
 
@@ -1864,8 +2286,9 @@ int main(int argc, char **argv)
     SRunner *sr = srunner_create(mpi_suite());
     srunner_set_fork_status(sr, CK_NOFORK);   /* never fork under MPI */
     if (tu_rank == 0)
-        printf("test_mpi: %d rank(s), files in %s%s\n", tu_nprocs, tu_dir(),
-               tu_oversubscribed() ? " (oversubscribed: reduced sizes)" : "");
+        printf("test_mpi: %d rank(s), files in %s%s%s%s\n", tu_nprocs, tu_dir(),
+               tu_oversubscribed() ? " (oversubscribed: reduced sizes)" : "",
+               *tu_aggregation_env() ? ", " : "", tu_aggregation_env());
     fflush(stdout);
     srunner_run_all(sr, tu_rank == 0 ? CK_ENV : CK_SILENT);
     int failed = srunner_ntests_failed(sr);

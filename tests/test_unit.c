@@ -1,13 +1,17 @@
 /* test_unit.c - unit tests of the pieces that need no communication:
- * size parsing and configuration, the segment map, extent lists and the
- * written-byte bitmaps.  Runs as a singleton MPI process (MPI_Info and
+ * size, count, switch and placement parsing, configuration, the default
+ * aggregator count, the segment map, extent lists and the written-byte
+ * bitmaps.  Runs as a singleton MPI process (MPI_Info and
  * datatypes need MPI initialised). */
+#define _POSIX_C_SOURCE 200809L   /* setenv, unsetenv, rand_r */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <mpi.h>
 #include "tcio.h"
 #include "configuration.h"
+#include "aggregators.h"
 #include "segmap.h"
 #include "level1.h"
 #include "level2.h"
@@ -49,12 +53,186 @@ START_TEST(parse_rejects_malformed_sizes)
 }
 END_TEST
 
+/* ---- count, switch and placement parsing ---- */
+
+START_TEST(parse_count_accepts_positive_integers)
+{
+    static const struct { const char *text; int64_t value; } good[] = {
+        { "1", 1 }, { "4", 4 }, { "007", 7 }, { "4096", 4096 },
+        { "2147483648", INT64_C(2147483648) },
+        { "9223372036854775807", INT64_MAX },
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        int64_t v = -1;
+        ck_assert_msg(tci_parse_count(good[i].text, &v) == 0, "rejected \"%s\"", good[i].text);
+        ck_assert_msg(v == good[i].value, "\"%s\" parsed as %lld", good[i].text, (long long)v);
+    }
+}
+END_TEST
+
+START_TEST(parse_count_rejects_the_rest)
+{
+    const char *bad[] = { "", "0", "00", "-1", "+1", " 1", "1 ", "1k", "4M", "abc", "1.0",
+                          "0x10", "1,2", "9223372036854775808", "99999999999999999999" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int64_t v = 77;
+        ck_assert_msg(tci_parse_count(bad[i], &v) == -1, "accepted \"%s\"", bad[i]);
+        ck_assert_msg(v == 77, "\"%s\" changed the output", bad[i]);
+    }
+    int64_t v = 77;
+    ck_assert_int_eq(tci_parse_count(NULL, &v), -1);
+    ck_assert_int_eq(v, 77);
+}
+END_TEST
+
+START_TEST(parse_switch_accepts_on_and_off_in_any_case)
+{
+    const char *on[] = { "1", "on", "ON", "On", "yes", "YES", "Yes", "true", "TRUE", "tRuE" };
+    const char *off[] = { "0", "off", "OFF", "Off", "no", "NO", "No", "false", "FALSE", "fAlSe" };
+    for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
+        int v = 5;
+        ck_assert_msg(tci_parse_switch(on[i], &v) == 0, "rejected \"%s\"", on[i]);
+        ck_assert_msg(v == 1, "\"%s\" parsed as %d, expected 1", on[i], v);
+    }
+    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++) {
+        int v = 5;
+        ck_assert_msg(tci_parse_switch(off[i], &v) == 0, "rejected \"%s\"", off[i]);
+        ck_assert_msg(v == 0, "\"%s\" parsed as %d, expected 0", off[i], v);
+    }
+}
+END_TEST
+
+START_TEST(parse_switch_rejects_the_rest)
+{
+    const char *bad[] = { "", "2", "-1", "00", "01", "10", "o", "onn", "of", " on", "on ",
+                          "y", "n", "t", "f", "enable", "disable", "truee", "yes!", "1k" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int v = 5;
+        ck_assert_msg(tci_parse_switch(bad[i], &v) == -1, "accepted \"%s\"", bad[i]);
+        ck_assert_msg(v == 5, "\"%s\" changed the output", bad[i]);
+    }
+    int v = 5;
+    ck_assert_int_eq(tci_parse_switch(NULL, &v), -1);
+    ck_assert_int_eq(v, 5);
+}
+END_TEST
+
+/* "FIRST,FIRST+1,...,FIRST+N-1" in a malloc'ed string. */
+static char *rank_list_text(int first, int n)
+{
+    size_t cap = (size_t)n * 12 + 1, used = 0;
+    char *s = malloc(cap);
+    if (!s)
+        return NULL;
+    s[0] = '\0';
+    for (int i = 0; i < n; i++)
+        used += (size_t)snprintf(s + used, cap - used, i ? ",%d" : "%d", first + i);
+    return s;
+}
+
+START_TEST(parse_placement_accepts_names_and_rank_lists)
+{
+    tci_placement_kind kind = TCI_PLACE_LIST;
+    int *list = NULL, len = -1;
+    ck_assert_int_eq(tci_parse_placement("spread", &kind, &list, &len), 0);
+    ck_assert_int_eq(kind, TCI_PLACE_SPREAD);
+    ck_assert_ptr_null(list);               /* names allocate nothing */
+    ck_assert_int_eq(tci_parse_placement("node", &kind, &list, &len), 0);
+    ck_assert_int_eq(kind, TCI_PLACE_NODE);
+    ck_assert_ptr_null(list);
+
+    static const struct { const char *text; int len; int ranks[5]; } good[] = {
+        { "0", 1, { 0 } },
+        { "3,1", 2, { 3, 1 } },                 /* kept in the user's order */
+        { "3,2,1,0", 4, { 3, 2, 1, 0 } },
+        { "0,4,8,12,16", 5, { 0, 4, 8, 12, 16 } },
+        { "007,8", 2, { 7, 8 } },
+        { "2147483647", 1, { 2147483647 } },    /* range is checked against P at open */
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        kind = TCI_PLACE_SPREAD;
+        list = NULL;
+        len = -1;
+        ck_assert_msg(tci_parse_placement(good[i].text, &kind, &list, &len) == 0,
+                      "rejected \"%s\"", good[i].text);
+        ck_assert_int_eq(kind, TCI_PLACE_LIST);
+        ck_assert_ptr_nonnull(list);
+        ck_assert_msg(len == good[i].len, "\"%s\": length %d", good[i].text, len);
+        for (int k = 0; k < len; k++)
+            ck_assert_msg(list[k] == good[i].ranks[k], "\"%s\": entry %d is %d", good[i].text,
+                          k, list[k]);
+        free(list);
+    }
+
+    /* The longest list allowed. */
+    char *text = rank_list_text(0, TCI_MAX_AGGREGATOR_LIST);
+    ck_assert_ptr_nonnull(text);
+    list = NULL;
+    ck_assert_int_eq(tci_parse_placement(text, &kind, &list, &len), 0);
+    ck_assert_int_eq(kind, TCI_PLACE_LIST);
+    ck_assert_int_eq(len, TCI_MAX_AGGREGATOR_LIST);
+    ck_assert_ptr_nonnull(list);
+    for (int k = 0; k < len; k++)
+        ck_assert_int_eq(list[k], k);
+    free(list);
+    free(text);
+}
+END_TEST
+
+START_TEST(parse_placement_rejects_bad_lists)
+{
+    const char *bad[] = {
+        "", ",", "1,", ",1", "1,,2", "1, 2", "1 ,2", " 1", "1 ", "-1", "1,-2", "+1",
+        "1,1", "0,2,0", "3,2,1,3", "1;2", "1.5", "0x1", "a", "1,a", "SPREAD", "Spread",
+        "Node", "spread ", " node", "spread,1", "nodes", "2147483648", "0,99999999999",
+        "99999999999999999999999",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tci_placement_kind kind = TCI_PLACE_NODE;
+        int *list = NULL, len = -7;
+        ck_assert_msg(tci_parse_placement(bad[i], &kind, &list, &len) == -1, "accepted \"%s\"",
+                      bad[i]);
+        ck_assert_msg(kind == TCI_PLACE_NODE && list == NULL && len == -7,
+                      "\"%s\" changed the outputs", bad[i]);
+    }
+    tci_placement_kind kind = TCI_PLACE_NODE;
+    int *list = NULL, len = -7;
+    ck_assert_int_eq(tci_parse_placement(NULL, &kind, &list, &len), -1);
+
+    /* One entry more than the limit, and far more. */
+    static const int too_long[] = { TCI_MAX_AGGREGATOR_LIST + 1, 5000 };
+    for (size_t i = 0; i < sizeof too_long / sizeof too_long[0]; i++) {
+        char *text = rank_list_text(0, too_long[i]);
+        ck_assert_ptr_nonnull(text);
+        ck_assert_msg(tci_parse_placement(text, &kind, &list, &len) == -1,
+                      "a list of %d ranks was accepted (limit %d)", too_long[i],
+                      TCI_MAX_AGGREGATOR_LIST);
+        ck_assert_ptr_null(list);
+        free(text);
+    }
+    /* A duplicate at the very end of a long list. */
+    char *text = rank_list_text(10, 3000);
+    ck_assert_ptr_nonnull(text);
+    char *dup = malloc(strlen(text) + 8);
+    ck_assert_ptr_nonnull(dup);
+    sprintf(dup, "%s,%d", text, 2509);
+    ck_assert_int_eq(tci_parse_placement(dup, &kind, &list, &len), -1);
+    ck_assert_ptr_null(list);
+    free(dup);
+    free(text);
+}
+END_TEST
+
 /* ---- configuration from environment, info and striping ---- */
 
 static void clear_env(void)
 {
     unsetenv("TCIO_SEGMENT_SIZE");
     unsetenv("TCIO_SEGMENTS_PER_PROC");
+    unsetenv("TCIO_AGGREGATORS");
+    unsetenv("TCIO_AGGREGATOR_PLACEMENT");
+    unsetenv("TCIO_EARLY_DRAIN");
+    unsetenv("TCIO_STATS");
 }
 
 START_TEST(config_defaults_and_striping_unit)
@@ -138,6 +316,329 @@ START_TEST(config_rejects_invalid_values)
     setenv("TCIO_SEGMENTS_PER_PROC", "1", 1);
     setenv("TCIO_SEGMENT_SIZE", "1073741825", 1);
     ck_assert_int_eq(tci_config_from_user(MPI_INFO_NULL, &c), TCIO_ERR_BAD_CONFIG);
+    clear_env();
+}
+END_TEST
+
+START_TEST(config_aggregator_settings_defaults)
+{
+    clear_env();
+    tci_config c;
+    ck_assert_int_eq(tci_config_from_user(MPI_INFO_NULL, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(c.aggregators, 0);           /* the default is chosen at open */
+    ck_assert_int_eq(c.placement, TCI_PLACE_SPREAD);
+    ck_assert_ptr_null(c.list);
+    ck_assert_int_eq(c.list_len, 0);
+    ck_assert_int_eq(c.early_drain, -1);
+    ck_assert_int_eq(c.stats, 0);
+    ck_assert_int_eq(tci_config_finish(&c, 0), TCIO_SUCCESS);
+    ck_assert_int_eq(c.early_drain, 1);           /* on unless switched off */
+    ck_assert_int_eq(c.aggregators, 0);
+    tci_config_free(&c);
+}
+END_TEST
+
+START_TEST(config_aggregator_info_keys_and_env_precedence)
+{
+    clear_env();
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "tcio_aggregators", "3");
+    MPI_Info_set(info, "tcio_aggregator_placement", "node");
+    MPI_Info_set(info, "tcio_early_drain", "off");
+    MPI_Info_set(info, "tcio_stats", "yes");
+    tci_config c;
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(c.aggregators, 3);
+    ck_assert_int_eq(c.placement, TCI_PLACE_NODE);
+    ck_assert_ptr_null(c.list);
+    ck_assert_int_eq(c.early_drain, 0);
+    ck_assert_int_eq(c.stats, 1);
+    ck_assert_int_eq(tci_config_finish(&c, 0), TCIO_SUCCESS);
+    ck_assert_int_eq(c.early_drain, 0);           /* an explicit off stays off */
+    tci_config_free(&c);
+
+    /* Each variable overrides its key, one at a time. */
+    setenv("TCIO_AGGREGATORS", "2", 1);
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(c.aggregators, 2);
+    ck_assert_int_eq(c.placement, TCI_PLACE_NODE);
+    tci_config_free(&c);
+    setenv("TCIO_AGGREGATOR_PLACEMENT", "spread", 1);
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(c.aggregators, 2);
+    ck_assert_int_eq(c.placement, TCI_PLACE_SPREAD);
+    ck_assert_int_eq(c.early_drain, 0);
+    ck_assert_int_eq(c.stats, 1);
+    tci_config_free(&c);
+    setenv("TCIO_EARLY_DRAIN", "ON", 1);
+    setenv("TCIO_STATS", "False", 1);
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(c.early_drain, 1);
+    ck_assert_int_eq(c.stats, 0);
+    tci_config_free(&c);
+
+    /* A list from the environment with a count from the environment that
+     * matches it, over an info count that does not. */
+    setenv("TCIO_AGGREGATOR_PLACEMENT", "2,0", 1);
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(c.placement, TCI_PLACE_LIST);
+    ck_assert_int_eq(c.list_len, 2);
+    ck_assert_ptr_nonnull(c.list);
+    ck_assert_int_eq(c.list[0], 2);
+    ck_assert_int_eq(c.list[1], 0);
+    ck_assert_int_eq(c.aggregators, 2);
+    tci_config_free(&c);
+    ck_assert_ptr_null(c.list);
+    ck_assert_int_eq(c.list_len, 0);
+    /* Without the variable the info count 3 disagrees with the list. */
+    unsetenv("TCIO_AGGREGATORS");
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_ERR_BAD_CONFIG);
+
+    /* A valid variable over an invalid key, and the other way round. */
+    clear_env();
+    MPI_Info_set(info, "tcio_aggregators", "0");
+    MPI_Info_set(info, "tcio_aggregator_placement", "1,1");
+    MPI_Info_set(info, "tcio_early_drain", "maybe");
+    MPI_Info_set(info, "tcio_stats", "2");
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_ERR_BAD_CONFIG);
+    setenv("TCIO_AGGREGATORS", "1", 1);
+    setenv("TCIO_AGGREGATOR_PLACEMENT", "node", 1);
+    setenv("TCIO_EARLY_DRAIN", "no", 1);
+    setenv("TCIO_STATS", "true", 1);
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(c.aggregators, 1);
+    ck_assert_int_eq(c.placement, TCI_PLACE_NODE);
+    ck_assert_int_eq(c.early_drain, 0);
+    ck_assert_int_eq(c.stats, 1);
+    tci_config_free(&c);
+    clear_env();
+
+    MPI_Info_set(info, "tcio_aggregators", "4");
+    MPI_Info_set(info, "tcio_aggregator_placement", "spread");
+    MPI_Info_set(info, "tcio_early_drain", "1");
+    MPI_Info_set(info, "tcio_stats", "0");
+    static const char *const vars[][2] = {
+        { "TCIO_AGGREGATORS", "0" }, { "TCIO_AGGREGATORS", "-2" },
+        { "TCIO_AGGREGATORS", "two" }, { "TCIO_AGGREGATORS", "" },
+        { "TCIO_AGGREGATOR_PLACEMENT", "0,0" }, { "TCIO_AGGREGATOR_PLACEMENT", "" },
+        { "TCIO_AGGREGATOR_PLACEMENT", "random" },
+        { "TCIO_EARLY_DRAIN", "" }, { "TCIO_EARLY_DRAIN", "2" },
+        { "TCIO_STATS", "" }, { "TCIO_STATS", "verbose" },
+    };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        clear_env();
+        setenv(vars[i][0], vars[i][1], 1);
+        ck_assert_msg(tci_config_from_user(info, &c) == TCIO_ERR_BAD_CONFIG,
+                      "%s=\"%s\" over valid info keys was accepted", vars[i][0], vars[i][1]);
+        ck_assert_ptr_null(c.list);             /* nothing left to free */
+    }
+    clear_env();
+
+    /* The new keys are tcio's own: not passed to MPI_File_open. */
+    MPI_Info pass;
+    MPI_Info_set(info, "romio_cb_write", "enable");
+    ck_assert_int_eq(tci_config_passthrough_info(info, &pass), MPI_SUCCESS);
+    int nkeys = 0, found = 0;
+    char value[16];
+    MPI_Info_get_nkeys(pass, &nkeys);
+    ck_assert_int_eq(nkeys, 1);
+    MPI_Info_get(pass, "romio_cb_write", 15, value, &found);
+    ck_assert(found && strcmp(value, "enable") == 0);
+    MPI_Info_free(&pass);
+    MPI_Info_free(&info);
+}
+END_TEST
+
+START_TEST(config_aggregator_count_and_list)
+{
+    clear_env();
+    MPI_Info info;
+    MPI_Info_create(&info);
+    tci_config c;
+
+    /* A list alone fixes the count; an equal count is accepted. */
+    MPI_Info_set(info, "tcio_aggregator_placement", "5,0,3");
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(c.placement, TCI_PLACE_LIST);
+    ck_assert_int_eq(c.aggregators, 3);
+    ck_assert_int_eq(c.list_len, 3);
+    ck_assert_int_eq(c.list[0], 5);
+    ck_assert_int_eq(c.list[1], 0);
+    ck_assert_int_eq(c.list[2], 3);
+    tci_config_free(&c);
+    MPI_Info_set(info, "tcio_aggregators", "3");
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(c.aggregators, 3);
+    tci_config_free(&c);
+
+    /* A different count is rejected, from the info or the environment. */
+    static const char *const other[] = { "1", "2", "4", "4096" };
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
+        MPI_Info_set(info, "tcio_aggregators", other[i]);
+        ck_assert_msg(tci_config_from_user(info, &c) == TCIO_ERR_BAD_CONFIG,
+                      "list of 3 with tcio_aggregators=%s accepted", other[i]);
+        ck_assert_ptr_null(c.list);
+        setenv("TCIO_AGGREGATORS", other[i], 1);
+        MPI_Info_set(info, "tcio_aggregators", "3");
+        ck_assert_msg(tci_config_from_user(info, &c) == TCIO_ERR_BAD_CONFIG,
+                      "list of 3 with TCIO_AGGREGATORS=%s accepted", other[i]);
+        unsetenv("TCIO_AGGREGATORS");
+    }
+    /* ... also when the list comes from the environment. */
+    MPI_Info_delete(info, "tcio_aggregator_placement");
+    setenv("TCIO_AGGREGATOR_PLACEMENT", "1,2", 1);
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_ERR_BAD_CONFIG);
+    MPI_Info_set(info, "tcio_aggregators", "2");
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(c.aggregators, 2);
+    tci_config_free(&c);
+    clear_env();
+    MPI_Info_delete(info, "tcio_aggregators");
+
+    /* Counts: parsed as positive integers, at most INT32_MAX (the limit
+     * against P is checked at open). */
+    MPI_Info_set(info, "tcio_aggregators", "2147483647");
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(c.aggregators, 2147483647);
+    tci_config_free(&c);
+    static const char *const bad[] = { "2147483648", "99999999999999999999", "0", "-1", "1k",
+                                       " 2", "2 ", "1,2" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        MPI_Info_set(info, "tcio_aggregators", bad[i]);
+        ck_assert_msg(tci_config_from_user(info, &c) == TCIO_ERR_BAD_CONFIG,
+                      "tcio_aggregators=\"%s\" accepted", bad[i]);
+    }
+    MPI_Info_free(&info);
+}
+END_TEST
+
+/* Counts and listed ranks are checked against the number of ranks before
+ * any file is opened. */
+START_TEST(config_check_ranks_against_nprocs)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    tci_config c;
+    MPI_Info_set(info, "tcio_aggregators", "4");
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(tci_config_check_ranks(&c, 4), TCIO_SUCCESS);
+    ck_assert_int_eq(tci_config_check_ranks(&c, 3), TCIO_ERR_BAD_CONFIG);
+    tci_config_free(&c);
+    MPI_Info_delete(info, "tcio_aggregators");
+    MPI_Info_set(info, "tcio_aggregator_placement", "2,0,5");
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(tci_config_check_ranks(&c, 6), TCIO_SUCCESS);
+    ck_assert_int_eq(tci_config_check_ranks(&c, 5), TCIO_ERR_BAD_CONFIG);
+    tci_config_free(&c);
+    MPI_Info_set(info, "tcio_aggregator_placement", "node");
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(tci_config_check_ranks(&c, 1), TCIO_SUCCESS);   /* count from default */
+    tci_config_free(&c);
+    MPI_Info_free(&info);
+}
+END_TEST
+
+/* ---- default number of aggregators ---- */
+
+START_TEST(aggregators_default_count)
+{
+    static const struct { int nprocs, nnodes; int64_t factor; int want; } cases[] = {
+        /* Unknown stripe count: one per node, two on a single node. */
+        { 1, 1, 0, 1 },       /* never more than the ranks */
+        { 2, 1, 0, 2 },
+        { 4, 1, 0, 2 },
+        { 64, 1, 0, 2 },
+        { 2, 2, 0, 2 },
+        { 3, 3, 0, 3 },
+        { 16, 4, 0, 4 },
+        { 1000, 100, 0, 100 },
+        { 4, 1, -1, 2 },      /* a negative factor is "unknown" */
+        /* Stripe count at most the base: its largest multiple below it. */
+        { 4, 1, 1, 2 },
+        { 4, 1, 2, 2 },
+        { 64, 8, 4, 8 },
+        { 64, 8, 3, 6 },
+        { 64, 8, 8, 8 },
+        { 100, 10, 4, 8 },
+        { 1000, 100, 7, 98 },
+        /* Stripe count above the base: its largest divisor below it. */
+        { 4, 1, 4, 2 },
+        { 64, 8, 16, 8 },
+        { 64, 8, 12, 6 },
+        { 100, 10, 25, 5 },
+        { 2000, 1000, 2000, 1000 },
+        { 1, 1, 4, 1 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int got = tci_aggregators_default(cases[i].nprocs, cases[i].nnodes, cases[i].factor);
+        ck_assert_msg(got == cases[i].want, "P=%d, %d node(s), stripe count %lld: %d, expected %d",
+                      cases[i].nprocs, cases[i].nnodes, (long long)cases[i].factor, got,
+                      cases[i].want);
+    }
+    /* Whatever the stripe count: between 1 and the base. */
+    static const int shapes[][2] = { { 1, 1 }, { 4, 1 }, { 7, 3 }, { 64, 8 }, { 96, 12 } };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int64_t f = 0; f <= 64; f++) {
+            int p = shapes[s][0], n = shapes[s][1];
+            int base = n > 1 ? n : (p < 2 ? p : 2);
+            int got = tci_aggregators_default(p, n, f);
+            ck_assert_msg(got >= 1 && got <= base,
+                          "P=%d, %d node(s), stripe count %lld: %d aggregators", p, n,
+                          (long long)f, got);
+            if (f > 0)   /* a multiple or a divisor of the stripe count */
+                ck_assert_msg(got % f == 0 || f % got == 0,
+                              "P=%d, %d node(s), stripe count %lld: %d aggregators", p, n,
+                              (long long)f, got);
+        }
+}
+END_TEST
+
+START_TEST(aggregators_choose_on_one_rank)
+{
+    clear_env();
+    tci_config c;
+    tci_aggregators a;
+    ck_assert_int_eq(tci_config_from_user(MPI_INFO_NULL, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(tci_aggregators_choose(&c, MPI_COMM_SELF, 0, &a), TCIO_SUCCESS);
+    ck_assert_int_eq(a.count, 1);
+    ck_assert_int_eq(a.ranks[0], 0);
+    ck_assert_int_eq(a.index, 0);
+    ck_assert_int_eq(a.nnodes, 1);
+    int64_t digest = tci_aggregators_digest(&a);
+    tci_aggregators_free(&a);
+    ck_assert_ptr_null(a.ranks);
+    tci_config_free(&c);
+
+    static const char *const placements[] = { "spread", "node", "0" };
+    for (size_t i = 0; i < sizeof placements / sizeof placements[0]; i++) {
+        setenv("TCIO_AGGREGATOR_PLACEMENT", placements[i], 1);
+        setenv("TCIO_AGGREGATORS", "1", 1);
+        ck_assert_int_eq(tci_config_from_user(MPI_INFO_NULL, &c), TCIO_SUCCESS);
+        ck_assert_int_eq(tci_aggregators_choose(&c, MPI_COMM_SELF, 4, &a), TCIO_SUCCESS);
+        ck_assert_int_eq(a.count, 1);
+        ck_assert_int_eq(a.ranks[0], 0);
+        ck_assert_int_eq(a.index, 0);
+        ck_assert(tci_aggregators_digest(&a) == digest);
+        tci_aggregators_free(&a);
+        tci_config_free(&c);
+    }
+    /* More aggregators than ranks, a rank out of range. */
+    clear_env();
+    setenv("TCIO_AGGREGATORS", "2", 1);
+    ck_assert_int_eq(tci_config_from_user(MPI_INFO_NULL, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(tci_aggregators_choose(&c, MPI_COMM_SELF, 0, &a), TCIO_ERR_BAD_CONFIG);
+    ck_assert_int_eq(a.count, 0);
+    tci_aggregators_free(&a);
+    tci_config_free(&c);
+    clear_env();
+    setenv("TCIO_AGGREGATOR_PLACEMENT", "1", 1);
+    ck_assert_int_eq(tci_config_from_user(MPI_INFO_NULL, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(tci_aggregators_choose(&c, MPI_COMM_SELF, 0, &a), TCIO_ERR_BAD_CONFIG);
+    ck_assert_int_eq(a.count, 0);
+    ck_assert_int_eq(a.index, -1);
+    tci_aggregators_free(&a);
+    tci_config_free(&c);
     clear_env();
 }
 END_TEST
@@ -340,7 +841,7 @@ START_TEST(state_word_round_trips_and_never_looks_locked)
     const int64_t segments[] = { TCI_SLOT_EMPTY, 0, 1, 12345, INT64_C(1) << 40,
                                  TCI_MAX_SEGMENT };
     for (size_t i = 0; i < sizeof segments / sizeof segments[0]; i++)
-        for (int flags = 0; flags < 4; flags++) {
+        for (int flags = 0; flags < (1 << TCI_FLAG_BITS); flags++) {
             tci_slot_header h = { .segment = segments[i], .flags = flags };
             int64_t word = tci_state_encode(&h);
             ck_assert(word != TCI_STATE_LOCKED);
@@ -391,9 +892,21 @@ static Suite *unit_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, parse_accepts_plain_and_suffixed_sizes);
     tcase_add_test(tc, parse_rejects_malformed_sizes);
+    tcase_add_test(tc, parse_count_accepts_positive_integers);
+    tcase_add_test(tc, parse_count_rejects_the_rest);
+    tcase_add_test(tc, parse_switch_accepts_on_and_off_in_any_case);
+    tcase_add_test(tc, parse_switch_rejects_the_rest);
+    tcase_add_test(tc, parse_placement_accepts_names_and_rank_lists);
+    tcase_add_test(tc, parse_placement_rejects_bad_lists);
     tcase_add_test(tc, config_defaults_and_striping_unit);
     tcase_add_test(tc, config_info_keys_and_env_precedence);
     tcase_add_test(tc, config_rejects_invalid_values);
+    tcase_add_test(tc, config_aggregator_settings_defaults);
+    tcase_add_test(tc, config_aggregator_info_keys_and_env_precedence);
+    tcase_add_test(tc, config_aggregator_count_and_list);
+    tcase_add_test(tc, config_check_ranks_against_nprocs);
+    tcase_add_test(tc, aggregators_default_count);
+    tcase_add_test(tc, aggregators_choose_on_one_rank);
     tcase_add_test(tc, segmap_follows_the_paper_and_wraps_slots);
     tcase_add_test(tc, segmap_places_on_aggregators_and_inverts);
     tcase_add_test(tc, extents_merge_adjacent_and_overlapping_appends);

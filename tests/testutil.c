@@ -83,6 +83,20 @@ static unsigned path_counter;
 static char timeout_msg[256] = "test_mpi: timeout\n";
 static size_t timeout_msg_len;
 
+/* The aggregation variables as the run was started (NULL: unset). */
+static const char *const aggregation_vars[] = {
+    "TCIO_AGGREGATORS", "TCIO_AGGREGATOR_PLACEMENT", "TCIO_EARLY_DRAIN", "TCIO_STATS"
+};
+enum { NAGGVARS = sizeof aggregation_vars / sizeof aggregation_vars[0] };
+static char *aggregation_start[NAGGVARS];
+static char aggregation_text[512];
+static tu_prefetch_mode prefetch_mode;
+
+tu_prefetch_mode tu_prefetch(void)
+{
+    return prefetch_mode;
+}
+
 void tu_init(void)
 {
     MPI_Comm_rank(MPI_COMM_WORLD, &tu_rank);
@@ -99,6 +113,25 @@ void tu_init(void)
     unsetenv("TCIO_SEGMENT_SIZE");
     unsetenv("TCIO_SEGMENTS_PER_PROC");
     timeout_msg_len = strlen(timeout_msg);
+    size_t used = 0;
+    aggregation_text[0] = '\0';
+    for (int i = 0; i < NAGGVARS; i++) {
+        const char *v = getenv(aggregation_vars[i]);
+        aggregation_start[i] = v ? strdup(v) : NULL;
+        if (v && used < sizeof aggregation_text) {
+            int n = snprintf(aggregation_text + used, sizeof aggregation_text - used, "%s%s=%s",
+                             used ? " " : "", aggregation_vars[i], v);
+            used += n > 0 ? (size_t)n : 0;
+        }
+    }
+
+    const char *pf = getenv("TCIO_TEST_PREFETCH");
+    prefetch_mode = !pf ? TU_PREFETCH_OFF
+                  : strcmp(pf, "local") == 0 ? TU_PREFETCH_LOCAL
+                  : strcmp(pf, "session") == 0 ? TU_PREFETCH_SESSION : TU_PREFETCH_OFF;
+    if (prefetch_mode != TU_PREFETCH_OFF && used < sizeof aggregation_text)
+        snprintf(aggregation_text + used, sizeof aggregation_text - used, "%sTCIO_TEST_PREFETCH=%s",
+                 used ? " " : "", pf);
 
     MPI_Comm node;
     int local_ranks = 1;
@@ -111,6 +144,27 @@ void tu_init(void)
     const char *full = getenv("TCIO_TEST_FULL");
     int over = cpus > 0 && local_ranks > cpus && !(full && atoi(full) > 0);
     MPI_Allreduce(&over, &oversubscribed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+}
+
+void tu_clear_aggregation_env(void)
+{
+    for (int i = 0; i < NAGGVARS; i++)
+        unsetenv(aggregation_vars[i]);
+}
+
+static void restore_aggregation_env(void)
+{
+    for (int i = 0; i < NAGGVARS; i++) {
+        if (aggregation_start[i])
+            setenv(aggregation_vars[i], aggregation_start[i], 1);
+        else
+            unsetenv(aggregation_vars[i]);
+    }
+}
+
+const char *tu_aggregation_env(void)
+{
+    return aggregation_text;
 }
 
 int tu_oversubscribed(void)
@@ -179,6 +233,7 @@ void tu_teardown(void)
     npaths = 0;
     unsetenv("TCIO_SEGMENT_SIZE");
     unsetenv("TCIO_SEGMENTS_PER_PROC");
+    restore_aggregation_env();
     MPI_Barrier(MPI_COMM_WORLD);
     alarm(0);
     tu_set_test_name("(between tests)");
@@ -198,13 +253,21 @@ const char *tu_path(const char *tag)
 
 int tu_open(const char *path, int mode, const char *seg, const char *spp, tcio_file **fh)
 {
+    return tu_open_kv(path, mode, seg, spp, NULL, fh);
+}
+
+int tu_open_kv(const char *path, int mode, const char *seg, const char *spp,
+               const char *const *kv, tcio_file **fh)
+{
     MPI_Info info = MPI_INFO_NULL;
-    if (seg || spp) {
+    if (seg || spp || (kv && kv[0])) {
         MPI_Info_create(&info);
         if (seg)
             MPI_Info_set(info, "tcio_segment_size", seg);
         if (spp)
             MPI_Info_set(info, "tcio_segments_per_proc", spp);
+        for (int i = 0; kv && kv[i]; i += 2)
+            MPI_Info_set(info, kv[i], kv[i + 1]);
     }
     int rc = tcio_open_comm(MPI_COMM_WORLD, path, mode, info, fh);
     if (info != MPI_INFO_NULL)

@@ -60,10 +60,29 @@ void tu_set_test_name(const char *name);
 /* Checked fixture: arms a watchdog (TCIO_TEST_TIMEOUT seconds, default 120)
  * that kills a hung run with a message; the teardown closes tcio handles a
  * failed test left open (collectively: failures are agreed), removes the
- * test's files and unsets TCIO_SEGMENT_SIZE / TCIO_SEGMENTS_PER_PROC (which
- * tu_init also clears: the tests set them themselves). */
+ * test's files, unsets TCIO_SEGMENT_SIZE / TCIO_SEGMENTS_PER_PROC (which
+ * tu_init also clears: the tests set them themselves) and restores the
+ * aggregation variables below. */
 void tu_setup(void);
 void tu_teardown(void);
+
+/* The aggregation variables TCIO_AGGREGATORS, TCIO_AGGREGATOR_PLACEMENT,
+ * TCIO_EARLY_DRAIN and TCIO_STATS are left as the run was started: they
+ * select the configuration of the test matrix (tests/mpi-agg.sh), under
+ * which every test must pass.  A test that sets them itself first calls
+ * tu_clear_aggregation_env(); the teardown restores the values of the
+ * start.  tu_aggregation_env() describes them ("" when none is set). */
+void tu_clear_aggregation_env(void);
+const char *tu_aggregation_env(void);
+
+/* TCIO_TEST_PREFETCH=local or session makes the data tests declare ranges
+ * before they read back, some that they read and some that they do not,
+ * with tcio_prefetch or tcio_read_session (tests/mpi-agg.sh sets it).
+ * Read once by tu_init and included in tu_aggregation_env(). */
+typedef enum tu_prefetch_mode {
+    TU_PREFETCH_OFF, TU_PREFETCH_LOCAL, TU_PREFETCH_SESSION
+} tu_prefetch_mode;
+tu_prefetch_mode tu_prefetch(void);
 
 /* ---- collective assertions ------------------------------------------------ */
 
@@ -150,6 +169,10 @@ int tu_compare_mem(const void *got, const void *expected, size_t len, char *why,
  * opened here is remembered so that the teardown can close it if the test
  * fails before tu_close. */
 int tu_open(const char *path, int mode, const char *seg, const char *spp, tcio_file **fh);
+/* tu_open with further info keys: KV holds key, value, key, value, ...,
+ * NULL (KV itself may be NULL). */
+int tu_open_kv(const char *path, int mode, const char *seg, const char *spp,
+               const char *const *kv, tcio_file **fh);
 /* tcio_close, forgetting the handle. */
 int tu_close(tcio_file *fh);
 

@@ -1,0 +1,144 @@
+/* prefetch.c - loading declared read ranges into level 2 ahead of the
+ * reads.
+ *
+ * A range maps to segments; a segment is loaded into its slot with one
+ * whole-segment read (a whole stripe with the default segment size).  A
+ * hint never evicts unsaved bytes and never loads more segments than there
+ * are slots to keep them: past that, the segments loaded first would be
+ * evicted by the later ones before anybody read them.
+ *
+ * tcio_prefetch: the calling rank does the loads itself, into whichever
+ * aggregator owns each segment (remote puts).
+ * tcio_read_session: the ranks gather their ranges and every aggregator
+ * loads the segments of the union that it owns, straight into its own
+ * window, all aggregators at once (the reader/consumer split of the CkIO
+ * read sessions). */
+#include <stdlib.h>
+#include <string.h>
+#include "prefetch.h"
+#include "error.h"
+
+/* Segments FIRST..LAST (inclusive) of the bytes [offset, end), clipped to
+ * the file's size when nobody can extend it.  Returns false if empty. */
+static bool segments_of(const tcio_file *fh, MPI_Offset offset, MPI_Offset end,
+                        int64_t *first, int64_t *last)
+{
+    if (!fh->can_write && end > fh->size_at_open)
+        end = fh->size_at_open;
+    if (end <= offset)
+        return false;
+    *first = offset / fh->map.segment_size;
+    *last = (end - 1) / fh->map.segment_size;
+    return true;
+}
+
+static int prefetch_one(tcio_file *fh, int64_t segment)
+{
+    bool loaded = false;
+    int rc = tci_level2_prefetch(fh, segment, &loaded);
+    if (loaded)
+        fh->stats.count[TCI_C_PREFETCHED]++;
+    return rc;
+}
+
+int tci_prefetch_range(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
+{
+    int64_t first, last;
+    if (!segments_of(fh, offset, offset + length, &first, &last))
+        return TCIO_SUCCESS;
+    /* Consecutive segments map to distinct slots for A x N of them. */
+    int64_t capacity = (int64_t)fh->map.naggregators * fh->map.nslots;
+    if (last - first >= capacity)
+        last = first + capacity - 1;
+    double t0 = MPI_Wtime();
+    int rc = TCIO_SUCCESS;
+    for (int64_t k = first; k <= last && rc == TCIO_SUCCESS; k++)
+        rc = prefetch_one(fh, k);
+    fh->stats.time[TCI_T_PREFETCH] += MPI_Wtime() - t0;
+    return rc;
+}
+
+/* ---- read sessions ---------------------------------------------------------- */
+
+typedef struct range {
+    MPI_Offset start, end;      /* gathered as two MPI_OFFSETs */
+} range;
+
+_Static_assert(sizeof(range) == 2 * sizeof(MPI_Offset), "range must have no padding");
+
+static int by_start(const void *a, const void *b)
+{
+    MPI_Offset x = ((const range *)a)->start, y = ((const range *)b)->start;
+    return (x > y) - (x < y);
+}
+
+/* Sort the N ranges and merge overlapping or touching ones, dropping empty
+ * ones.  Returns how many remain. */
+static int merge_ranges(range *r, int n)
+{
+    qsort(r, (size_t)n, sizeof *r, by_start);
+    int out = 0;
+    for (int i = 0; i < n; i++) {
+        if (r[i].end <= r[i].start)
+            continue;
+        if (out > 0 && r[i].start <= r[out - 1].end) {
+            if (r[i].end > r[out - 1].end)
+                r[out - 1].end = r[i].end;
+        } else {
+            r[out++] = r[i];
+        }
+    }
+    return out;
+}
+
+/* The aggregator loads its segments of the merged ranges in file order,
+ * one per slot: a later segment whose slot is taken is left to the lazy
+ * reads. */
+static int load_own_segments(tcio_file *fh, const range *r, int n)
+{
+    int64_t nslots = fh->l2.local_slots, used = 0;
+    bool *taken = calloc((size_t)nslots, sizeof *taken);
+    if (!taken)
+        return TCIO_ERR_NO_MEMORY;
+    int64_t naggr = fh->map.naggregators, mine = fh->aggr.index;
+    int rc = TCIO_SUCCESS;
+    for (int i = 0; i < n && used < nslots && rc == TCIO_SUCCESS; i++) {
+        int64_t first, last;
+        if (!segments_of(fh, r[i].start, r[i].end, &first, &last))
+            continue;
+        /* The first segment at or after FIRST that this aggregator owns. */
+        int64_t k = first + ((mine - first % naggr) + naggr) % naggr;
+        for (; k <= last && used < nslots && rc == TCIO_SUCCESS; k += naggr) {
+            int64_t slot = (k / naggr) % nslots;
+            if (taken[slot])
+                continue;
+            taken[slot] = true;
+            used++;
+            rc = prefetch_one(fh, k);
+        }
+    }
+    free(taken);
+    return rc;
+}
+
+int tci_prefetch_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
+{
+    double t0 = MPI_Wtime();
+    range mine = { offset, offset + length };
+    range *all = malloc((size_t)fh->nprocs * sizeof *all);
+    /* Agree on the buffer first: a rank without one cannot take part in
+     * the gather. */
+    int missing = all == NULL, any_missing = 1;
+    int err = MPI_Allreduce(&missing, &any_missing, 1, MPI_INT, MPI_MAX, fh->comm);
+    int rc = err != MPI_SUCCESS ? tci_error_from_mpi(err)
+           : missing ? TCIO_ERR_NO_MEMORY
+           : any_missing ? TCIO_ERR_REMOTE : TCIO_SUCCESS;
+    if (rc == TCIO_SUCCESS)
+        rc = tci_error_from_mpi(MPI_Allgather(&mine, 2, MPI_OFFSET, all, 2, MPI_OFFSET,
+                                              fh->comm));
+    if (rc == TCIO_SUCCESS && fh->aggr.index >= 0)
+        rc = load_own_segments(fh, all, merge_ranges(all, fh->nprocs));
+    free(all);
+    fh->stats.time[TCI_T_PREFETCH] += MPI_Wtime() - t0;
+    return rc;
+}

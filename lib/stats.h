@@ -1,0 +1,31 @@
+/* stats.h - what one open file did, for the TCIO_STATS summary. */
+#ifndef TCIO_STATS_H
+#define TCIO_STATS_H
+
+#include <stdint.h>
+#include <mpi.h>
+
+enum tci_counter {
+    TCI_C_BYTES_WRITTEN, TCI_C_BYTES_READ, TCI_C_PUTS, TCI_C_GETS, TCI_C_LOADS,
+    TCI_C_SPILLS, TCI_C_EARLY_DRAINS, TCI_C_CLOSE_DRAINS, TCI_C_PREFETCHED,
+    TCI_C_COUNT
+};
+
+/* Phases, in seconds of MPI_Wtime; a phase inside another counts in both
+ * (loads and spills happen inside moves). */
+enum tci_phase {
+    TCI_T_OPEN, TCI_T_WRITE_MOVES, TCI_T_READ_MOVES, TCI_T_LOADS, TCI_T_SPILLS,
+    TCI_T_EARLY_DRAINS, TCI_T_PREFETCH, TCI_T_CLOSE, TCI_T_COUNT
+};
+
+typedef struct tci_stats {
+    int64_t count[TCI_C_COUNT];
+    double  time[TCI_T_COUNT];
+} tci_stats;
+
+/* Collective over COMM: sum and maximum over the ranks; rank 0 prints one
+ * summary for file FNAME to standard output. */
+void tci_stats_report(const tci_stats *s, MPI_Comm comm, const char *fname,
+                      int naggregators);
+
+#endif
