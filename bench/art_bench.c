@@ -2,6 +2,8 @@
  * (Section V.C, Table IV, Figure 8).
  *
  *   mpiexec -n P art_bench -m METHOD -o FILE [-T TREES] [-c CELLS] [--csv]
+ *                          [--aggregators N] [--placement P]
+ *                          [--early-drain on|off] [--prefetch on|off]
  *
  * TREES fully threaded trees (default 1024) have cell counts drawn from a
  * normal distribution (mean CELLS, default 2048; sigma CELLS/16, i.e. 128;
@@ -14,7 +16,9 @@
  * METHOD 0 = OCIO (pack every tree of the rank into one buffer, hindexed file
  * view, MPI_File_write_all), 1 = TCIO (one tcio_write_at per array), 2 =
  * MPI-IO (one MPI_File_write_at per array).  Dump, then restart (read back
- * with the same method), every byte verified. */
+ * with the same method), every byte verified.  With --prefetch on, the
+ * TCIO restart first declares each rank's span of the file as a read
+ * session (tcio_read_session). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -121,6 +125,21 @@ static void forest_free(forest *f)
 
 /* ---- TCIO: one call per array -------------------------------------------- */
 
+static bool read_session;      /* --prefetch on */
+static double close_seconds;   /* this rank's tcio_close of the dump */
+
+/* The bytes this rank's trees span (they are dealt round-robin, so nearly
+ * the whole file). */
+static void forest_span(const forest *f, MPI_Offset *start, MPI_Offset *length)
+{
+    *start = *length = 0;
+    if (f->ntrees == 0)
+        return;
+    const tree *last = &f->trees[f->ntrees - 1];
+    *start = f->trees[0].offset;
+    *length = last->offset + last->nbytes - *start;
+}
+
 static int tcio_access(const char *fname, forest *f, bool writing)
 {
     int mode = writing ? MPI_MODE_WRONLY | MPI_MODE_CREATE | TCIO_MODE_TRUNC : MPI_MODE_RDONLY;
@@ -128,6 +147,11 @@ static int tcio_access(const char *fname, forest *f, bool writing)
     if (!fh)
         return TCIO_ERR_OPEN;
     int rc = TCIO_SUCCESS;
+    if (!writing && read_session) {
+        MPI_Offset start, length;
+        forest_span(f, &start, &length);
+        rc = tcio_read_session(fh, start, length);
+    }
     for (int i = 0; i < f->ntrees && rc == TCIO_SUCCESS; i++) {
         MPI_Offset pos = f->trees[i].offset;
         for (int a = 0; a < ARRAYS && rc == TCIO_SUCCESS; a++) {
@@ -137,7 +161,10 @@ static int tcio_access(const char *fname, forest *f, bool writing)
             pos += t->len[a];
         }
     }
+    double t0 = MPI_Wtime();
     int close_rc = tcio_close(fh);   /* completes the lazy reads */
+    if (writing)
+        close_seconds = MPI_Wtime() - t0;
     return rc != TCIO_SUCCESS ? rc : close_rc;
 }
 
@@ -236,13 +263,16 @@ static const struct method {
 
 static const char usage[] =
     "usage: mpiexec -n P art_bench -m METHOD -o FILE [-T TREES] [-c CELLS] [--csv]\n"
+    "                              [tuning options]\n"
     "  -m METHOD  0 = OCIO (buffer + hindexed view + write_all), 1 = TCIO (one\n"
     "             tcio_write_at per array), 2 = MPI-IO (one MPI_File_write_at per array)\n"
     "  -o FILE    the shared file (dumped, read back, left in place)\n"
     "  -T TREES   number of fully threaded trees (default 1024)\n"
     "  -c CELLS   mean cells per tree (default 2048; sigma is CELLS/16)\n"
     "  --csv      print a CSV header and one row instead of a table\n"
-    "  -h, --help print this help\n";
+    "  -h, --help print this help\n"
+    "Tuning options (METHOD 1; --prefetch declares the restart's read session):\n"
+    BENCH_TUNING_USAGE;
 
 static bool verify(const forest *f)
 {
@@ -255,14 +285,21 @@ static bool verify(const forest *f)
 }
 
 static const char *parse(int argc, char **argv, int *method, const char **file, long *trees,
-                         long *cells, bool *csv)
+                         long *cells, bool *csv, bench_tuning *tuning)
 {
+    *tuning = (bench_tuning){ NULL, NULL, NULL, false };
     *method = -1;
     *file = NULL;
     *trees = 1024;
     *cells = 2048;
     *csv = false;
     for (int i = 1; i < argc; i++) {
+        const char *problem = NULL;
+        int tuned = bench_parse_tuning(argc, argv, &i, tuning, &problem);
+        if (tuned < 0)
+            return problem;
+        if (tuned > 0)
+            continue;
         if (strcmp(argv[i], "--csv") == 0) {
             *csv = true;
             continue;
@@ -307,10 +344,13 @@ int main(int argc, char **argv)
     const char *file;
     long trees, cells;
     bool csv;
-    const char *problem = parse(argc, argv, &method, &file, &trees, &cells, &csv);
+    bench_tuning tuning;
+    const char *problem = parse(argc, argv, &method, &file, &trees, &cells, &csv, &tuning);
     int status = bench_usage_exit(argc, argv, "art_bench", problem, usage);
     if (status >= 0)
         return status;
+    bench_apply_tuning(&tuning);
+    read_session = tuning.prefetch;
     const struct method *m = &methods[method];
     forest dumped, restarted;
     forest_build(&dumped, (int)trees, (double)cells, true);
@@ -320,6 +360,7 @@ int main(int argc, char **argv)
     double t0 = bench_start();
     r.write_rc = m->dump(file, &dumped);
     r.write_s = bench_stop(t0);
+    r.close_s = bench_max(close_seconds);
     t0 = bench_start();
     r.read_rc = m->restart(file, &restarted);
     r.read_s = bench_stop(t0);
@@ -328,7 +369,7 @@ int main(int argc, char **argv)
     if (rank == 0)
         bench_report(stdout, csv, &(bench_row){ .method = m->name, .nprocs = dumped.nprocs,
                      .num_array = ARRAYS, .types = "ftt", .len_array = trees,
-                     .size_access = cells }, &r);
+                     .size_access = cells, .tuning = &tuning }, &r);
     forest_free(&dumped);
     forest_free(&restarted);
     MPI_Finalize();

@@ -1,4 +1,5 @@
 /* bench_common.c - shared pieces of the benchmarks. */
+#define _POSIX_C_SOURCE 200809L   /* setenv */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,54 @@ static const char *parse_types(const char *text, bench_options *opt)
     return NULL;
 }
 
+static bool is_switch(const char *v)
+{
+    return strcmp(v, "on") == 0 || strcmp(v, "off") == 0;
+}
+
+int bench_parse_tuning(int argc, char **argv, int *i, bench_tuning *t, const char **problem)
+{
+    static const char *const names[] = { "--aggregators", "--placement", "--early-drain",
+                                         "--prefetch" };
+    int which = -1;
+    for (int k = 0; k < 4; k++)
+        if (strcmp(argv[*i], names[k]) == 0)
+            which = k;
+    if (which < 0)
+        return 0;
+    if (*i + 1 >= argc) {
+        *problem = "a tuning option lacks its value";
+        return -1;
+    }
+    const char *v = argv[++*i];
+    switch (which) {
+    case 0: t->aggregators = v; break;   /* the library checks these at open */
+    case 1: t->placement = v; break;
+    case 2:
+    case 3:
+        if (!is_switch(v)) {
+            *problem = "--early-drain and --prefetch take on or off";
+            return -1;
+        }
+        if (which == 2)
+            t->early_drain = v;
+        else
+            t->prefetch = strcmp(v, "on") == 0;
+        break;
+    }
+    return 1;
+}
+
+void bench_apply_tuning(const bench_tuning *t)
+{
+    if (t->aggregators)
+        setenv("TCIO_AGGREGATORS", t->aggregators, 1);
+    if (t->placement)
+        setenv("TCIO_AGGREGATOR_PLACEMENT", t->placement, 1);
+    if (t->early_drain)
+        setenv("TCIO_EARLY_DRAIN", t->early_drain, 1);
+}
+
 int bench_usage_exit(int argc, char **argv, const char *program, const char *problem,
                      const char *usage)
 {
@@ -74,7 +123,12 @@ const char *bench_parse_options(int argc, char **argv, bench_options *opt)
     opt->method = -1;
     const char *types = NULL;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *problem = NULL;
+        int tuning = bench_parse_tuning(argc, argv, &i, &opt->tuning, &problem);
+        if (tuning < 0)
+            return problem;
+        if (tuning > 0)
+            continue;
         if (strcmp(a, "--csv") == 0) {
             opt->csv = true;
             continue;
@@ -170,25 +224,50 @@ double bench_max_peak_rss_mib(void)
     return most;
 }
 
+/* A setting as given, or what the library chooses. */
+static const char *given(const char *v)
+{
+    return v ? v : "default";
+}
+
 void bench_report(FILE *out, bool csv, const bench_row *row, const bench_result *r)
 {
     double wmb = r->write_s > 0 ? r->bytes / 1e6 / r->write_s : 0;
     double rmb = r->read_s > 0 ? r->bytes / 1e6 / r->read_s : 0;
+    static const bench_tuning none = { NULL, NULL, NULL, false };
+    const bench_tuning *t = row->tuning ? row->tuning : &none;
+    const char *aggregators = given(t->aggregators), *placement = given(t->placement);
+    const char *early_drain = given(t->early_drain), *prefetch = t->prefetch ? "on" : "off";
     if (csv) {
         fprintf(out, "method,nprocs,num_array,types,len_array,size_access,bytes,write_s,"
-                     "read_s,write_MBps,read_MBps,peak_rss_MiB,verified\n");
-        fprintf(out, "%s,%d,%d,\"%s\",%ld,%ld,%.0f,%.6f,%.6f,%.2f,%.2f,%.1f,%s\n",
+                     "read_s,write_MBps,read_MBps,peak_rss_MiB,close_s,aggregators,"
+                     "placement,early_drain,prefetch,verified\n");
+        fprintf(out, "%s,%d,%d,\"%s\",%ld,%ld,%.0f,%.6f,%.6f,%.2f,%.2f,%.1f,%.6f,%s,\"%s\","
+                     "%s,%s,%s\n",
                 row->method, row->nprocs, row->num_array, row->types, row->len_array,
                 row->size_access, r->bytes, r->write_s, r->read_s, wmb, rmb,
-                r->peak_rss_mib, r->verified ? "yes" : "no");
+                r->peak_rss_mib, r->close_s, aggregators, placement, early_drain, prefetch,
+                r->verified ? "yes" : "no");
         return;
     }
     fprintf(out, "method %s, %d ranks, %d arrays (%s) of %ld elements, %ld per access\n",
             row->method, row->nprocs, row->num_array, row->types, row->len_array,
             row->size_access);
+    fprintf(out, "  libtcio       aggregators %s, placement %s, early drain %s, prefetch %s\n",
+            aggregators, placement, early_drain, prefetch);
     fprintf(out, "  bytes         %.0f (%.1f MB)\n", r->bytes, r->bytes / 1e6);
     fprintf(out, "  write         %10.4f s  %10.2f MB/s\n", r->write_s, wmb);
+    if (r->close_s > 0)
+        fprintf(out, "  of it close   %10.4f s  (%.0f%% of the write)\n", r->close_s,
+                r->write_s > 0 ? 100.0 * r->close_s / r->write_s : 0.0);
     fprintf(out, "  read          %10.4f s  %10.2f MB/s\n", r->read_s, rmb);
     fprintf(out, "  peak RSS/rank %10.1f MiB\n", r->peak_rss_mib);
     fprintf(out, "  verified      %s\n", r->verified ? "yes" : "no");
+}
+
+double bench_max(double mine)
+{
+    double most = mine;
+    MPI_Allreduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return most;
 }

@@ -9,6 +9,33 @@
 
 #define BENCH_MAX_ARRAYS 16
 
+/* libtcio settings given on the command line (NULL/false: not given). */
+typedef struct bench_tuning {
+    const char *aggregators;   /* --aggregators N */
+    const char *placement;     /* --placement spread|node|RANKS */
+    const char *early_drain;   /* --early-drain on|off */
+    bool        prefetch;      /* --prefetch on|off: declare a read session */
+} bench_tuning;
+
+/* The usage lines of the tuning options. */
+#define BENCH_TUNING_USAGE                                                        \
+    "  --aggregators N     libtcio aggregators (default: the library's)\n"          \
+    "  --placement P       aggregator placement: spread, node or a rank list\n"      \
+    "  --early-drain X     on or off: write full segments before close\n"           \
+    "  --prefetch X        on or off (default): declare the read-back as a\n"        \
+    "                      tcio_read_session so that aggregators load it first\n"   \
+    "The first three set TCIO_AGGREGATORS, TCIO_AGGREGATOR_PLACEMENT and\n"        \
+    "TCIO_EARLY_DRAIN (overriding the environment); every TCIO_* variable of\n"     \
+    "doc/configuration.md applies.\n"
+
+/* If ARGV[*I] is a tuning option, consume it and its value: returns 1, or
+ * -1 with *PROBLEM set for a missing or bad value; 0 if it is not one. */
+int bench_parse_tuning(int argc, char **argv, int *i, bench_tuning *t, const char **problem);
+
+/* Export the given settings as TCIO_* environment variables, which the
+ * library reads at each open (and which win over info keys). */
+void bench_apply_tuning(const bench_tuning *t);
+
 typedef struct bench_options {
     int         method;                       /* 0 ocio, 1 tcio, 2 mpiio */
     int         num_array;
@@ -18,6 +45,7 @@ typedef struct bench_options {
     long        size_access;
     const char *file;
     bool        csv;
+    bench_tuning tuning;
 } bench_options;
 
 /* Handle -h/--help and a PROBLEM found while parsing (NULL if none): print
@@ -43,6 +71,9 @@ double bench_start(void);
 /* Seconds since T0, the maximum over all ranks (collective). */
 double bench_stop(double t0);
 
+/* The maximum of MINE over all ranks (collective). */
+double bench_max(double mine);
+
 /* True on every rank iff OK is true on every rank (collective). */
 bool bench_all_true(bool ok);
 
@@ -56,11 +87,14 @@ typedef struct bench_row {
     const char *types;
     long        len_array;
     long        size_access;
+    const bench_tuning *tuning;
 } bench_row;
 
 typedef struct bench_result {
     double bytes;
     double write_s, read_s;
+    double close_s;            /* tcio_close of the write phase (max over
+                                  ranks); 0 for the other methods */
     int    write_rc, read_rc;
     double peak_rss_mib;
     bool   verified;
