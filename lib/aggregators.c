@@ -39,6 +39,65 @@ static int find_nodes(MPI_Comm comm, int nprocs, int *node_of)
     return nnodes;
 }
 
+/* ---- the node map, cached on the user's communicator ----------------------
+ * Finding the nodes costs three collectives (about a third of tcio_open
+ * with oversubscribed ranks), and codes open many files on one
+ * communicator: the map is kept as an attribute of it, freed with it. */
+
+typedef struct node_cache {
+    int nprocs, nnodes;
+    int node_of[];
+} node_cache;
+
+static int node_keyval = MPI_KEYVAL_INVALID;   /* lives as long as the process */
+
+static int free_node_cache(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm, (void)keyval, (void)extra;
+    free(value);
+    return MPI_SUCCESS;
+}
+
+static const node_cache *cached_nodes(MPI_Comm comm, int nprocs)
+{
+    void *value = NULL;
+    int found = 0;
+    if (node_keyval == MPI_KEYVAL_INVALID ||
+        MPI_Comm_get_attr(comm, node_keyval, &value, &found) != MPI_SUCCESS || !found)
+        return NULL;
+    const node_cache *c = value;
+    return c->nprocs == nprocs ? c : NULL;
+}
+
+void tci_aggregators_cache_nodes(MPI_Comm comm, const tci_aggregators *a)
+{
+    if (a->nnodes <= 0 || !a->node_of || cached_nodes(comm, a->nprocs))
+        return;
+    if (node_keyval == MPI_KEYVAL_INVALID &&
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_node_cache, &node_keyval, NULL) !=
+            MPI_SUCCESS)
+        return;
+    node_cache *c = malloc(sizeof *c + (size_t)a->nprocs * sizeof c->node_of[0]);
+    if (!c)
+        return;   /* the next open finds the nodes again */
+    c->nprocs = a->nprocs;
+    c->nnodes = a->nnodes;
+    memcpy(c->node_of, a->node_of, (size_t)a->nprocs * sizeof c->node_of[0]);
+    if (MPI_Comm_set_attr(comm, node_keyval, c) != MPI_SUCCESS)
+        free(c);
+}
+
+/* The node map of COMM (whose ranks are those of CACHE_COMM): from the
+ * cache when present, else found collectively. */
+static int nodes_of(MPI_Comm comm, MPI_Comm cache_comm, int nprocs, int *node_of)
+{
+    const node_cache *c = cached_nodes(cache_comm, nprocs);
+    if (!c)
+        return find_nodes(comm, nprocs, node_of);
+    memcpy(node_of, c->node_of, (size_t)nprocs * sizeof node_of[0]);
+    return c->nnodes;
+}
+
 int tci_aggregators_default(int nprocs, int nnodes, int64_t stripe_factor)
 {
     /* One per node, as ROMIO's cb_nodes; on a single node two, so that one
@@ -109,22 +168,21 @@ static int place_list(const tci_config *cfg, int nprocs, int *ranks)
     return TCIO_SUCCESS;
 }
 
-int tci_aggregators_choose(const tci_config *cfg, MPI_Comm comm, int64_t stripe_factor,
-                           tci_aggregators *out)
+int tci_aggregators_choose(const tci_config *cfg, MPI_Comm comm, MPI_Comm cache_comm,
+                           int64_t stripe_factor, tci_aggregators *out)
 {
     memset(out, 0, sizeof *out);
     out->index = -1;
     int nprocs, me;
     MPI_Comm_size(comm, &nprocs);
     MPI_Comm_rank(comm, &me);
-    int *node_of = malloc((size_t)nprocs * sizeof *node_of);
+    out->nprocs = nprocs;
+    out->node_of = malloc((size_t)nprocs * sizeof *out->node_of);
     out->ranks = malloc((size_t)nprocs * sizeof *out->ranks);
-    if (!node_of || !out->ranks) {
-        free(node_of);
+    if (!out->node_of || !out->ranks)
         return TCIO_ERR_NO_MEMORY;      /* the caller agrees on the outcome */
-    }
     int rc = TCIO_SUCCESS;
-    out->nnodes = find_nodes(comm, nprocs, node_of);
+    out->nnodes = nodes_of(comm, cache_comm, nprocs, out->node_of);
     int count = cfg->aggregators > 0 ? (int)cfg->aggregators
                                      : tci_aggregators_default(nprocs, out->nnodes, stripe_factor);
     if (out->nnodes < 0)
@@ -134,10 +192,9 @@ int tci_aggregators_choose(const tci_config *cfg, MPI_Comm comm, int64_t stripe_
     else if (cfg->placement == TCI_PLACE_LIST)
         rc = place_list(cfg, nprocs, out->ranks);
     else if (cfg->placement == TCI_PLACE_NODE)
-        count = place_on_nodes(count, nprocs, out->nnodes, node_of, out->ranks);
+        count = place_on_nodes(count, nprocs, out->nnodes, out->node_of, out->ranks);
     else
         place_spread(count, nprocs, out->ranks);
-    free(node_of);
     if (rc == TCIO_SUCCESS && count < 0)
         rc = TCIO_ERR_NO_MEMORY;
     out->count = rc == TCIO_SUCCESS ? count : 0;
@@ -160,6 +217,8 @@ int64_t tci_aggregators_digest(const tci_aggregators *a)
 void tci_aggregators_free(tci_aggregators *a)
 {
     free(a->ranks);
+    free(a->node_of);
     a->ranks = NULL;
+    a->node_of = NULL;
     a->count = 0;
 }

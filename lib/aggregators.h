@@ -11,6 +11,8 @@ typedef struct tci_aggregators {
     int *ranks;    /* distinct ranks of the file's communicator */
     int  index;    /* this rank's position in RANKS, -1 if not an aggregator */
     int  nnodes;   /* nodes the communicator spans */
+    int  nprocs;
+    int *node_of;  /* the node of every rank (NPROCS entries) */
 } tci_aggregators;
 
 /* The default number of aggregators for NPROCS ranks on NNODES nodes and
@@ -18,13 +20,20 @@ typedef struct tci_aggregators {
  * doc/configuration.md for the reasoning. */
 int tci_aggregators_default(int nprocs, int nnodes, int64_t stripe_factor);
 
-/* Collective over COMM: choose the aggregators from the configuration
- * (count, placement, list; a count of 0 takes the default for
- * STRIPE_FACTOR).  Returns TCIO_SUCCESS, TCIO_ERR_BAD_CONFIG (more
- * aggregators than ranks, a listed rank out of range), TCIO_ERR_NO_MEMORY
- * or TCIO_ERR_MPI; every rank gets the same result for the same input. */
-int tci_aggregators_choose(const tci_config *cfg, MPI_Comm comm, int64_t stripe_factor,
-                           tci_aggregators *out);
+/* Collective over COMM unless CACHE_COMM (the same ranks: the user's
+ * communicator, of which COMM is a private duplicate) has the node map
+ * cached: choose the aggregators from the configuration (count,
+ * placement, list; a count of 0 takes the default for STRIPE_FACTOR).
+ * Returns TCIO_SUCCESS, TCIO_ERR_BAD_CONFIG (more aggregators than ranks,
+ * a listed rank out of range), TCIO_ERR_NO_MEMORY or TCIO_ERR_MPI; every
+ * rank gets the same result for the same input. */
+int tci_aggregators_choose(const tci_config *cfg, MPI_Comm comm, MPI_Comm cache_comm,
+                           int64_t stripe_factor, tci_aggregators *out);
+
+/* Keep A's node map as an attribute of COMM for later opens (freed with
+ * COMM).  Call only once every rank has the map: a rank that finds it
+ * cached skips the collectives that find it. */
+void tci_aggregators_cache_nodes(MPI_Comm comm, const tci_aggregators *a);
 
 /* A checksum of the choice, for checking that all ranks agree. */
 int64_t tci_aggregators_digest(const tci_aggregators *a);

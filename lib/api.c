@@ -186,16 +186,17 @@ static MPI_Offset addressable_end(int64_t segment_size)
 /* Everything after MPI_File_open: settings that depend on the file,
  * aggregators, truncation, sizes, buffers, window.  Collective steps are
  * agreed so that all ranks leave on the same path. */
-static int set_up(tcio_file *fh, const char *fname, int mode)
+static int set_up(tcio_file *fh, MPI_Comm user_comm, const char *fname, int mode)
 {
     fh->striping = tci_striping_of(fh->file, fname, fh->comm);
     int rc = tci_config_finish(&fh->config, fh->striping.unit);
-    int choose_rc = tci_aggregators_choose(&fh->config, fh->comm, fh->striping.factor,
-                                           &fh->aggr);
+    int choose_rc = tci_aggregators_choose(&fh->config, fh->comm, user_comm,
+                                           fh->striping.factor, &fh->aggr);
     if (rc == TCIO_SUCCESS)
         rc = choose_rc;
     if ((rc = agree_on_final_config(fh, rc)) != TCIO_SUCCESS)
         return rc;
+    tci_aggregators_cache_nodes(user_comm, &fh->aggr);   /* every rank has it now */
     fh->max_end = addressable_end(fh->config.segment_size);
     fh->map = (tci_segmap){ .segment_size = fh->config.segment_size,
                             .naggregators = fh->aggr.count,
@@ -257,7 +258,7 @@ int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tc
     fh->config = config;         /* the handle owns the rank list now */
     rc = agree(fh->comm, open_file(fh, fname, mode, info));
     if (rc == TCIO_SUCCESS)
-        rc = set_up(fh, fname, mode);
+        rc = set_up(fh, comm, fname, mode);
     if (rc != TCIO_SUCCESS) {
         destroy(fh);
         return rc;

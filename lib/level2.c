@@ -545,10 +545,18 @@ int tci_level2_put_writes(tcio_file *fh)
 
 /* The slot does not hold the file's bytes yet: read the segment into SEG
  * (a segment-sized buffer), lay the bytes already written on top, and
- * store the result in the slot so later readers find it loaded. */
-static int load_into_slot(tcio_file *fh, tci_location loc, tci_slot_header *h, char *seg)
+ * store the result in the slot so later readers find it loaded.
+ * NEED_COPY: the caller uses the segment in SEG afterwards. */
+static int load_into_slot(tcio_file *fh, tci_location loc, tci_slot_header *h, char *seg,
+                          bool need_copy)
 {
     tci_level2 *l2 = &fh->l2;
+    /* An aggregator loading a clean slot of its own reads the file
+     * straight into its window (no copy, no put), unless the caller needs
+     * the segment in SEG as well. */
+    bool in_place = !need_copy && loc.rank == l2->self && !(h->flags & TCI_SLOT_DIRTY);
+    if (in_place)
+        seg = l2->base + tci_data_disp(l2, loc.slot);
     double t0 = MPI_Wtime();
     int rc = tci_load_segment(fh, h->segment, seg);
     fh->stats.count[TCI_C_LOADS]++;
@@ -565,11 +573,16 @@ static int load_into_slot(tcio_file *fh, tci_location loc, tci_slot_header *h, c
             start = tci_bitmap_next_run(l2->bitmap, end, l2->segment_size, 1, &end);
         }
     }
-    MPI_Request req;
-    int err = MPI_Rput(seg, l2->segment_size, MPI_BYTE, loc.rank, tci_data_disp(l2, loc.slot),
+    int err;
+    if (in_place) {
+        err = MPI_Win_sync(l2->win);   /* our stores, before the release */
+    } else {
+        MPI_Request req;
+        err = MPI_Rput(seg, l2->segment_size, MPI_BYTE, loc.rank, tci_data_disp(l2, loc.slot),
                        l2->segment_size, MPI_BYTE, l2->win, &req);
-    if (err == MPI_SUCCESS)
-        err = wait_yielding(1, &req);
+        if (err == MPI_SUCCESS)
+            err = wait_yielding(1, &req);
+    }
     if (err == MPI_SUCCESS)
         h->flags |= TCI_SLOT_LOADED;   /* published by the release */
     return tci_error_from_mpi(err);
@@ -585,7 +598,7 @@ static int get_extents_locked(tcio_file *fh, tci_location loc, tci_slot_header *
         return rc;
     if (!(h->flags & TCI_SLOT_LOADED)) {
         *modified = true;
-        return load_into_slot(fh, loc, h, fh->l1.buf);   /* leaves the segment in l1 */
+        return load_into_slot(fh, loc, h, fh->l1.buf, true);   /* the segment stays in l1 */
     }
     tci_move_type m;
     int err = move_type(&fh->l2, &fh->l1.extents, &m);
@@ -664,7 +677,7 @@ int tci_level2_prefetch(tcio_file *fh, int64_t segment, bool *loaded)
         rc = mine ? TCIO_SUCCESS : claim_slot(fh, loc, segment, &h, &modified);
         if (rc == TCIO_SUCCESS) {
             modified = true;
-            rc = load_into_slot(fh, loc, &h, l2->loadbuf);
+            rc = load_into_slot(fh, loc, &h, l2->loadbuf, false);
         }
         *loaded = rc == TCIO_SUCCESS;
     }

@@ -600,12 +600,23 @@ START_TEST(aggregators_choose_on_one_rank)
     tci_config c;
     tci_aggregators a;
     ck_assert_int_eq(tci_config_from_user(MPI_INFO_NULL, &c), TCIO_SUCCESS);
-    ck_assert_int_eq(tci_aggregators_choose(&c, MPI_COMM_SELF, 0, &a), TCIO_SUCCESS);
+    ck_assert_int_eq(tci_aggregators_choose(&c, MPI_COMM_SELF, MPI_COMM_SELF, 0, &a), TCIO_SUCCESS);
     ck_assert_int_eq(a.count, 1);
     ck_assert_int_eq(a.ranks[0], 0);
     ck_assert_int_eq(a.index, 0);
     ck_assert_int_eq(a.nnodes, 1);
     int64_t digest = tci_aggregators_digest(&a);
+    /* A second choice on a communicator with the node map cached (a dup,
+     * so that the cache goes with it) gives the same answer. */
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_SELF, &dup);
+    tci_aggregators_cache_nodes(dup, &a);
+    tci_aggregators again;
+    ck_assert_int_eq(tci_aggregators_choose(&c, MPI_COMM_SELF, dup, 0, &again), TCIO_SUCCESS);
+    ck_assert_int_eq(again.nnodes, 1);
+    ck_assert_int_eq(tci_aggregators_digest(&again), digest);
+    tci_aggregators_free(&again);
+    MPI_Comm_free(&dup);   /* frees the cached map (valgrind-clean) */
     tci_aggregators_free(&a);
     ck_assert_ptr_null(a.ranks);
     tci_config_free(&c);
@@ -615,7 +626,7 @@ START_TEST(aggregators_choose_on_one_rank)
         setenv("TCIO_AGGREGATOR_PLACEMENT", placements[i], 1);
         setenv("TCIO_AGGREGATORS", "1", 1);
         ck_assert_int_eq(tci_config_from_user(MPI_INFO_NULL, &c), TCIO_SUCCESS);
-        ck_assert_int_eq(tci_aggregators_choose(&c, MPI_COMM_SELF, 4, &a), TCIO_SUCCESS);
+        ck_assert_int_eq(tci_aggregators_choose(&c, MPI_COMM_SELF, MPI_COMM_SELF, 4, &a), TCIO_SUCCESS);
         ck_assert_int_eq(a.count, 1);
         ck_assert_int_eq(a.ranks[0], 0);
         ck_assert_int_eq(a.index, 0);
@@ -627,14 +638,14 @@ START_TEST(aggregators_choose_on_one_rank)
     clear_env();
     setenv("TCIO_AGGREGATORS", "2", 1);
     ck_assert_int_eq(tci_config_from_user(MPI_INFO_NULL, &c), TCIO_SUCCESS);
-    ck_assert_int_eq(tci_aggregators_choose(&c, MPI_COMM_SELF, 0, &a), TCIO_ERR_BAD_CONFIG);
+    ck_assert_int_eq(tci_aggregators_choose(&c, MPI_COMM_SELF, MPI_COMM_SELF, 0, &a), TCIO_ERR_BAD_CONFIG);
     ck_assert_int_eq(a.count, 0);
     tci_aggregators_free(&a);
     tci_config_free(&c);
     clear_env();
     setenv("TCIO_AGGREGATOR_PLACEMENT", "1", 1);
     ck_assert_int_eq(tci_config_from_user(MPI_INFO_NULL, &c), TCIO_SUCCESS);
-    ck_assert_int_eq(tci_aggregators_choose(&c, MPI_COMM_SELF, 0, &a), TCIO_ERR_BAD_CONFIG);
+    ck_assert_int_eq(tci_aggregators_choose(&c, MPI_COMM_SELF, MPI_COMM_SELF, 0, &a), TCIO_ERR_BAD_CONFIG);
     ck_assert_int_eq(a.count, 0);
     ck_assert_int_eq(a.index, -1);
     tci_aggregators_free(&a);
