@@ -37,6 +37,15 @@ same "$dir/art0.dat" "$dir/art1.dat"
 same "$dir/art0.dat" "$dir/art2.dat"
 ./tests/run-mpi.sh 1 ./bench/tcio_bench -m 0 -n 2 -t i -l 10 -s 1 -o "$dir/x" 2>/dev/null
 [ $? -eq 2 ] || { echo "FAIL: tcio_bench accepted TYPES that do not match NUM_ARRAY"; fail=1; }
+# TCIO_STATS: one summary per file on rank 0, with the bytes of all ranks
+# (2 ranks x 1000 ints written, then read).
+TCIO_STATS=1 ./tests/run-mpi.sh 2 ./bench/tcio_bench -m 1 -n 1 -t i -l 1000 -s 1 -o "$dir/st.dat" > "$dir/stats.txt"
+if [ "$(grep -c '^tcio stats: ' "$dir/stats.txt")" -ne 2 ] ||
+   ! grep -Eq '^  bytes written +8000 +4000$' "$dir/stats.txt" ||
+   ! grep -Eq '^  bytes read +8000 +4000$' "$dir/stats.txt" ||
+   ! grep -Eq '^  segments drained (early|at close) +[1-9]' "$dir/stats.txt"; then
+    echo "FAIL: TCIO_STATS summary"; cat "$dir/stats.txt"; fail=1
+fi
 ./tests/run-mpi.sh 1 ./bench/tcio_bench -m 1 -n 1 -t i -l 10 -s 1 -o "$dir/x" --prefetch maybe 2>/dev/null
 [ $? -eq 2 ] || { echo "FAIL: tcio_bench accepted --prefetch maybe"; fail=1; }
 if ./tests/run-mpi.sh 2 ./bench/art_bench -m 1 -T 4 -c 100 -o "$dir/x" --aggregators 3 >/dev/null 2>&1; then
