@@ -188,10 +188,10 @@ static MPI_Offset addressable_end(int64_t segment_size)
  * agreed so that all ranks leave on the same path. */
 static int set_up(tcio_file *fh, MPI_Comm user_comm, const char *fname, int mode)
 {
-    fh->striping = tci_striping_of(fh->file, fname, fh->comm);
-    int rc = tci_config_finish(&fh->config, fh->striping.unit);
-    int choose_rc = tci_aggregators_choose(&fh->config, fh->comm, user_comm,
-                                           fh->striping.factor, &fh->aggr);
+    tci_striping striping = tci_striping_of(fh->file, fname, fh->comm);
+    int rc = tci_config_finish(&fh->config, striping.unit);
+    int choose_rc = tci_aggregators_choose(&fh->config, fh->comm, user_comm, striping.factor,
+                                           &fh->aggr);
     if (rc == TCIO_SUCCESS)
         rc = choose_rc;
     if ((rc = agree_on_final_config(fh, rc)) != TCIO_SUCCESS)

@@ -28,14 +28,23 @@ static const char *const tcio_keys[] = {
     KEY_EARLY_DRAIN, KEY_STATS
 };
 
-int tci_parse_size(const char *text, int64_t *value)
+/* The leading positive decimal integer of TEXT (no sign, no space):
+ * stores it and where it ends.  Returns 0, or -1 if there is none or it
+ * overflows. */
+static int parse_positive(const char *text, long long *n, char **end)
 {
     if (!text || !isdigit((unsigned char)text[0]))
         return -1;
     errno = 0;
+    *n = strtoll(text, end, 10);
+    return errno == ERANGE || *n <= 0 ? -1 : 0;
+}
+
+int tci_parse_size(const char *text, int64_t *value)
+{
+    long long n;
     char *end;
-    long long n = strtoll(text, &end, 10);
-    if (errno == ERANGE || n <= 0)
+    if (parse_positive(text, &n, &end) != 0)
         return -1;
     int shift = 0;
     switch (*end) {
@@ -95,12 +104,9 @@ static int read_placement(MPI_Info info, tci_config *cfg)
 
 int tci_parse_count(const char *text, int64_t *value)
 {
-    if (!text || !isdigit((unsigned char)text[0]))
-        return -1;
-    errno = 0;
+    long long n;
     char *end;
-    long long n = strtoll(text, &end, 10);
-    if (errno == ERANGE || n <= 0 || *end != '\0')
+    if (parse_positive(text, &n, &end) != 0 || *end != '\0')
         return -1;
     *value = n;
     return 0;

@@ -169,8 +169,9 @@ static void drain_complete_slots(tcio_file *fh)
             continue;
         if (!take_if_complete(fh, slot, &h))
             continue;
-        int rc = write_run(fh, segment_start(fh, h.segment), l2->base + tci_data_disp(l2, slot),
-                           l2->segment_size);
+        /* The bitmap is complete: one write of the whole segment. */
+        int rc = tci_drain_segment(fh, h.segment, l2->base + tci_data_disp(l2, slot),
+                                   (const unsigned char *)l2->base + tci_bitmap_disp(l2, slot));
         /* A failed write keeps the segment dirty (close tries again), but
          * the handle remembers it so that close cannot report success. */
         tci_note_failure(fh, rc);

@@ -24,7 +24,6 @@ struct tcio_file {
     bool        can_read;
     bool        can_write;
     tci_config  config;
-    tci_striping striping;    /* as the file system reported it at open */
     tci_aggregators aggr;
     tci_segmap  map;
     tci_level1  l1;
