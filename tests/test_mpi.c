@@ -2106,10 +2106,13 @@ static void expect_file_image_local(tu_status *st, const char *path, const unsig
         tu_fail(st, "%s: the prefetches changed the file: %s", ctx, why);
 }
 
-/* Open PATH in MODE with AGGREGATORS aggregators and 2 slots each. */
-static tcio_file *pf_open(const char *path, int mode, const char *aggregators, const char *ctx)
+/* Open PATH in MODE with AGGREGATORS aggregators and 2 slots each, placed
+ * by PLACEMENT (NULL: the default). */
+static tcio_file *pf_open(const char *path, int mode, const char *aggregators,
+                          const char *placement, const char *ctx)
 {
-    const char *const kv[] = { "tcio_aggregators", aggregators, NULL };
+    const char *const kv[] = { "tcio_aggregators", aggregators,
+                               placement ? "tcio_aggregator_placement" : NULL, placement, NULL };
     tcio_file *fh = NULL;
     expect_success(tu_open_kv(path, mode, "1k", "2", kv, &fh), ctx, "tcio_open_comm");
     return fh;
@@ -2120,7 +2123,7 @@ static void pf_errors(const char *path, unsigned char *old_img)
     const char *ctx = "prefetch argument errors";
     tu_status st;
     tu_status_init(&st);
-    tcio_file *fh = pf_open(path, MPI_MODE_RDONLY, "1", ctx);
+    tcio_file *fh = pf_open(path, MPI_MODE_RDONLY, "1", NULL, ctx);
     const MPI_Offset huge = (MPI_Offset)INT64_MAX;
     tu_expect_rc(&st, tcio_prefetch(NULL, 0, 1), TCIO_ERR_BAD_HANDLE, "%s: NULL handle", ctx);
     tu_expect_rc(&st, tcio_prefetch(fh, -1, 1), TCIO_ERR_BAD_ARG, "%s: offset -1", ctx);
@@ -2140,7 +2143,7 @@ static void pf_errors(const char *path, unsigned char *old_img)
     CHECK_STATUS(st);
     expect_success(rc, ctx, "tcio_close");
 
-    fh = pf_open(path, MPI_MODE_WRONLY, "1", ctx);
+    fh = pf_open(path, MPI_MODE_WRONLY, "1", NULL, ctx);
     tu_expect_rc(&st, tcio_prefetch(fh, 0, 1), TCIO_ERR_WRITE_ONLY, "%s: write-only", ctx);
     tu_expect_rc(&st, tcio_read_session(fh, 0, 1), TCIO_ERR_WRITE_ONLY,
                  "%s: tcio_read_session write-only", ctx);
@@ -2151,14 +2154,17 @@ static void pf_errors(const char *path, unsigned char *old_img)
 }
 
 /* RDWR: unsaved writes survive prefetches of their segments and of the
- * segments that would evict them; the file ends up as the POSIX model. */
-static void pf_dirty_segments(const char *path, unsigned char *img, const char *aggregators)
+ * segments that would evict them; the file ends up as the POSIX model.
+ * AGGREGATORS aggregators placed by PLACEMENT (NULL: the default). */
+static void pf_dirty_segments(const char *path, unsigned char *img, const char *aggregators,
+                              const char *placement)
 {
     char ctx[128];
-    snprintf(ctx, sizeof ctx, "prefetch over unsaved writes, %s aggregator(s)", aggregators);
+    snprintf(ctx, sizeof ctx, "prefetch over unsaved writes, %s aggregator(s)%s%s", aggregators,
+             placement ? " on rank " : "", placement ? placement : "");
     const int64_t size = (int64_t)PF_SEGMENTS * PF_SEG;
     posix_prefill(path, img, (size_t)size, ctx);
-    tcio_file *fh = pf_open(path, MPI_MODE_RDWR, aggregators, ctx);
+    tcio_file *fh = pf_open(path, MPI_MODE_RDWR, aggregators, placement, ctx);
     tu_status st;
     tu_status_init(&st);
     /* Every rank writes 6 pieces at random places; each rank applies all
@@ -2186,9 +2192,16 @@ static void pf_dirty_segments(const char *path, unsigned char *img, const char *
     tu_expect_rc(&st, tcio_prefetch(fh, 0, size), 0, "%s: tcio_prefetch of the file", ctx);
     tu_expect_rc(&st, tcio_read_session(fh, (tu_rank % 2) * size / 2, size / 2), 0,
                  "%s: tcio_read_session", ctx);
+    /* Nobody reads until rank 0 has compared: a read may spill another
+     * segment's unsaved bytes to the file (its right: flush does not write
+     * the file), and with one-sided operations that need no help from rank
+     * 0 (Open MPI's, or an aggregator other than rank 0 under MPICH) it
+     * would do so while rank 0 compares (doc/design.md, "A hint never
+     * writes"). */
     MPI_Barrier(MPI_COMM_WORLD);
     if (tu_rank == 0)
         expect_file_image_local(&st, path, before, before_size, ctx);
+    MPI_Barrier(MPI_COMM_WORLD);
     free(before);
     pf_read_check(fh, 0, size, img, &st, ctx, "read back");
     int rc = tu_close(fh);
@@ -2216,7 +2229,7 @@ START_TEST(test_prefetch)
          * first aggregators x slots segments are loaded. */
         snprintf(ctx, sizeof ctx, "tcio_prefetch by rank 0, %s aggregator(s)", counts[c]);
         posix_prefill(path, old_img, (size_t)size, ctx);
-        tcio_file *fh = pf_open(path, MPI_MODE_RDONLY, counts[c], ctx);
+        tcio_file *fh = pf_open(path, MPI_MODE_RDONLY, counts[c], NULL, ctx);
         tu_status_init(&st);
         if (tu_rank == 0)
             tu_expect_rc(&st, tcio_prefetch(fh, 0, size), 0, "%s: tcio_prefetch", ctx);
@@ -2229,7 +2242,7 @@ START_TEST(test_prefetch)
          * nothing: each aggregator loads its first two of them. */
         snprintf(ctx, sizeof ctx, "tcio_read_session, %s aggregator(s)", counts[c]);
         posix_prefill(path, old_img, (size_t)size, ctx);
-        fh = pf_open(path, MPI_MODE_RDONLY, counts[c], ctx);
+        fh = pf_open(path, MPI_MODE_RDONLY, counts[c], NULL, ctx);
         tu_status_init(&st);
         int64_t len = tu_rank == 0 && tu_nprocs > 1 ? 0 : 2 * tu_nprocs * PF_SEG;
         tu_expect_rc(&st, tcio_read_session(fh, 0, len), 0, "%s: tcio_read_session", ctx);
@@ -2239,7 +2252,16 @@ START_TEST(test_prefetch)
         expect_success(rc, ctx, "tcio_close");
 
         memcpy(new_img, old_img, (size_t)size);   /* the model of the RDWR file */
-        pf_dirty_segments(path, new_img, counts[c]);
+        pf_dirty_segments(path, new_img, counts[c], NULL);
+        tu_fill_pattern(new_img, (size_t)size, 4343);
+    }
+    if (tu_nprocs > 1) {
+        /* The one aggregator on the last rank: the other ranks' moves to
+         * it never wait for rank 0, with any MPI. */
+        char last[16];
+        snprintf(last, sizeof last, "%d", tu_nprocs - 1);
+        memcpy(new_img, old_img, (size_t)size);
+        pf_dirty_segments(path, new_img, "1", last);
         tu_fill_pattern(new_img, (size_t)size, 4343);
     }
     posix_prefill(path, old_img, (size_t)size, "prefetch errors");
