@@ -164,6 +164,10 @@ tcio_file *tcio_open(const char *fname, int mode);
  * ranks or name more aggregators or higher ranks than the communicator
  * has) are found before MPI_File_open; only a failure after it (out of
  * memory, an MPI error) can leave a file that MPI_MODE_CREATE created.
+ * TCIO_ERR_MPI also when the MPI library cannot create the level-2 window
+ * (for example Open MPI's osc/rdma without an RDMA-capable transport) or
+ * gives it the separate memory model (MPI_WIN_MODEL), which libtcio does
+ * not support (doc/portability.md).
  */
 int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info,
                    tcio_file **fh);

@@ -126,6 +126,21 @@ static void move_type_done(tci_move_type *m)
         MPI_Type_free(&m->type);
 }
 
+/* Whether the window has MPI's unified memory model, in which the memory
+ * that local loads and stores reach and the memory that one-sided
+ * operations reach are the same.  The owner's early drains, close drains
+ * and in-place loads read and write its slots with plain loads and stores
+ * (ordered by MPI_Win_sync and the slot locks); under the separate model
+ * that is erroneous, so such a window is refused at open rather than
+ * trusted with data.  Every MPI tested gives the unified model for
+ * MPI_Win_allocate (doc/portability.md). */
+static bool window_is_unified(MPI_Win win)
+{
+    int *model = NULL, flag = 0;
+    return MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag) == MPI_SUCCESS && flag &&
+           *model == MPI_WIN_UNIFIED;
+}
+
 int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment_size,
                       bool aggregator)
 {
@@ -144,6 +159,8 @@ int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment
         return tci_error_from_mpi(err);
     }
     MPI_Win_set_errhandler(l2->win, MPI_ERRORS_RETURN);
+    if (!window_is_unified(l2->win))
+        return TCIO_ERR_MPI;    /* tci_level2_free releases the window */
     l2->local_slots = aggregator ? nslots : 0;
     MPI_Comm_rank(comm, &l2->self);
     /* Zero is the empty state, a zero counter, no notice, a clear bitmap. */
