@@ -79,6 +79,9 @@ extern "C" {
  */
 #define TCIO_MODE_TRUNC 0x40000000
 
+/* Room for any message of tcio_last_error, NUL included. */
+#define TCIO_MAX_ERROR_STRING 512
+
 /* Error codes.  0 is success; every error is a positive constant. */
 enum tcio_error {
     TCIO_SUCCESS = 0,
@@ -118,7 +121,7 @@ typedef struct tcio_file tcio_file;
  * MPI_MODE_UNIQUE_OPEN and TCIO_MODE_TRUNC).  Configuration comes from the
  * environment (TCIO_SEGMENT_SIZE, TCIO_SEGMENTS_PER_PROC; see
  * tcio_open_comm).  Collective on MPI_COMM_WORLD.  Returns the handle, or
- * NULL on any failure (use tcio_open_comm to learn why).
+ * NULL on any failure (tcio_last_error says why).
  */
 tcio_file *tcio_open(const char *fname, int mode);
 
@@ -293,6 +296,56 @@ int tcio_progress(tcio_file *fh);
 
 /* A one-line English message for any value; never NULL.  Local. */
 const char *tcio_error_string(int code);
+
+/*
+ * Local.  Why the last failed call on this rank failed.  Returns the error
+ * code of the last tcio call that failed on this rank (TCIO_SUCCESS if
+ * none has; a successful call does not reset it, as with errno) and, when
+ * BUF is not NULL and LEN > 0, copies a NUL-terminated message of at most
+ * LEN bytes (NUL included, longer messages are cut) into BUF.  Messages
+ * start with "rank R: " (the rank in MPI_COMM_WORLD) and name what failed:
+ * the setting, where it came from and its value
+ *   rank 0: environment variable TCIO_SEGMENT_SIZE="1.5M" is not valid: ...
+ *   rank 1: tcio_aggregators is 5, more than the 2 ranks of the communicator
+ * the MPI call and MPI's error string
+ *   rank 0: MPI_File_open("out/x.dat") failed: <MPI_Error_string's text>
+ * or, for failures without more detail, the call and tcio_error_string's
+ * message.  It works after tcio_open returned NULL; after a failed
+ * collective open every rank can explain the failure, also the ranks where
+ * it did not happen (they get the reason of the lowest rank where it did).
+ * Messages have at most TCIO_MAX_ERROR_STRING - 1 bytes.  Never fails; callable before MPI_Init and
+ * after MPI_Finalize.
+ */
+int tcio_last_error(char *buf, int len);
+
+/*
+ * Local.  The settings in effect for FH, like MPI_File_get_info: stores in
+ * *INFO a new info object that the caller frees with MPI_Info_free.  It
+ * holds the MPI-IO hints of the underlying MPI file (what MPI_File_get_info
+ * reports, e.g. striping_unit, cb_nodes) and these keys:
+ *   tcio_segment_size          segment size in bytes
+ *   tcio_segments_per_proc     level-2 segments per aggregator
+ *   tcio_level2_bytes          level-2 capacity of the whole file in bytes
+ *                              (segment size x segments x aggregators)
+ *   tcio_aggregators           number of aggregators
+ *   tcio_aggregator_placement  "spread", "node" or "list"
+ *   tcio_aggregator_ranks      the aggregators' ranks in the file's
+ *                              communicator, "0,2" (left out if longer
+ *                              than MPI_MAX_INFO_VAL)
+ *   tcio_early_drain           "on" or "off"
+ *   tcio_stats                 "off", "on" or "json"
+ *   tcio_stats_file            where the statistics go, if set
+ *   tcio_transport             how data moves to the aggregators: "rma"
+ *                              (MPI one-sided operations; the only one)
+ * Numbers are decimal without suffix.  Returns TCIO_SUCCESS,
+ * TCIO_ERR_BAD_HANDLE, TCIO_ERR_BAD_ARG (INFO NULL) or TCIO_ERR_MPI (with
+ * *INFO set to MPI_INFO_NULL).
+ */
+int tcio_get_info(tcio_file *fh, MPI_Info *info);
+
+/* Local.  The library's version, "MAJOR.MINOR.PATCH", which may differ
+ * from the TCIO_VERSION the program was compiled with.  Never NULL. */
+const char *tcio_version(void);
 
 #ifdef __cplusplus
 }
