@@ -60,15 +60,11 @@
 #define TCIO_H
 
 #include <mpi.h>
+#include "tcio_version.h"   /* TCIO_VERSION_MAJOR, _MINOR, _PATCH, TCIO_VERSION */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define TCIO_VERSION_MAJOR 0
-#define TCIO_VERSION_MINOR 1
-#define TCIO_VERSION_PATCH 0
-#define TCIO_VERSION "0.1.0"
 
 /*
  * Extra open flag, OR-ed with the MPI_MODE_* flags: truncate an existing
