@@ -50,7 +50,8 @@
  *
  * Errors
  *   Every int-returning call returns TCIO_SUCCESS (0) or one of the codes
- *   below; tcio_error_string turns any of them into a one-line message.  The
+ *   below; tcio_error_string turns any of them into a one-line message, and
+ *   tcio_last_error tells why the last failure on this rank happened.  The
  *   library never prints and never aborts.  A rejected call changes nothing:
  *   no data moves and the file position stays.  A file-system error while
  *   data is being written sticks to the handle: tcio_close then returns an
@@ -143,12 +144,17 @@ tcio_file *tcio_open(const char *fname, int mode);
  *   tcio_early_drain        "on" (default) or "off" (also 1/0, yes/no,
  *                           true/false): aggregators write a segment as
  *                           soon as every byte of it was written.
- *   tcio_stats              "on" or "off" (default): tcio_close prints a
- *                           summary of the file's traffic and phase times
- *                           on rank 0's standard output (the only output
- *                           the library ever produces).
+ *   tcio_stats              "on", "off" (default) or "json": tcio_close
+ *                           makes rank 0 write a summary of the file's
+ *                           traffic and phase times, a text table on
+ *                           standard output ("on") or one JSON object on
+ *                           one line on standard error ("json"); the only
+ *                           output the library ever produces.
+ *   tcio_stats_file         a file name: the summary is appended to it
+ *                           instead (rank 0 opens it at each close; if it
+ *                           cannot, the default stream is used).
  * Each has an environment variable of the same name in capitals
- * (TCIO_SEGMENT_SIZE, ..., TCIO_STATS) that takes
+ * (TCIO_SEGMENT_SIZE, ..., TCIO_STATS_FILE) that takes
  * precedence over the info key (so that a run can be tuned without
  * recompiling).  Every other info key passes through to MPI_File_open:
  * striping_unit and striping_factor set the striping of a file created

@@ -13,8 +13,8 @@
  * Environment: TCIO_TEST_DIR (else TMPDIR, else /tmp) for the files,
  * TCIO_TEST_TIMEOUT (seconds per test, default 120), CK_VERBOSITY.
  * TCIO_AGGREGATORS, TCIO_AGGREGATOR_PLACEMENT, TCIO_EARLY_DRAIN and
- * TCIO_STATS apply to every test except test_bad_config, which sets them
- * itself (tests/mpi-agg.sh runs the suite's data tests under several of
+ * TCIO_STATS apply to every test except test_bad_config and
+ * test_last_error, which set them themselves (tests/mpi-agg.sh runs the suite's data tests under several of
  * them). */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
