@@ -1841,7 +1841,7 @@ START_TEST(test_bad_config)
     enum { NA = sizeof bad_aggregators / sizeof bad_aggregators[0],
            NP = sizeof bad_placements / sizeof bad_placements[0],
            NW = sizeof bad_switches / sizeof bad_switches[0] };
-    bad_case agg[NA + NP + NW + 10];
+    bad_case agg[NA + NP + NW + 9];
     int na = 0;
     for (int i = 0; i < NA; i++)
         agg[na++] = (bad_case){ { "tcio_aggregators", bad_aggregators[i] } };
@@ -1850,7 +1850,6 @@ START_TEST(test_bad_config)
     for (int i = 0; i < NW; i++)
         agg[na++] = (bad_case){ { "tcio_early_drain", bad_switches[i] } };
     agg[na++] = (bad_case){ { "tcio_stats", "verbose" } };
-    agg[na++] = (bad_case){ { "tcio_stats_file", "" } };
     int parse_cases = na;   /* the value itself is malformed: the message quotes it */
     /* A list and a count that differs from its length. */
     agg[na++] = (bad_case){ { "tcio_aggregator_placement", all_rev,
