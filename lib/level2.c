@@ -159,8 +159,9 @@ int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment
         return tci_error_from_mpi(err);
     }
     MPI_Win_set_errhandler(l2->win, MPI_ERRORS_RETURN);
-    if (!window_is_unified(l2->win))
-        return TCIO_ERR_MPI;    /* tci_level2_free releases the window */
+    if (!window_is_unified(l2->win))   /* tci_level2_free releases the window */
+        return tci_error_set(TCIO_ERR_MPI, "MPI_Win_allocate gave the level-2 window the "
+                             "separate memory model, which libtcio does not support");
     l2->local_slots = aggregator ? nslots : 0;
     MPI_Comm_rank(comm, &l2->self);
     /* Zero is the empty state, a zero counter, no notice, a clear bitmap. */
