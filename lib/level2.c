@@ -146,6 +146,7 @@ int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment
 {
     memset(l2, 0, sizeof *l2);
     l2->win = MPI_WIN_NULL;
+    l2->comm = comm;
     l2->nslots = nslots;
     l2->segment_size = segment_size;
     l2->bitmap_bytes = ((segment_size + 7) / 8 + 7) / 8 * 8;
@@ -289,6 +290,23 @@ static int wait_yielding(int count, MPI_Request *requests)
 
 /* ---- the slot lock ------------------------------------------------------- */
 
+/* Let MPI progress other ranks' operations on our window while we wait for
+ * a slot lock.  MPI promises progress to a process that is blocked in an
+ * MPI call or keeps calling a test procedure (MPI_Test*, MPI_Iprobe) that
+ * returns false (MPI-3.1 sections 3.7.4 and 11.7.3; MPI-4.1 section 2.9).
+ * The swap of the retry loop is neither when the slot is our own: it
+ * completes at once, so MPI_Testall returns true and Open MPI 4.1 never
+ * enters its progress engine.  The holder's MPI_Win_flush (osc/pt2pt) or
+ * release accumulate (osc/ucx with emulated atomics), which need us to
+ * progress, then wait forever while we wait for them (doc/design.md).  A
+ * probe that finds nothing is such a test call; libtcio sends no messages
+ * on its communicator, so it never finds one. */
+static void let_others_progress(tci_level2 *l2)
+{
+    int found = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, l2->comm, &found, MPI_STATUS_IGNORE);
+}
+
 /* Take the slot: swap TCI_STATE_LOCKED into its state word.  If the old word
  * was not LOCKED the slot is ours and the old word is its header; if it
  * was, the swap changed nothing (LOCKED over LOCKED) and we try again.
@@ -312,6 +330,7 @@ int tci_level2_lock(tci_level2 *l2, tci_location loc, tci_slot_header *h)
             *h = tci_state_decode(old);
             return MPI_SUCCESS;
         }
+        let_others_progress(l2);
         back_off(tries);
     }
 }
@@ -320,8 +339,14 @@ int tci_level2_lock(tci_level2 *l2, tci_location loc, tci_slot_header *h)
  * the slot's bitmap or data changed, MPI_Win_flush first makes those
  * updates complete at the owner: operations on different locations are not
  * ordered, and the next holder must not see the slot free before its
- * data.  The release is attempted even if the flush failed, so that an
- * error here cannot leave the slot locked for everybody. */
+ * data.  A second MPI_Win_flush completes the release itself at the owner:
+ * a completed MPI_Raccumulate request is only local completion, and in a
+ * passive-target epoch MPI may hold the operation at the origin until the
+ * origin's next flush or unlock (MPI-3.1 sections 11.5.4, 11.7.3); Open
+ * MPI's osc/pt2pt does, so without it two ranks that each released the
+ * other's slot and then waited for their own deadlocked.  The release is
+ * attempted even if the first flush failed, so that an error here cannot
+ * leave the slot locked for everybody. */
 int tci_level2_unlock(tci_level2 *l2, tci_location loc, const tci_slot_header *h,
                       bool modified)
 {
@@ -333,6 +358,8 @@ int tci_level2_unlock(tci_level2 *l2, tci_location loc, const tci_slot_header *h
                               l2->win, &req);
     if (err == MPI_SUCCESS)
         err = wait_yielding(1, &req);   /* state_out may be reused after this */
+    if (err == MPI_SUCCESS)
+        err = MPI_Win_flush(loc.rank, l2->win);
     return flush_err != MPI_SUCCESS ? flush_err : err;
 }
 

@@ -76,6 +76,8 @@ typedef struct tci_vector_cache {
  * owner looks at its slots only when it changed. */
 typedef struct tci_level2 {
     MPI_Win  win;
+    MPI_Comm comm;             /* the file's private communicator (not owned):
+                                  probed while a slot lock is busy */
     bool     epoch_open;       /* the MPI_Win_lock_all epoch of the open file */
     char    *base;
     int64_t  nslots;           /* per aggregator: gives the layout */
