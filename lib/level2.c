@@ -394,6 +394,10 @@ static int send_notice(tci_level2 *l2, tci_location loc)
                               l2->win, &req);
     if (err == MPI_SUCCESS)
         err = wait_yielding(1, &req);
+    /* As with the release: without a flush the notice may stay at the
+     * origin (osc/pt2pt), and the early drain would wait for close. */
+    if (err == MPI_SUCCESS)
+        err = MPI_Win_flush(loc.rank, l2->win);
     return err;
 }
 
