@@ -1,12 +1,12 @@
 /* api.c - the public entry points: argument checks, the file position,
  * splitting requests at segment boundaries, and the collective open, flush
- * and close.  The data movement itself lives in level1.c, level2.c and
- * drain.c. */
+ * and close.  The data movement itself lives in level1.c and level2.c
+ * (over the transport chosen here), the owner's drains in owner.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "file.h"
-#include "drain.h"
+#include "owner.h"
 #include "error.h"
 #include "prefetch.h"
 #include "progress.h"
@@ -110,7 +110,6 @@ static tcio_file *new_handle(int mode)
         return NULL;
     fh->comm = MPI_COMM_NULL;
     fh->file = MPI_FILE_NULL;
-    fh->l2.win = MPI_WIN_NULL;
     fh->can_read = (mode & ACCESS_MODES) != MPI_MODE_WRONLY;
     fh->can_write = (mode & ACCESS_MODES) != MPI_MODE_RDONLY;
     fh->staged_tail = &fh->staged;
@@ -216,15 +215,16 @@ static int set_up(tcio_file *fh, MPI_Comm user_comm, const char *fname, int mode
     if ((rc = agree_on_final_config(fh, rc)) != TCIO_SUCCESS)
         return rc;
     tci_aggregators_cache_nodes(user_comm, &fh->aggr);   /* every rank has it now */
-    fh->max_end = addressable_end(fh->config.segment_size);
+    /* From here on the segment map owns the geometry. */
     fh->map = (tci_segmap){ .segment_size = fh->config.segment_size,
                             .naggregators = fh->aggr.count,
                             .aggregator_rank = fh->aggr.ranks,
                             .nslots = fh->config.segments_per_proc };
-    /* Ranks that are not aggregators expose an empty window. */
-    rc = tci_level2_create(&fh->l2, fh->comm, fh->config.segments_per_proc,
-                           (int)fh->config.segment_size, fh->aggr.index >= 0);
-    if (rc == TCIO_SUCCESS && tci_level1_init(&fh->l1, (int)fh->config.segment_size) != 0)
+    fh->max_end = addressable_end(fh->map.segment_size);
+    /* Ranks that are not aggregators hold no slots. */
+    rc = tci_level2_open(&fh->l2, tci_transport_choose(fh->config.transport, fh->comm),
+                         fh->comm, &fh->map, fh->aggr.index >= 0);
+    if (rc == TCIO_SUCCESS && tci_level1_init(&fh->l1, (int)fh->map.segment_size) != 0)
         rc = TCIO_ERR_NO_MEMORY;
     if ((rc = agree(fh->comm, rc)) != TCIO_SUCCESS)
         return rc;
@@ -328,12 +328,31 @@ static int check_request(tcio_file *fh, bool writing, MPI_Offset offset, const v
     return TCIO_SUCCESS;
 }
 
+/* ---- moves: the owner's duties first ------------------------------------ */
+
+/* An aggregator about to move does its early drains first (owner.c), so
+ * that slots other ranks filled are freed while it is inside the library
+ * anyway; level 2 itself never calls back into the owner's duties. */
+static int move_writes(tcio_file *fh)
+{
+    if (tci_level1_has_writes(&fh->l1))
+        tci_owner_early_drains(fh);
+    return tci_level2_put_writes(fh);
+}
+
+static int move_reads(tcio_file *fh)
+{
+    if (tci_level1_has_reads(&fh->l1))
+        tci_owner_early_drains(fh);
+    return tci_level2_get_reads(fh);
+}
+
 /* ---- reads --------------------------------------------------------------- */
 
 /* Deliver every pending read, the current segment's and the staged ones. */
 static int complete_reads(tcio_file *fh)
 {
-    int rc = tci_level2_get_reads(fh);
+    int rc = move_reads(fh);
     if (rc != TCIO_SUCCESS)
         return rc;
     rc = tci_staged_complete(&fh->staged);
@@ -347,8 +366,8 @@ static int level1_for_reading(tcio_file *fh, int64_t segment)
     tci_level1 *l1 = &fh->l1;
     if (l1->mode == TCI_L1_READING && l1->segment == segment)
         return TCIO_SUCCESS;
-    int rc = l1->mode == TCI_L1_WRITING ? tci_level2_put_writes(fh)   /* read-your-writes */
-                                        : tci_level2_get_reads(fh);
+    int rc = l1->mode == TCI_L1_WRITING ? move_writes(fh)   /* read-your-writes */
+                                        : move_reads(fh);
     if (rc != TCIO_SUCCESS)
         return rc;
     tci_level1_aim(l1, TCI_L1_READING, segment, fh->map.segment_size);
@@ -432,7 +451,7 @@ static int level1_for_writing(tcio_file *fh, int64_t segment)
     if (l1->mode == TCI_L1_WRITING && l1->segment == segment)
         return TCIO_SUCCESS;
     /* Reads recorded earlier must not see this write: complete them. */
-    int rc = l1->mode == TCI_L1_READING ? complete_reads(fh) : tci_level2_put_writes(fh);
+    int rc = l1->mode == TCI_L1_READING ? complete_reads(fh) : move_writes(fh);
     if (rc != TCIO_SUCCESS)
         return rc;
     tci_level1_aim(l1, TCI_L1_WRITING, segment, fh->map.segment_size);
@@ -570,7 +589,7 @@ static int fetch_call(tcio_file *fh)
 static int settle_local(tcio_file *fh)
 {
     int rc = complete_reads(fh);
-    int put_rc = tci_level2_put_writes(fh);
+    int put_rc = move_writes(fh);
     int done_rc = tci_level2_complete_all(&fh->l2);
     if (rc == TCIO_SUCCESS)
         rc = put_rc;
@@ -631,7 +650,7 @@ static int close_call(tcio_file *fh)
     int rc = settle_local(fh);
     /* No rank drains before every rank's last put has completed. */
     MPI_Barrier(fh->comm);
-    int drain_rc = tci_drain_own_slots(fh);
+    int drain_rc = tci_owner_drain_all(fh);
     if (rc == TCIO_SUCCESS)
         rc = drain_rc;
     if (rc == TCIO_SUCCESS)
@@ -701,7 +720,7 @@ static int add_tcio_settings(const tcio_file *fh, MPI_Info info)
     if (err == MPI_SUCCESS && c->stats_file)
         err = MPI_Info_set(info, "tcio_stats_file", c->stats_file);
     if (err == MPI_SUCCESS)
-        err = MPI_Info_set(info, "tcio_transport", "rma");
+        err = MPI_Info_set(info, "tcio_transport", fh->l2.t.ops->name);
     return err;
 }
 

@@ -23,6 +23,12 @@ typedef enum tci_placement_kind {
 
 enum { TCI_STATS_OFF = 0, TCI_STATS_TEXT = 1, TCI_STATS_JSON = 2 };
 
+/* The transports (transport.h); chosen by the library for now. */
+typedef enum tci_transport_kind {
+    TCI_TRANSPORT_AUTO = 0,   /* the library chooses (today always rma) */
+    TCI_TRANSPORT_RMA         /* MPI one-sided operations */
+} tci_transport_kind;
+
 typedef struct tci_config {
     int64_t segment_size;       /* 0 until known: then the striping default */
     int64_t segments_per_proc;  /* level-2 slots per aggregator */
@@ -32,6 +38,7 @@ typedef struct tci_config {
     int    *list;               /* malloc'ed; tci_config_free releases it */
     int     early_drain;        /* -1 until known: then on */
     int     stats;              /* summary at close: TCI_STATS_OFF, _TEXT, _JSON */
+    tci_transport_kind transport;
     char   *stats_file;         /* append it there (malloc'ed), NULL: stdout
                                    for text, stderr for JSON */
 } tci_config;

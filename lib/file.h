@@ -11,10 +11,10 @@
 #include "aggregators.h"
 #include "striping.h"
 #include "level1.h"
+#include "transport.h"
 #include "level2.h"
 #include "datatype.h"
 #include "stats.h"
-#include "drain.h"
 
 struct tcio_file {
     MPI_Comm    comm;          /* private duplicate, errors returned */

@@ -14,7 +14,8 @@
 #include "aggregators.h"
 #include "segmap.h"
 #include "level1.h"
-#include "level2.h"
+#include "slot.h"
+#include "transport.h"
 #include "datatype.h"
 #include "error.h"
 
