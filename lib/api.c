@@ -166,11 +166,11 @@ static int agree_on_user_config(MPI_Comm comm, int rc, const tci_config *c)
     const tci_aggregators listed = { .count = c->list_len, .ranks = c->list };
     int64_t settings[] = { c->segment_size, c->segments_per_proc, c->aggregators,
                            c->placement, tci_aggregators_digest(&listed), c->early_drain,
-                           c->stats };
+                           c->stats, c->transport };
     static const char *const names[] = {
         "tcio_segment_size", "tcio_segments_per_proc", "tcio_aggregators",
         "tcio_aggregator_placement", "tcio_aggregator_placement's rank list",
-        "tcio_early_drain", "tcio_stats"
+        "tcio_early_drain", "tcio_stats", "tcio_transport"
     };
     return agree_on_settings(comm, rc, settings, names,
                              (int)(sizeof settings / sizeof settings[0]));
@@ -655,6 +655,7 @@ static int close_call(tcio_file *fh)
         rc = drain_rc;
     if (rc == TCIO_SUCCESS)
         rc = fh->failure;
+    const char *transport_name = fh->l2.t.ops->name;   /* static: outlives the close */
     tci_level2_free(&fh->l2);
     int close_rc = tci_error_from_io(MPI_File_close(&fh->file));
     fh->file = MPI_FILE_NULL;
@@ -663,8 +664,8 @@ static int close_call(tcio_file *fh)
     rc = collective_result(fh->comm, rc);
     fh->stats.time[TCI_T_CLOSE] = MPI_Wtime() - t0;
     if (fh->config.stats)
-        tci_stats_report(&fh->stats, fh->comm, fh->name, fh->aggr.count, fh->config.stats,
-                         fh->config.stats_file);
+        tci_stats_report(&fh->stats, fh->comm, fh->name, fh->aggr.count, transport_name,
+                         fh->config.stats, fh->config.stats_file);
     destroy(fh);
     return rc;
 }

@@ -23,7 +23,7 @@ typedef enum tci_placement_kind {
 
 enum { TCI_STATS_OFF = 0, TCI_STATS_TEXT = 1, TCI_STATS_JSON = 2 };
 
-/* The transports (transport.h); chosen by the library for now. */
+/* The transports a user can ask for (tcio_transport; transport.h). */
 typedef enum tci_transport_kind {
     TCI_TRANSPORT_AUTO = 0,   /* the library chooses (today always rma) */
     TCI_TRANSPORT_RMA         /* MPI one-sided operations */
@@ -55,6 +55,10 @@ int tci_parse_count(const char *text, int64_t *value);
 /* Parse an on/off switch: 1/on/yes/true or 0/off/no/false.  Returns 0 and
  * stores 1 or 0, or -1. */
 int tci_parse_switch(const char *text, int *value);
+
+/* Parse a transport name: "auto" or "rma" (lower case).  Returns 0 and
+ * stores it; -1 for anything else, -2 for "shm" (known, not built yet). */
+int tci_parse_transport(const char *text, tci_transport_kind *kind);
 
 /* Parse an aggregator placement: "spread", "node", or a comma-separated
  * list of distinct non-negative ranks ("0,4,8").  For a list, stores a

@@ -12,8 +12,8 @@
  *
  * Environment: TCIO_TEST_DIR (else TMPDIR, else /tmp) for the files,
  * TCIO_TEST_TIMEOUT (seconds per test, default 120), CK_VERBOSITY.
- * TCIO_AGGREGATORS, TCIO_AGGREGATOR_PLACEMENT, TCIO_EARLY_DRAIN and
- * TCIO_STATS apply to every test except test_bad_config and
+ * TCIO_AGGREGATORS, TCIO_AGGREGATOR_PLACEMENT, TCIO_EARLY_DRAIN,
+ * TCIO_STATS and TCIO_TRANSPORT apply to every test except test_bad_config and
  * test_last_error, which set them themselves (tests/mpi-agg.sh runs the suite's data tests under several of
  * them). */
 #define _POSIX_C_SOURCE 200809L
@@ -1841,7 +1841,7 @@ START_TEST(test_bad_config)
     enum { NA = sizeof bad_aggregators / sizeof bad_aggregators[0],
            NP = sizeof bad_placements / sizeof bad_placements[0],
            NW = sizeof bad_switches / sizeof bad_switches[0] };
-    bad_case agg[NA + NP + NW + 9];
+    bad_case agg[NA + NP + NW + 11];
     int na = 0;
     for (int i = 0; i < NA; i++)
         agg[na++] = (bad_case){ { "tcio_aggregators", bad_aggregators[i] } };
@@ -1850,6 +1850,9 @@ START_TEST(test_bad_config)
     for (int i = 0; i < NW; i++)
         agg[na++] = (bad_case){ { "tcio_early_drain", bad_switches[i] } };
     agg[na++] = (bad_case){ { "tcio_stats", "verbose" } };
+    /* shm is not built yet; names are lower case. */
+    agg[na++] = (bad_case){ { "tcio_transport", "shm" } };
+    agg[na++] = (bad_case){ { "tcio_transport", "RMA" } };
     int parse_cases = na;   /* the value itself is malformed: the message quotes it */
     /* A list and a count that differs from its length. */
     agg[na++] = (bad_case){ { "tcio_aggregator_placement", all_rev,
@@ -1880,6 +1883,7 @@ START_TEST(test_bad_config)
         { { "TCIO_AGGREGATOR_PLACEMENT", "0,0" } },
         { { "TCIO_AGGREGATOR_PLACEMENT", p_rank } },
         { { "TCIO_EARLY_DRAIN", "maybe" } }, { { "TCIO_STATS", "2" } },
+        { { "TCIO_TRANSPORT", "shm" } },
         { { "TCIO_AGGREGATOR_PLACEMENT", all_rev, "TCIO_AGGREGATORS", other_count } },
     };
     for (size_t i = 0; i < sizeof env_cases / sizeof env_cases[0] && n < MAXCODES; i++) {
