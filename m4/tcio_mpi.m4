@@ -101,3 +101,42 @@ AC_DEFUN([TCIO_PROG_MPIEXEC], [
   AS_IF([test "${MPIEXEC_FLAGS+set}" != set],
     [AS_CASE([$MPI_FLAVOR], [openmpi], [MPIEXEC_FLAGS=--oversubscribe], [MPIEXEC_FLAGS=])])
 ])
+
+# TCIO_CHECK_PNETCDF: PnetCDF for tcio_bench's method 4, only when it was
+# built with the MPI behind $CC.  A PnetCDF of another MPI (Debian's is
+# built with Open MPI) still links, its libmpi pulled in beside $CC's, and
+# then fails at run time: so the test program's shared libraries (ldd) must
+# name no MPI library that a plain MPI program does not.  Sets
+# PNETCDF_CPPFLAGS and PNETCDF_LIBS, and have_pnetcdf to yes or why not.
+AC_DEFUN([TCIO_CHECK_PNETCDF], [
+  AC_ARG_WITH([pnetcdf],
+    [AS_HELP_STRING([--without-pnetcdf], [do not build tcio_bench's PnetCDF method])],
+    [], [with_pnetcdf=check])
+  have_pnetcdf="no (--without-pnetcdf)"
+  PNETCDF_CPPFLAGS=
+  PNETCDF_LIBS=
+  AS_IF([test "x$with_pnetcdf" != xno], [
+    have_pnetcdf="no (pnetcdf.h or -lpnetcdf not found)"
+    tcio_mpi_sonames() {
+      ldd "$[1]" 2>/dev/null | awk '{ print $[1] }' | grep -E '^lib(mpi|mpich|mpich[a-z]*)\.so' | sort -u
+    }
+    AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <mpi.h>]], [[MPI_Init(0, 0); MPI_Finalize();]])],
+      [tcio_plain_mpi=`tcio_mpi_sonames conftest$EXEEXT`])
+    tcio_save_LIBS=$LIBS
+    LIBS="-lpnetcdf $LIBS"
+    AC_MSG_CHECKING([for PnetCDF built with this MPI])
+    AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <pnetcdf.h>]],
+                     [[int id; return ncmpi_create(MPI_COMM_WORLD, "x", NC_CLOBBER, MPI_INFO_NULL, &id);]])],
+      [tcio_with_pnetcdf=`tcio_mpi_sonames conftest$EXEEXT`
+       AS_IF([test "x$tcio_with_pnetcdf" = "x$tcio_plain_mpi"],
+             [have_pnetcdf=yes],
+             [have_pnetcdf="no (built with another MPI: it brings "`echo $tcio_with_pnetcdf`" where this MPI has "`echo $tcio_plain_mpi`")"])])
+    LIBS=$tcio_save_LIBS
+    AC_MSG_RESULT([$have_pnetcdf])
+  ])
+  AS_IF([test "x$have_pnetcdf" = xyes],
+    [PNETCDF_CPPFLAGS=-DTCIO_HAVE_PNETCDF PNETCDF_LIBS=-lpnetcdf],
+    [AS_IF([test "x$with_pnetcdf" = xyes], [AC_MSG_ERROR([--with-pnetcdf: $have_pnetcdf])])])
+  AC_SUBST([PNETCDF_CPPFLAGS])
+  AC_SUBST([PNETCDF_LIBS])
+])
