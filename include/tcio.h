@@ -52,9 +52,12 @@
  *   Every int-returning call returns TCIO_SUCCESS (0) or one of the codes
  *   below; tcio_error_string turns any of them into a one-line message.  The
  *   library never prints and never aborts.  A rejected call changes nothing:
- *   no data moves and the file position stays.  A file-system error while
- *   data is being written sticks to the handle: tcio_close then returns an
- *   error on every rank.
+ *   no data moves and the file position stays.  A file-system or MPI error
+ *   while data is being moved or written (a spill, an early drain) sticks
+ *   to the handle: every later call on it that can fail (tcio_write*,
+ *   tcio_read*, tcio_fetch, tcio_prefetch, tcio_progress, and the
+ *   collective tcio_flush, tcio_read_session and tcio_close) returns it,
+ *   and tcio_close returns an error on every rank.
  */
 #ifndef TCIO_H
 #define TCIO_H
@@ -101,7 +104,9 @@ enum tcio_error {
     TCIO_ERR_ACCESS,       /* open: permission denied                      */
     TCIO_ERR_FILE_EXISTS,  /* open: MPI_MODE_EXCL and the file exists      */
     TCIO_ERR_OPEN,         /* open: any other reason the file system gave  */
-    TCIO_ERR_NO_SPACE,     /* the file system is full                      */
+    TCIO_ERR_NO_SPACE,     /* the file system is full (or the quota reached;
+                              recognised also where ROMIO reports it as a
+                              plain I/O error, from its message)           */
     TCIO_ERR_IO,           /* the file system failed a read or write       */
     TCIO_ERR_MPI,          /* an MPI call inside the library failed        */
     TCIO_ERR_REMOTE,       /* tcio_close/flush: another rank failed; this
@@ -164,6 +169,10 @@ tcio_file *tcio_open(const char *fname, int mode);
  * ranks or name more aggregators or higher ranks than the communicator
  * has) are found before MPI_File_open; only a failure after it (out of
  * memory, an MPI error) can leave a file that MPI_MODE_CREATE created.
+ * TCIO_ERR_NO_MEMORY also when the level-2 windows of a node would take
+ * more than half its physical memory or exceed the address-space limit
+ * (RLIMIT_AS): checked before MPI_File_open for one window of the given
+ * (or default) sizes, and again once the aggregators are known.
  */
 int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info,
                    tcio_file **fh);
@@ -209,7 +218,9 @@ int tcio_read_at(tcio_file *fh, MPI_Offset offset, void *data, int count,
  * (MPI_SEEK_END; the end as defined in the header comment above, as far as
  * this rank can see it without communication: the size at open and this
  * rank's own writes).  Local.  Returns TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE, or
- * TCIO_ERR_BAD_ARG for a bad whence or a resulting position < 0.
+ * TCIO_ERR_BAD_ARG for a bad whence, a resulting position < 0 or past the
+ * largest addressable offset (about 2^63 - segment size), or an overflow;
+ * the position is then unchanged.
  */
 int tcio_seek(tcio_file *fh, MPI_Offset offset, int whence);
 
@@ -219,7 +230,9 @@ int tcio_seek(tcio_file *fh, MPI_Offset offset, int whence);
  * rank, every rank's reads see every write made before it.  The data is not
  * necessarily in the file yet (tcio_close writes it).  Returns
  * TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE, TCIO_ERR_IO, TCIO_ERR_NO_SPACE,
- * TCIO_ERR_MPI, or TCIO_ERR_REMOTE if only another rank failed.
+ * TCIO_ERR_MPI (also a failure that an earlier call of this rank met and
+ * that stuck to the handle), or TCIO_ERR_REMOTE if only another rank
+ * failed.
  */
 int tcio_flush(tcio_file *fh);
 

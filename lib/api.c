@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "file.h"
+#include "collective.h"
 #include "drain.h"
 #include "error.h"
 #include "prefetch.h"
@@ -43,7 +44,7 @@ static void forget_open(tcio_file *fh)
 static int agree(MPI_Comm comm, int rc)
 {
     int all = rc;
-    if (MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+    if (tci_allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
         return rc != TCIO_SUCCESS ? rc : TCIO_ERR_MPI;
     return all;
 }
@@ -140,7 +141,7 @@ static int agree_on_settings(MPI_Comm comm, int rc, const int64_t *settings, int
         mine[1 + 2 * i] = settings[i];
         mine[2 + 2 * i] = -settings[i];
     }
-    if (MPI_Allreduce(mine, all, 1 + 2 * n, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
+    if (tci_allreduce(mine, all, 1 + 2 * n, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
         return rc != TCIO_SUCCESS ? rc : TCIO_ERR_MPI;
     if (all[0] != TCIO_SUCCESS)
         return (int)all[0];
@@ -173,6 +174,25 @@ static int agree_on_final_config(tcio_file *fh, int rc)
                              (int)(sizeof settings / sizeof settings[0]));
 }
 
+/* Whether the level-2 window of settings C fits in this node's memory:
+ * before the file is opened with the user's settings (AGGR NULL: one
+ * window, default sizes for what is unset), and again once the sizes and
+ * the aggregators on this node (AGGR) are known. */
+static int level2_fits(const tci_config *c, const tci_aggregators *aggr, int me)
+{
+    int64_t size = c->segment_size > 0 ? c->segment_size : TCI_DEFAULT_SEGMENT_SIZE;
+    int64_t slots = c->segments_per_proc > 0 ? c->segments_per_proc
+                                             : TCI_DEFAULT_SEGMENTS_PER_PROC;
+    int windows = 1;
+    if (aggr && aggr->node_of && aggr->nnodes > 0) {
+        windows = 0;
+        for (int i = 0; i < aggr->count; i++)
+            windows += aggr->node_of[aggr->ranks[i]] == aggr->node_of[me];
+    }
+    return tci_level2_fits(tci_level2_window_bytes(slots, size), windows) ? TCIO_SUCCESS
+                                                                          : TCIO_ERR_NO_MEMORY;
+}
+
 /* The largest end offset: segment numbers must fit a slot's state word,
  * and a segment's end must fit an MPI_Offset. */
 static MPI_Offset addressable_end(int64_t segment_size)
@@ -194,6 +214,8 @@ static int set_up(tcio_file *fh, MPI_Comm user_comm, const char *fname, int mode
                                            &fh->aggr);
     if (rc == TCIO_SUCCESS)
         rc = choose_rc;
+    if (rc == TCIO_SUCCESS)
+        rc = level2_fits(&fh->config, &fh->aggr, fh->rank);
     if ((rc = agree_on_final_config(fh, rc)) != TCIO_SUCCESS)
         return rc;
     tci_aggregators_cache_nodes(user_comm, &fh->aggr);   /* every rank has it now */
@@ -227,6 +249,7 @@ int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tc
         *fhp = NULL;
     if (comm == MPI_COMM_NULL)
         return TCIO_ERR_BAD_ARG;
+    tci_collective_enter("tcio_open_comm");
     double t0 = MPI_Wtime();
     int nprocs = 0;
     MPI_Comm_size(comm, &nprocs);
@@ -234,18 +257,26 @@ int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tc
      * created, agreed over the caller's communicator, so that a bad setting
      * on some ranks fails the open everywhere and touches no file. */
     tci_config config = { .list = NULL };
+    tcio_file *fh = NULL;
     int rc = (!fname || !fhp) ? TCIO_ERR_BAD_ARG : check_mode(mode);
     if (rc == TCIO_SUCCESS && (rc = tci_config_from_user(info, &config)) == TCIO_SUCCESS)
         rc = tci_config_check_ranks(&config, nprocs);
+    if (rc == TCIO_SUCCESS)
+        rc = level2_fits(&config, NULL, 0);
+    /* The handle too, before the agreement: a rank without one must not
+     * skip the MPI_Comm_dup that the others enter. */
+    if (rc == TCIO_SUCCESS && !(fh = new_handle(mode)))
+        rc = TCIO_ERR_NO_MEMORY;
     if ((rc = agree_on_user_config(comm, rc, &config)) != TCIO_SUCCESS) {
         tci_config_free(&config);
+        if (fh)
+            destroy(fh);
         return rc;
     }
-    tcio_file *fh = new_handle(mode);
-    if (!fh)
-        rc = TCIO_ERR_NO_MEMORY;
-    else if (MPI_Comm_dup(comm, &fh->comm) != MPI_SUCCESS)
+    if (MPI_Comm_dup(comm, &fh->comm) != MPI_SUCCESS) {
+        fh->comm = MPI_COMM_NULL;
         rc = TCIO_ERR_MPI;
+    }
     if ((rc = agree(comm, rc)) != TCIO_SUCCESS) {
         tci_config_free(&config);
         if (fh)
@@ -288,6 +319,8 @@ typedef struct request {
 static int check_request(tcio_file *fh, bool writing, MPI_Offset offset, const void *data,
                          int count, MPI_Datatype type, request *req)
 {
+    if (fh->failure != TCIO_SUCCESS)
+        return fh->failure;                 /* sticky: data was lost already */
     if (writing && !fh->can_write)
         return TCIO_ERR_READ_ONLY;
     if (!writing && !fh->can_read)
@@ -464,11 +497,15 @@ static int write_packed(tcio_file *fh, MPI_Offset offset, const void *data, int 
     int disp = (int)tci_disp_of(&fh->map, offset);
     if (disp + bytes <= fh->map.segment_size) {
         int rc = level1_for_writing(fh, tci_segment_of(&fh->map, offset));
-        /* Record first: a failure then leaves the buffered bytes intact. */
-        if (rc == TCIO_SUCCESS && tci_extents_add(&fh->l1.extents, disp, (int)bytes) != 0)
+        /* Room for the extent first (no buffered byte changes if there is
+         * none), the extent recorded only once the bytes are packed (a
+         * failed pack must not send stale buffer bytes to the file). */
+        if (rc == TCIO_SUCCESS && tci_extents_reserve(&fh->l1.extents) != 0)
             rc = TCIO_ERR_NO_MEMORY;
         if (rc == TCIO_SUCCESS)
             rc = tci_type_pack(data, count, type, fh->l1.buf + disp, bytes);
+        if (rc == TCIO_SUCCESS && tci_extents_add(&fh->l1.extents, disp, (int)bytes) != 0)
+            rc = TCIO_ERR_NO_MEMORY;     /* cannot happen after the reserve */
         if (rc == TCIO_SUCCESS)
             note_written(fh, offset + bytes);
         return rc;
@@ -537,6 +574,8 @@ int tcio_seek(tcio_file *fh, MPI_Offset offset, int whence)
     }
     if ((offset > 0 && base > INT64_MAX - offset) || base + offset < 0)
         return TCIO_ERR_BAD_ARG;
+    if (base + offset > fh->max_end)
+        return TCIO_ERR_BAD_ARG;            /* no byte there is addressable */
     fh->position = base + offset;
     return TCIO_SUCCESS;
 }
@@ -545,7 +584,8 @@ int tcio_fetch(tcio_file *fh)
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
-    return complete_reads(fh);
+    int rc = complete_reads(fh);
+    return rc != TCIO_SUCCESS ? rc : fh->failure;
 }
 
 /* Complete reads, move buffered writes and complete every one-sided
@@ -582,7 +622,7 @@ int tcio_prefetch(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
-    int rc = check_prefetch(fh, offset, length);
+    int rc = fh->failure != TCIO_SUCCESS ? fh->failure : check_prefetch(fh, offset, length);
     return rc != TCIO_SUCCESS ? rc : tci_prefetch_range(fh, offset, length);
 }
 
@@ -590,8 +630,10 @@ int tcio_read_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
-    /* A rank with bad arguments still takes part, declaring nothing. */
-    int rc = check_prefetch(fh, offset, length);
+    tci_collective_enter("tcio_read_session");
+    /* A rank with bad arguments (or a failed handle) still takes part,
+     * declaring nothing. */
+    int rc = fh->failure != TCIO_SUCCESS ? fh->failure : check_prefetch(fh, offset, length);
     if (rc != TCIO_SUCCESS)
         offset = length = 0;
     int session_rc = tci_prefetch_session(fh, offset, length);
@@ -602,7 +644,11 @@ int tcio_flush(tcio_file *fh)
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
-    return collective_result(fh->comm, settle_local(fh));
+    tci_collective_enter("tcio_flush");
+    int rc = settle_local(fh);
+    /* A failure that an earlier call met (an early drain, a spill) is
+     * this rank's failure too. */
+    return collective_result(fh->comm, rc != TCIO_SUCCESS ? rc : fh->failure);
 }
 
 int tcio_close(tcio_file *fh)
@@ -610,10 +656,11 @@ int tcio_close(tcio_file *fh)
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
     forget_open(fh);
+    tci_collective_enter("tcio_close");
     double t0 = MPI_Wtime();
     int rc = settle_local(fh);
     /* No rank drains before every rank's last put has completed. */
-    MPI_Barrier(fh->comm);
+    tci_barrier(fh->comm);
     int drain_rc = tci_drain_own_slots(fh);
     if (rc == TCIO_SUCCESS)
         rc = drain_rc;

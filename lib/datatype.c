@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include "tcio.h"
 #include "datatype.h"
+#include "finalize.h"
 
 static int type_keyval = MPI_KEYVAL_INVALID;
 static MPI_Comm check_comm = MPI_COMM_NULL;
@@ -20,16 +21,36 @@ static int free_cached_info(MPI_Datatype type, int keyval, void *value, void *ex
     return MPI_SUCCESS;
 }
 
+static void free_keyval(void)
+{
+    if (check_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&check_comm);
+    if (type_keyval != MPI_KEYVAL_INVALID)
+        MPI_Type_free_keyval(&type_keyval);
+}
+
+/* The keyval and the private communicator, made once for the process and
+ * freed at MPI_Finalize; a failure leaves neither behind, so the next call
+ * tries afresh. */
 static int ensure_keyval(void)
 {
     if (type_keyval != MPI_KEYVAL_INVALID)
         return 0;
-    if (MPI_Comm_dup(MPI_COMM_SELF, &check_comm) != MPI_SUCCESS)
-        return -1;
-    MPI_Comm_set_errhandler(check_comm, MPI_ERRORS_RETURN);
     if (MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, free_cached_info, &type_keyval, NULL)
-        != MPI_SUCCESS)
+        != MPI_SUCCESS) {
+        type_keyval = MPI_KEYVAL_INVALID;
         return -1;
+    }
+    if (MPI_Comm_dup(MPI_COMM_SELF, &check_comm) != MPI_SUCCESS) {
+        check_comm = MPI_COMM_NULL;
+        free_keyval();
+        return -1;
+    }
+    MPI_Comm_set_errhandler(check_comm, MPI_ERRORS_RETURN);
+    if (tci_at_finalize(free_keyval) != 0) {
+        free_keyval();
+        return -1;
+    }
     return 0;
 }
 

@@ -1,4 +1,7 @@
 /* error.c - error messages and the mapping from MPI error classes. */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
 #include <mpi.h>
 #include "tcio.h"
 #include "error.h"
@@ -56,12 +59,28 @@ int tci_error_from_open(int mpi_err)
     return TCIO_ERR_OPEN;
 }
 
+/* ROMIO (MPICH 4.0) reports a full file system as class MPI_ERR_IO, its
+ * message ending in strerror(ENOSPC) ("Other I/O error No space left on
+ * device"): the message is the only place where the cause is known. */
+static bool says_no_space(int mpi_err)
+{
+    char text[MPI_MAX_ERROR_STRING + 1];
+    int len = 0;
+    if (MPI_Error_string(mpi_err, text, &len) != MPI_SUCCESS)
+        return false;
+    text[len < 0 ? 0 : len > MPI_MAX_ERROR_STRING ? MPI_MAX_ERROR_STRING : len] = '\0';
+    return strstr(text, strerror(ENOSPC)) || strstr(text, strerror(EDQUOT)) ||
+           strstr(text, "No space left on device") || strstr(text, "Disk quota exceeded");
+}
+
 int tci_error_from_io(int mpi_err)
 {
     if (mpi_err == MPI_SUCCESS)
         return TCIO_SUCCESS;
     int cls = error_class(mpi_err);
     if (cls == MPI_ERR_NO_SPACE || cls == MPI_ERR_QUOTA)
+        return TCIO_ERR_NO_SPACE;
+    if (cls == MPI_ERR_IO && says_no_space(mpi_err))
         return TCIO_ERR_NO_SPACE;
     if (cls == MPI_ERR_NO_MEM)
         return TCIO_ERR_NO_MEMORY;

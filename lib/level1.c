@@ -56,6 +56,11 @@ static int reserve_one(tci_extents *e)
     return grow_extents(e);
 }
 
+int tci_extents_reserve(tci_extents *e)
+{
+    return reserve_one(e);
+}
+
 int tci_extents_append(tci_extents *e, int disp, int len)
 {
     if (e->count > 0 && disp < e->disp[e->count - 1] + e->len[e->count - 1])

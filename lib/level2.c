@@ -11,8 +11,11 @@
  * one-sided operations need the target's progress engine (MPICH ch4 over
  * UCX, measured in doc/design.md) the target may be a process that shares
  * our core.  See doc/design.md for the protocol and why it cannot deadlock. */
+#define _POSIX_C_SOURCE 200809L
 #include <sched.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include "file.h"
@@ -126,6 +129,35 @@ static void move_type_done(tci_move_type *m)
         MPI_Type_free(&m->type);
 }
 
+static int bitmap_bytes_of(int64_t segment_size)
+{
+    return (int)(((segment_size + 7) / 8 + 7) / 8 * 8);
+}
+
+int64_t tci_level2_window_bytes(int64_t nslots, int64_t segment_size)
+{
+    int64_t bytes = TCI_NOTICE_BYTES +
+                    nslots * (TCI_HEADER_BYTES + bitmap_bytes_of(segment_size) + segment_size);
+    return (bytes + 63) / 64 * 64;
+}
+
+bool tci_level2_fits(int64_t bytes, int windows)
+{
+    if (windows <= 0 || bytes <= 0)
+        return true;
+    if (bytes > INT64_MAX / windows)
+        return false;
+    int64_t total = bytes * windows;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && total > (int64_t)pages / 2 * page)
+        return false;
+    struct rlimit as;
+    if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY &&
+        (uint64_t)total >= (uint64_t)as.rlim_cur)
+        return false;
+    return true;
+}
+
 int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment_size,
                       bool aggregator)
 {
@@ -133,11 +165,11 @@ int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment
     l2->win = MPI_WIN_NULL;
     l2->nslots = nslots;
     l2->segment_size = segment_size;
-    l2->bitmap_bytes = ((segment_size + 7) / 8 + 7) / 8 * 8;
+    l2->bitmap_bytes = bitmap_bytes_of(segment_size);
     /* MPICH 4.0.2 (ch4) places other ranks' accesses wrongly in a window
-     * whose size is not a multiple of 16 bytes (doc/design.md): round the
-     * size up to a cache line. */
-    MPI_Aint bytes = aggregator ? (tci_data_disp(l2, nslots) + 63) / 64 * 64 : 0;
+     * whose size is not a multiple of 16 bytes (doc/design.md): the size is
+     * rounded up to a cache line. */
+    MPI_Aint bytes = aggregator ? (MPI_Aint)tci_level2_window_bytes(nslots, segment_size) : 0;
     int err = MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, &l2->base, &l2->win);
     if (err != MPI_SUCCESS) {
         l2->win = MPI_WIN_NULL;
@@ -490,10 +522,13 @@ static int put_extents_locked(tcio_file *fh, tci_location loc, tci_slot_header *
                        &req[n]);
     if (err == MPI_SUCCESS && ++n)
         err = mark_written(l2, loc, &fh->l1.extents, &req[n]);
-    if (err == MPI_SUCCESS && ++n && fh->config.early_drain)
+    if (err == MPI_SUCCESS && ++n && fh->config.early_drain) {
         err = MPI_Rget_accumulate(&moved, 1, MPI_INT64_T, &before, 1, MPI_INT64_T, loc.rank,
                                   tci_header_disp(l2, loc.slot) + TCI_WRITTEN_OFFSET, 1,
-                                  MPI_INT64_T, MPI_SUM, l2->win, &req[n++]);
+                                  MPI_INT64_T, MPI_SUM, l2->win, &req[n]);
+        if (err == MPI_SUCCESS)
+            n++;                  /* counted only once it has started */
+    }
     err = finish_started(n, req, err);
     if (err != MPI_SUCCESS)
         return tci_error_from_mpi(err);

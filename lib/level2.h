@@ -99,6 +99,16 @@ typedef struct tci_level2 {
 int  tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment_size,
                        bool aggregator);
 
+/* Bytes of the window of an aggregator with NSLOTS slots of SEGMENT_SIZE
+ * bytes (the layout below, rounded up to 64 bytes). */
+int64_t tci_level2_window_bytes(int64_t nslots, int64_t segment_size);
+
+/* Whether WINDOWS windows of BYTES each may be allocated on this node:
+ * together at most half its physical memory, and within the process's
+ * address-space limit (MPI maps a node's shared windows into every process
+ * of the node). */
+bool tci_level2_fits(int64_t bytes, int windows);
+
 /* Close the epoch and free everything (collective). */
 void tci_level2_free(tci_level2 *l2);
 
