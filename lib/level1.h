@@ -17,7 +17,6 @@ typedef struct tci_extents {
     int     count;
     int     capacity;
     bool    sorted;     /* disp ascending and no two ranges overlap/touch */
-    int     limit;      /* segment size: bounds how many ranges can exist */
 } tci_extents;
 
 int  tci_extents_init(tci_extents *e, int segment_size);

@@ -2,7 +2,8 @@
  *
  * The window is opened once, at tcio_open, with a shared MPI_Win_lock_all
  * epoch that lasts until tcio_close; exclusive access to a slot comes from
- * a lock word in its header, taken with an atomic fetch-and-OR.  A mover
+ * a lock word in its header, taken with an atomic swap (MPI_REPLACE in
+ * MPI_Rget_accumulate: the old word tells whether it was free).  A mover
  * holds at most one slot lock at a time and never waits, while holding it,
  * for another rank to call the library: inside the lock it may write the
  * slot's previous segment to the file and load the segment from the file,

@@ -19,19 +19,33 @@ struct tcio_file;
 /* What a slot holds, decoded from its state word. */
 typedef struct tci_slot_header {
     int64_t segment;   /* file segment held, or TCI_SLOT_EMPTY */
-    int64_t flags;     /* TCI_SLOT_LOADED | TCI_SLOT_DIRTY */
+    int64_t flags;     /* TCI_SLOT_LOADED | TCI_SLOT_DIRTY | TCI_SLOT_FULL */
 } tci_slot_header;
 
 /* Each slot's header holds two int64 words (padded to TCI_HEADER_BYTES):
  *   state    TCI_STATE_LOCKED while a mover holds the slot, else the header
  *            packed as (segment + 1) << TCI_FLAG_BITS | flags.  Changed only
  *            with MPI_REPLACE, so that taking the lock and reading the
- *            header is one atomic swap (see doc/design.md).  Segments are
- *            below 2^59 (api.c bounds offsets).
+ *            header is one atomic swap (see doc/design.md).  Segment
+ *            numbers are at most TCI_MAX_SEGMENT = 2^60 - 2, so that
+ *            (segment + 1) << TCI_FLAG_BITS stays below 2^63 (api.c bounds
+ *            offsets accordingly).
  *   written  bytes moved into the segment since it was claimed (MPI_SUM by
- *            movers, reset by the holder of the lock): a cheap trigger for
- *            early drain; overwrites make it overcount, so the owner
- *            confirms with the bitmap. */
+ *            movers): a cheap trigger for early drain; overwrites make it
+ *            overcount, so the owner confirms with the bitmap.  Reset to 0
+ *            by a mover that claims the slot for another segment (an
+ *            MPI_REPLACE accumulate, claim_slot) and by the owner after an
+ *            early drain (a plain store into its own window, under the slot
+ *            lock, followed by MPI_Win_sync).
+ * Mixing operations on one location (the bitmap: MPI_REPLACE when a slot
+ * is claimed, MPI_BOR for each write; the counter: MPI_REPLACE, MPI_SUM and
+ * the owner's store) is legal under the window's default accumulate_ops
+ * (same_op_no_op), which only forbids different operations that are
+ * concurrent: all of them happen under the slot lock, a holder's own
+ * accumulates are ordered (the default accumulate_ordering), and a release
+ * completes them at the owner (MPI_Win_flush) before the next holder can
+ * take the lock.  Only the lock word itself is touched by every rank at
+ * once, and only ever with MPI_REPLACE (and MPI_NO_OP reads). */
 #define TCI_STATE_LOCKED    INT64_MIN
 #define TCI_HEADER_BYTES    32
 #define TCI_WRITTEN_OFFSET  8
