@@ -51,7 +51,9 @@
  * Errors
  *   Every int-returning call returns TCIO_SUCCESS (0) or one of the codes
  *   below; tcio_error_string turns any of them into a one-line message.  The
- *   library never prints and never aborts.  A rejected call changes nothing:
+ *   library reports errors only through these codes and never aborts on its
+ *   own (the two exceptions are opt-in or silenceable: see "Misuse" in
+ *   doc/semantics.md).  A rejected call changes nothing:
  *   no data moves and the file position stays.  A file-system or MPI error
  *   while data is being moved or written (a spill, an early drain) sticks
  *   to the handle: every later call on it that can fail (tcio_write*,
@@ -151,12 +153,16 @@ tcio_file *tcio_open(const char *fname, int mode);
  *                           soon as every byte of it was written.
  *   tcio_stats              "on" or "off" (default): tcio_close prints a
  *                           summary of the file's traffic and phase times
- *                           on rank 0's standard output (the only output
- *                           the library ever produces).
+ *                           on rank 0's standard output.
  * Each has an environment variable of the same name in capitals
  * (TCIO_SEGMENT_SIZE, ..., TCIO_STATS) that takes
  * precedence over the info key (so that a run can be tuned without
- * recompiling).  Every other info key passes through to MPI_File_open:
+ * recompiling).  The first open of a process warns on rank 0's standard
+ * error about each TCIO_* variable the library does not know (a typo
+ * would otherwise be ignored); TCIO_WARN_UNKNOWN=off silences it.
+ * TCIO_COLLECTIVE_TIMEOUT=<seconds> (environment only) makes a rank that
+ * waits longer than that in a collective call for the other ranks print a
+ * message naming the call and abort the job (doc/semantics.md, Misuse).  Every other info key passes through to MPI_File_open:
  * striping_unit and striping_factor set the striping of a file created
  * on Lustre or GPFS.  The file position starts at 0 (at the end of
  * the file with MPI_MODE_APPEND).

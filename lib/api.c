@@ -2,6 +2,7 @@
  * splitting requests at segment boundaries, and the collective open, flush
  * and close.  The data movement itself lives in level1.c, level2.c and
  * drain.c. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "file.h"
@@ -251,8 +252,13 @@ int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tc
         return TCIO_ERR_BAD_ARG;
     tci_collective_enter("tcio_open_comm");
     double t0 = MPI_Wtime();
-    int nprocs = 0;
+    int nprocs = 0, me = 0;
     MPI_Comm_size(comm, &nprocs);
+    MPI_Comm_rank(comm, &me);
+    static bool env_checked;        /* once per process, by rank 0 */
+    if (!env_checked && me == 0)
+        tci_config_report_unknown_env(stderr);
+    env_checked = true;
     /* Every check that needs no file comes before anything collective is
      * created, agreed over the caller's communicator, so that a bad setting
      * on some ranks fails the open everywhere and touches no file. */

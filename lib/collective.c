@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include "collective.h"
+#include "configuration.h"
 
 #define YIELD_POLLS      256
 #define SHORT_SLEEP_NS   50000L
@@ -33,7 +34,7 @@ static double timeout_seconds(void)
 {
     static double seconds = -1;
     if (seconds < 0) {
-        const char *text = getenv("TCIO_COLLECTIVE_TIMEOUT");
+        const char *text = getenv(TCI_ENV_COLLECTIVE_TIMEOUT);
         char *end = NULL;
         long n = text ? strtol(text, &end, 10) : 0;
         seconds = text && *text && end && *end == '\0' && n > 0 ? (double)n : 0;

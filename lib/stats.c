@@ -1,5 +1,6 @@
 /* stats.c - the TCIO_STATS summary printed by tcio_close on rank 0.  This
- * is the only output the library ever produces, and only when asked. */
+ * and the warning about unknown TCIO_* variables (configuration.c, on
+ * stderr) are the only output the library produces. */
 #include <stdio.h>
 #include "stats.h"
 
