@@ -513,6 +513,65 @@ START_TEST(test_impossible_seek)
 }
 END_TEST
 
+/* ---- 6: a full file system ----------------------------------------------------------- */
+
+/* Write about 1 MiB of interleaved 64-byte pieces into a file on the small
+ * file system at DIR (tests/full-fs.sh mounts one), in 4 KiB segments.
+ * With SPILL, one slot per aggregator makes segments leave level 2 before
+ * close (spills, or early drains when DRAIN is on and they are complete);
+ * without, every segment fits level 2 and leaves it at close (or earlier
+ * through early drain).  The disk fills up on the way: every rank must get
+ * an error from tcio_close or earlier, without a hang. */
+static void full_fs_case(const char *dir, int drain, int spill)
+{
+    char ctx[160], path[4200];
+    snprintf(ctx, sizeof ctx, "full file system, early drain %s, %s", drain ? "on" : "off",
+             spill ? "spills" : "no spill");
+    snprintf(path, sizeof path, "%s/tcio-full-%d%d", dir, drain, spill);
+    const char *const kv[] = { "tcio_early_drain", drain ? "on" : "off", NULL };
+    tcio_file *fh = NULL;
+    expect_all(tu_open_kv(path, MODE_NEW_WRONLY, "4k", spill ? "1" : "256", kv, &fh),
+               TCIO_SUCCESS, ctx, "tcio_open_comm");
+    unsigned char piece[64];
+    int first_err = TCIO_SUCCESS, pieces = (1 << 20) / 64 / tu_nprocs;
+    for (int k = 0; k < pieces && first_err == TCIO_SUCCESS; k++) {
+        tu_fill_pattern(piece, sizeof piece, (uint64_t)k * 16 + (uint64_t)tu_rank);
+        first_err = tcio_write_at(fh, ((MPI_Offset)k * tu_nprocs + tu_rank) * 64, piece, 64,
+                                  MPI_BYTE);
+    }
+    int rc = tu_close(fh);
+    if (tu_rank == 0)
+        printf("%s: first write error %d, close %d (%s)\n", ctx, first_err, rc,
+               tcio_error_string(rc));
+    CHECK_ALL(first_err == TCIO_SUCCESS || first_err == TCIO_ERR_NO_SPACE,
+              "%s: a write returned %d (%s), expected success or NO_SPACE", ctx, first_err,
+              tcio_error_string(first_err));
+    CHECK_ALL(rc == TCIO_ERR_NO_SPACE || rc == TCIO_ERR_REMOTE,
+              "%s: tcio_close returned %d (%s), expected NO_SPACE or REMOTE", ctx, rc,
+              tcio_error_string(rc));
+    CHECK_ALL(tu_sum_int(rc == TCIO_ERR_NO_SPACE) >= 1, "%s: no rank reported NO_SPACE", ctx);
+    if (tu_rank == 0)
+        unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+START_TEST(test_full_file_system)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    const char *dir = getenv("TCIO_TEST_FULL_FS");
+    if (!dir || !*dir) {
+        if (tu_rank == 0)
+            printf("test_full_file_system: TCIO_TEST_FULL_FS (a small, empty file system) "
+                   "not set: skipped (tests/full-fs.sh sets it)\n");
+        return;
+    }
+    for (int drain = 0; drain < 2; drain++)
+        for (int spill = 0; spill < 2; spill++)
+            full_fs_case(dir, drain, spill);
+}
+END_TEST
+
 /* ---- main ------------------------------------------------------------------------------- */
 
 static void add_case(Suite *s, const char *name, const TTest *test)
@@ -537,6 +596,7 @@ int main(int argc, char **argv)
     add_case(s, "level2_too_large", test_level2_too_large);
     add_case(s, "sticky_drain_failure", test_sticky_drain_failure);
     add_case(s, "impossible_seek", test_impossible_seek);
+    add_case(s, "full_file_system", test_full_file_system);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
     if (tu_rank == 0)

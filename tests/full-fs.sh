@@ -1,0 +1,21 @@
+#!/bin/sh
+# A full file system (issue 12, item 6): the full_file_system case of
+# tests/test_faults.c on a 256 KiB tmpfs, at 2 and 3 ranks, for early drain
+# on and off, with and without spills.  Mounting needs root: otherwise (or
+# when mounting fails, as in some containers) the test is skipped (exit 77)
+# with the reason.
+if [ "$(id -u)" != 0 ]; then
+    echo "full-fs.sh: skipped: not root (mounting a small tmpfs needs root)"
+    exit 77
+fi
+mnt=$(mktemp -d "${TMPDIR:-/tmp}/tcio-full-XXXXXX") || exit 1
+if ! err=$(mount -t tmpfs -o size=256k tcio-full "$mnt" 2>&1); then
+    rmdir "$mnt"
+    echo "full-fs.sh: skipped: cannot mount a tmpfs: $err"
+    exit 77
+fi
+trap 'umount "$mnt"; rmdir "$mnt"' EXIT
+for np in 2 3; do
+    TCIO_TEST_FULL_FS=$mnt CK_RUN_CASE=full_file_system TCIO_TEST_TIMEOUT=60 \
+        ./tests/run-mpi.sh $np ./tests/test_faults || exit 1
+done
