@@ -89,8 +89,10 @@ enum tcio_error {
     TCIO_SUCCESS = 0,
     TCIO_ERR_BAD_HANDLE,   /* NULL handle, or a handle already closed      */
     TCIO_ERR_BAD_ARG,      /* negative count or offset, NULL data, bad whence,
-                              NULL out-pointer or file name, offset overflow,
-                              over 2 GiB of a non-contiguous type per call */
+                              NULL out-pointer or file name, an end past the
+                              largest addressable offset (2^63 minus one
+                              segment), or a single element of a
+                              non-contiguous type over 2 GiB */
     TCIO_ERR_BAD_TYPE,     /* MPI_DATATYPE_NULL or a type not committed    */
     TCIO_ERR_BAD_MODE,     /* no or several of RDONLY/WRONLY/RDWR, RDONLY
                               with CREATE/EXCL/TRUNC, SEQUENTIAL, unknown bit */

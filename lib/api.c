@@ -345,8 +345,9 @@ static int check_request(tcio_file *fh, bool writing, MPI_Offset offset, const v
         return TCIO_ERR_BAD_ARG;
     if (offset > fh->max_end - req->bytes)
         return TCIO_ERR_BAD_ARG;
-    /* Non-contiguous types go through MPI_Pack, whose sizes are int. */
-    if (!req->type.contiguous && req->bytes > INT32_MAX)
+    /* Non-contiguous types go through MPI_Pack, whose sizes are int: any
+     * count is packed in pieces, but one element must fit. */
+    if (!tci_type_fits_pack(&req->type))
         return TCIO_ERR_BAD_ARG;
     return TCIO_SUCCESS;
 }
@@ -410,7 +411,7 @@ static int read_typed(tcio_file *fh, MPI_Offset offset, void *data, int count,
     fh->stats.count[TCI_C_BYTES_READ] += req->bytes;
     if (req->type.contiguous)
         return read_bytes(fh, offset, data, req->bytes);
-    tci_staged_read *staged = tci_staged_new(data, count, type, req->bytes);
+    tci_staged_read *staged = tci_staged_new(data, count, type, &req->type);
     if (!staged)
         return TCIO_ERR_NO_MEMORY;
     int rc = read_bytes(fh, offset, staged->staging, req->bytes);
@@ -496,10 +497,13 @@ static int write_bytes(tcio_file *fh, MPI_Offset offset, const char *src, int64_
 }
 
 /* A non-contiguous type is packed straight into the level-1 buffer when it
- * fits in one segment, else through a temporary buffer. */
+ * fits in one segment, else through a temporary buffer of at most
+ * tci_pack_piece_bytes (or one element), a piece of whole elements at a
+ * time. */
 static int write_packed(tcio_file *fh, MPI_Offset offset, const void *data, int count,
-                        MPI_Datatype type, int64_t bytes)
+                        MPI_Datatype type, const tci_type_info *info)
 {
+    int64_t bytes = (int64_t)count * info->size;
     int disp = (int)tci_disp_of(&fh->map, offset);
     if (disp + bytes <= fh->map.segment_size) {
         int rc = level1_for_writing(fh, tci_segment_of(&fh->map, offset));
@@ -509,19 +513,32 @@ static int write_packed(tcio_file *fh, MPI_Offset offset, const void *data, int 
         if (rc == TCIO_SUCCESS && tci_extents_reserve(&fh->l1.extents) != 0)
             rc = TCIO_ERR_NO_MEMORY;
         if (rc == TCIO_SUCCESS)
-            rc = tci_type_pack(data, count, type, fh->l1.buf + disp, bytes);
+            rc = tci_type_pack(data, count, type, info, fh->l1.buf + disp);
         if (rc == TCIO_SUCCESS && tci_extents_add(&fh->l1.extents, disp, (int)bytes) != 0)
             rc = TCIO_ERR_NO_MEMORY;     /* cannot happen after the reserve */
         if (rc == TCIO_SUCCESS)
             note_written(fh, offset + bytes);
         return rc;
     }
-    char *packed = malloc((size_t)bytes);
+    int64_t per_piece = info->size > 0 ? tci_pack_piece_bytes / info->size : count;
+    if (per_piece < 1)
+        per_piece = 1;
+    if (per_piece > count)
+        per_piece = count;
+    char *packed = malloc((size_t)(per_piece * info->size));
     if (!packed)
         return TCIO_ERR_NO_MEMORY;
-    int rc = tci_type_pack(data, count, type, packed, bytes);
-    if (rc == TCIO_SUCCESS)
-        rc = write_bytes(fh, offset, packed, bytes);
+    int rc = TCIO_SUCCESS;
+    const char *in = data;
+    for (int done = 0; done < count && rc == TCIO_SUCCESS;) {
+        int n = count - done < per_piece ? count - done : (int)per_piece;
+        rc = tci_type_pack(in, n, type, info, packed);
+        if (rc == TCIO_SUCCESS)
+            rc = write_bytes(fh, offset, packed, (int64_t)n * info->size);
+        offset += (int64_t)n * info->size;
+        in += (int64_t)n * info->extent;
+        done += n;
+    }
     free(packed);
     return rc;
 }
@@ -534,7 +551,7 @@ static int write_typed(tcio_file *fh, MPI_Offset offset, const void *data, int c
     fh->stats.count[TCI_C_BYTES_WRITTEN] += req->bytes;
     if (req->type.contiguous)
         return write_bytes(fh, offset, data, req->bytes);
-    return write_packed(fh, offset, data, count, type, req->bytes);
+    return write_packed(fh, offset, data, count, type, &req->type);
 }
 
 int tcio_write_at(tcio_file *fh, MPI_Offset offset, const void *data, int count,

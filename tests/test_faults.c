@@ -11,6 +11,7 @@
  * first one needs a process in which no derived datatype was seen yet. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -513,6 +514,79 @@ START_TEST(test_impossible_seek)
 }
 END_TEST
 
+/* ---- 3, 12: 64-bit offsets and requests packed in pieces, on a sparse file ------------- */
+
+#include "datatype.h"
+
+/* Each rank writes 10 elements of a strided vector type (8 data bytes in a
+ * 16-byte extent) across 2^31, 2^32 and 2^40, with packing in pieces of 3
+ * elements (the path of requests over 2 GiB), reads them back through the
+ * library into a vector of the same shape, and rank 0 checks the file with
+ * pread.  The file is sparse: only a few KiB reach the disk. */
+START_TEST(test_large_offsets_in_pieces)
+{
+    TU_BEGIN();
+    const char *path = tu_path("sparse");
+    tcio_file *fh = NULL;
+    expect_all(tu_open(path, MODE_NEW_RDWR, "4k", "4", &fh), TCIO_SUCCESS, "sparse", "open");
+    const MPI_Offset bases[3] = { (INT64_C(1) << 31) - 37, (INT64_C(1) << 32) - 5,
+                                  (INT64_C(1) << 40) + 11 };
+    MPI_Datatype vec;
+    MPI_Type_vector(2, 1, 3, MPI_INT, &vec);   /* ints 0 and 3 of every 4 */
+    MPI_Type_commit(&vec);
+    int64_t saved = tci_pack_piece_bytes;
+    tci_pack_piece_bytes = 24;
+    int src[3][40], got[3][40];
+    tu_status st;
+    tu_status_init(&st);
+    for (int b = 0; b < 3; b++) {
+        tu_fill_pattern(src[b], sizeof src[b], (uint64_t)(b * 10 + tu_rank));
+        memset(got[b], 0, sizeof got[b]);
+        MPI_Offset at = bases[b] + 80 * tu_rank;
+        tu_expect_rc(&st, tcio_write_at(fh, at, src[b], 10, vec), 0, "write at %lld",
+                     (long long)at);
+        tu_expect_rc(&st, tcio_read_at(fh, at, got[b], 10, vec), 0, "read at %lld",
+                     (long long)at);
+    }
+    tu_expect_rc(&st, tcio_fetch(fh), 0, "tcio_fetch");
+    for (int b = 0; b < 3 && st.ok; b++)
+        for (int e = 0; e < 10; e++)
+            if (got[b][4 * e] != src[b][4 * e] || got[b][4 * e + 3] != src[b][4 * e + 3] ||
+                got[b][4 * e + 1] != 0) {
+                tu_fail(&st, "read back at base %d, element %d differs", b, e);
+                break;
+            }
+    tci_pack_piece_bytes = saved;
+    MPI_Type_free(&vec);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_all(rc, TCIO_SUCCESS, "sparse", "tcio_close");
+    if (tu_rank == 0) {
+        int fd = open(path, O_RDONLY);
+        for (int r = 0; r < tu_nprocs && st.ok; r++)
+            for (int b = 0; b < 3 && st.ok; b++) {
+                int want[40], file[20];
+                tu_fill_pattern(want, sizeof want, (uint64_t)(b * 10 + r));
+                if (fd < 0 || pread(fd, file, sizeof file, bases[b] + 80 * r) != sizeof file) {
+                    tu_fail(&st, "cannot pread %s", path);
+                    break;
+                }
+                for (int e = 0; e < 10; e++)
+                    if (file[2 * e] != want[4 * e] || file[2 * e + 1] != want[4 * e + 3]) {
+                        tu_fail(&st, "file bytes of rank %d at base %d, element %d differ", r,
+                                b, e);
+                        break;
+                    }
+            }
+        if (fd >= 0)
+            close(fd);
+    }
+    CHECK_STATUS(st);
+    CHECK_ALL(tu_rank != 0 || tu_file_size(path) == bases[2] + 80 * tu_nprocs,
+              "sparse file size");
+}
+END_TEST
+
 /* ---- 6: a full file system ----------------------------------------------------------- */
 
 /* Write about 1 MiB of interleaved 64-byte pieces into a file on the small
@@ -596,6 +670,7 @@ int main(int argc, char **argv)
     add_case(s, "level2_too_large", test_level2_too_large);
     add_case(s, "sticky_drain_failure", test_sticky_drain_failure);
     add_case(s, "impossible_seek", test_impossible_seek);
+    add_case(s, "large_offsets_in_pieces", test_large_offsets_in_pieces);
     add_case(s, "full_file_system", test_full_file_system);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
