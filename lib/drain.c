@@ -12,6 +12,7 @@
  * every byte was written, writes those segments and releases the slots
  * clean: they still serve reads, and a new segment can claim them without
  * a spill. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "file.h"
@@ -26,12 +27,18 @@ static MPI_Offset segment_start(const tcio_file *fh, int64_t segment)
 static int write_run(tcio_file *fh, MPI_Offset offset, const char *data, int len)
 {
     MPI_Status status;
+    errno = 0;
     int err = MPI_File_write_at(fh->file, offset, data, len, MPI_BYTE, &status);
     if (err != MPI_SUCCESS)
         return tci_error_from_io(err);
     int written = 0;
     MPI_Get_count(&status, MPI_BYTE, &written);
-    return written == len ? TCIO_SUCCESS : TCIO_ERR_IO;
+    if (written == len)
+        return TCIO_SUCCESS;
+    /* A short write reported as a success: Open MPI 4.1's OMPIO does that
+     * on a full file system (it prints the failed pwritev's error and
+     * returns MPI_SUCCESS with a short count).  Its errno tells why. */
+    return errno == ENOSPC || errno == EDQUOT ? TCIO_ERR_NO_SPACE : TCIO_ERR_IO;
 }
 
 int tci_drain_segment(tcio_file *fh, int64_t segment, const char *data,

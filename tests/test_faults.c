@@ -286,7 +286,9 @@ static int allocation_round(const char *path, int victim, long nth, tu_status *s
         expect_same_outcome(rc, ctx, "tcio_close");
     }
     int hit = malloc_failures > 0;
-    if (getenv("TCIO_TEST_VERBOSE")) fprintf(stderr, "rank %d: round victim %d nth %ld hit %d rc %d\n", tu_rank, victim, nth, hit, rc);
+    if (getenv("TCIO_TEST_VERBOSE"))     /* which round hangs, if one does */
+        fprintf(stderr, "rank %d: victim %d, allocation %ld: hit %d, close %d\n", tu_rank,
+                victim, nth, hit, rc);
     no_faults();
     /* The node map may or may not be cached on some ranks now: a second
      * open on the same communicator must still succeed everywhere. */
