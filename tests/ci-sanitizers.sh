@@ -15,7 +15,8 @@
 #      tests/valgrind-mpi.supp, and any remaining error or leak (definitely
 #      or indirectly lost) with a frame in libtcio's sources (lib/*.c) fails
 #      the run.
-# Needs valgrind (apt-get install valgrind) and the MPI's compiler wrapper.
+# Needs the MPI's compiler wrapper and valgrind (installed with apt-get when
+# missing and run as root).
 # Takes about 3 minutes on 2 cores.  KEEP=1 keeps the build directories.
 set -u
 mpi=${1:-}
@@ -27,6 +28,11 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 cc=mpicc.$mpi
 mpiexec=$(command -v "mpiexec.$mpi") || { echo "ci-sanitizers.sh: mpiexec.$mpi not found" >&2; exit 1; }
 command -v "$cc" >/dev/null || { echo "ci-sanitizers.sh: $cc not found" >&2; exit 1; }
+if ! command -v valgrind >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "ci-sanitizers.sh: installing valgrind"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null ||
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind; }
+fi
 command -v valgrind >/dev/null || { echo "ci-sanitizers.sh: valgrind not found (apt-get install valgrind)" >&2; exit 1; }
 if [ "$mpi" = openmpi ]; then
     export OMPI_MCA_btl_vader_single_copy_mechanism=none
