@@ -178,8 +178,8 @@ tcio_file *tcio_open(const char *fname, int mode);
  * has) are found before MPI_File_open; only a failure after it (out of
  * memory, an MPI error) can leave a file that MPI_MODE_CREATE created.
  * TCIO_ERR_NO_MEMORY also when the level-2 windows of a node would take
- * more than half its physical memory or exceed the address-space limit
- * (RLIMIT_AS): checked before MPI_File_open for one window of the given
+ * more than half its physical memory or the free space of /dev/shm, or
+ * exceed the address-space limit (RLIMIT_AS): checked before MPI_File_open for one window of the given
  * (or default) sizes, and again once the aggregators are known.
  */
 int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info,

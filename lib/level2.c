@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <stdlib.h>
 #include <string.h>
 #include "file.h"
@@ -155,6 +156,13 @@ bool tci_level2_fits(int64_t bytes, int windows)
     struct rlimit as;
     if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY &&
         (uint64_t)total >= (uint64_t)as.rlim_cur)
+        return false;
+    /* MPICH and Open MPI place a node's windows in shared memory files
+     * under /dev/shm: one larger than its free space would not fail at
+     * MPI_Win_allocate but kill the process (SIGBUS) when first touched. */
+    struct statvfs shm;
+    if (statvfs("/dev/shm", &shm) == 0 && shm.f_frsize > 0 &&
+        (uint64_t)total > (uint64_t)shm.f_bavail * shm.f_frsize)
         return false;
     return true;
 }

@@ -118,7 +118,8 @@ int  tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segmen
 int64_t tci_level2_window_bytes(int64_t nslots, int64_t segment_size);
 
 /* Whether WINDOWS windows of BYTES each may be allocated on this node:
- * together at most half its physical memory, and within the process's
+ * together at most half its physical memory and the free space of
+ * /dev/shm (where MPI keeps shared windows), and within the process's
  * address-space limit (MPI maps a node's shared windows into every process
  * of the node). */
 bool tci_level2_fits(int64_t bytes, int windows);

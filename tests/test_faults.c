@@ -447,6 +447,31 @@ START_TEST(test_level2_too_large)
 }
 END_TEST
 
+/* A level 2 larger than the free space of /dev/shm (tests/full-fs.sh runs
+ * this in a private mount namespace with a 16 MiB /dev/shm): refused, not
+ * a SIGBUS when the window is first touched. */
+START_TEST(test_level2_over_shm)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    if (!getenv("TCIO_TEST_SMALL_SHM")) {
+        if (tu_rank == 0)
+            printf("test_level2_over_shm: TCIO_TEST_SMALL_SHM not set: skipped "
+                   "(tests/full-fs.sh sets it under a 16 MiB /dev/shm)\n");
+        return;
+    }
+    const char *path = tu_path("shm");
+    tcio_file *fh = NULL;
+    expect_all(tu_open(path, MODE_NEW_WRONLY, "1M", "32", &fh), TCIO_ERR_NO_MEMORY,
+               "32 segments of 1 MiB, 16 MiB /dev/shm", "tcio_open_comm");
+    CHECK_ALL(tu_rank != 0 || tu_file_size(path) < 0, "a refused open created %s", path);
+    /* What fits still opens. */
+    expect_all(tu_open(path, MODE_NEW_WRONLY, "64k", "16", &fh), TCIO_SUCCESS,
+               "16 segments of 64 KiB, 16 MiB /dev/shm", "tcio_open_comm");
+    expect_all(tu_close(fh), TCIO_SUCCESS, "16 segments of 64 KiB", "tcio_close");
+}
+END_TEST
+
 /* ---- 9, 10: a failed early drain sticks to every later call --------------------------- */
 
 START_TEST(test_sticky_drain_failure)
@@ -674,6 +699,7 @@ int main(int argc, char **argv)
     add_case(s, "notice_not_lost", test_notice_not_lost);
     add_case(s, "failed_pack", test_failed_pack);
     add_case(s, "level2_too_large", test_level2_too_large);
+    add_case(s, "level2_over_shm", test_level2_over_shm);
     add_case(s, "sticky_drain_failure", test_sticky_drain_failure);
     add_case(s, "impossible_seek", test_impossible_seek);
     add_case(s, "large_offsets_in_pieces", test_large_offsets_in_pieces);
