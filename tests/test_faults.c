@@ -8,7 +8,10 @@
  * ones unless a test armed a failure.  Every check is collective (CHECK_ALL
  * in testutil.h); a hang is caught by the fixture's watchdog
  * (TCIO_TEST_TIMEOUT).  The cases run in the order listed in main: the
- * first one needs a process in which no derived datatype was seen yet. */
+ * first one needs a process in which no derived datatype was seen yet.
+ * TCIO_TEST_VERBOSE=1 prints each round of the allocation sweep;
+ * TCIO_TEST_FULL_FS=<dir of a small file system> and TCIO_TEST_SMALL_SHM=1
+ * (under a 16 MiB /dev/shm) enable two cases that tests/full-fs.sh runs. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <fcntl.h>
@@ -18,6 +21,7 @@
 #include <unistd.h>
 #include <mpi.h>
 #include "tcio.h"
+#include "datatype.h"      /* tci_pack_piece_bytes */
 #include "testutil.h"
 
 #define MODE_NEW_WRONLY (MPI_MODE_WRONLY | MPI_MODE_CREATE | TCIO_MODE_TRUNC)
@@ -546,8 +550,6 @@ START_TEST(test_impossible_seek)
 END_TEST
 
 /* ---- 3, 12: 64-bit offsets and requests packed in pieces, on a sparse file ------------- */
-
-#include "datatype.h"
 
 /* Each rank writes 10 elements of a strided vector type (8 data bytes in a
  * 16-byte extent) across 2^31, 2^32 and 2^40, with packing in pieces of 3
