@@ -95,30 +95,38 @@ static void release_drained(tcio_file *fh, int64_t slot, tci_slot_header *h, boo
 }
 
 /* Write the complete segments of own slots, one at a time, each straight
- * from the slot's memory while its slot is locked.  A lock holder here
- * waits only for its own file system, never for another rank, so the
+ * from the slot's memory while its slot is locked.  Returns whether every
+ * slot was looked at: a slot that another rank (a reader, a prefetcher)
+ * held during the snapshot may be full, and as readers send no notice, the
+ * notice that led here must stay unconsumed until a later look sees it.
+ * A lock holder here waits only for its own file system, never for another rank, so the
  * protocol stays deadlock-free.  The writes are blocking: a write left in
  * flight would either keep its slot locked until this rank enters the
  * library again (movers would spin on it while this rank computes) or let
  * a load of the segment by another rank race it; and MPICH 4.0's
  * MPI_File_iwrite_at never completes when the device fails
  * (doc/design.md). */
-static void drain_complete_slots(tcio_file *fh)
+static bool drain_complete_slots(tcio_file *fh)
 {
     tci_transport *t = &fh->l2.t;
     /* Lock only the slots that a snapshot shows full: a lock round trip per
      * slot would cost more than the drains. */
     int64_t *states = malloc((size_t)t->local_slots * sizeof *states);
-    if (!states) {
-        tci_note_failure(fh, TCIO_ERR_NO_MEMORY);
-        return;
-    }
-    if (tci_note_failure(fh, t->ops->peek_states(t, states)) != TCIO_SUCCESS) {
+    if (!states)
+        return false;     /* nothing lost: the next look tries again */
+    int rc = t->ops->peek_states(t, states);
+    if (rc != TCIO_SUCCESS) {
         free(states);
-        return;
+        /* Out of memory inside the transport loses nothing either. */
+        if (rc != TCIO_ERR_NO_MEMORY)
+            tci_note_failure(fh, rc);
+        return false;
     }
+    bool seen_all = true;
     for (int64_t slot = 0; slot < t->local_slots; slot++) {
         tci_slot_header h = tci_state_decode(states[slot]);
+        if (states[slot] == TCI_STATE_LOCKED)
+            seen_all = false;
         if (states[slot] == TCI_STATE_LOCKED || !(h.flags & TCI_SLOT_FULL))
             continue;
         if (!take_if_complete(fh, slot, &h))
@@ -126,13 +134,14 @@ static void drain_complete_slots(tcio_file *fh)
         /* The bitmap is complete: one write of the whole segment. */
         unsigned char *bitmap;
         const char *data = t->ops->memory(t, own_slot(fh, slot), &bitmap);
-        int rc = tci_segio_write(fh->file, &fh->map, h.segment, data, bitmap);
+        rc = tci_segio_write(fh->file, &fh->map, h.segment, data, bitmap);
         /* A failed write keeps the segment dirty (close tries again), but
          * the handle remembers it so that close cannot report success. */
         tci_note_failure(fh, rc);
         release_drained(fh, slot, &h, rc == TCIO_SUCCESS);
     }
     free(states);
+    return seen_all;
 }
 
 void tci_owner_early_drains(tcio_file *fh)
@@ -144,9 +153,7 @@ void tci_owner_early_drains(tcio_file *fh)
     int64_t notices = 0;
     if (tci_note_failure(fh, t->ops->notices(t, &notices)) != TCIO_SUCCESS)
         return;
-    if (notices != fh->notices_seen) {
+    if (notices != fh->notices_seen && drain_complete_slots(fh))
         fh->notices_seen = notices;
-        drain_complete_slots(fh);
-    }
     fh->stats.time[TCI_T_EARLY_DRAINS] += MPI_Wtime() - t0;
 }

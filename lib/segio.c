@@ -4,6 +4,7 @@
  * segment's bitmap becomes one independent MPI_File_write_at inside the
  * segment (with the default segment size, the striping unit, no write
  * crosses a stripe).  Loads read whole segments. */
+#include <errno.h>
 #include <string.h>
 #include "segio.h"
 #include "slot.h"
@@ -17,12 +18,18 @@ static MPI_Offset segment_start(const tci_segmap *map, int64_t segment)
 static int write_run(MPI_File file, MPI_Offset offset, const char *data, int len)
 {
     MPI_Status status;
+    errno = 0;
     int err = MPI_File_write_at(file, offset, data, len, MPI_BYTE, &status);
     if (err != MPI_SUCCESS)
         return tci_error_from_io(err);
     int written = 0;
     MPI_Get_count(&status, MPI_BYTE, &written);
-    return written == len ? TCIO_SUCCESS : TCIO_ERR_IO;
+    if (written == len)
+        return TCIO_SUCCESS;
+    /* A short write reported as a success: Open MPI 4.1's OMPIO does that
+     * on a full file system (it prints the failed pwritev's error and
+     * returns MPI_SUCCESS with a short count).  Its errno tells why. */
+    return errno == ENOSPC || errno == EDQUOT ? TCIO_ERR_NO_SPACE : TCIO_ERR_IO;
 }
 
 int tci_segio_write(MPI_File file, const tci_segmap *map, int64_t segment, const char *data,

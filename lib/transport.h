@@ -42,6 +42,10 @@ typedef struct tci_move {
 typedef struct tci_transport_ops {
     const char *name;             /* as tcio_get_info and TCIO_STATS show it */
 
+    /* Bytes of level-2 memory an aggregator with NSLOTS slots of
+     * SEGMENT_SIZE bytes holds (its window, with rma). */
+    int64_t (*memory_bytes)(int64_t nslots, int64_t segment_size);
+
     /* Collective over COMM: create the slots (NSLOTS = MAP->nslots on
      * every OWNER, none elsewhere), all empty, and whatever access epoch
      * the transport needs.  MAP gives the geometry and outlives T.  The
@@ -113,7 +117,10 @@ struct tci_transport {
     const tci_segmap *map;        /* the geometry (not owned) */
     int64_t local_slots;          /* this rank's slots: map->nslots or 0 */
     int     self;                 /* this rank in the file's communicator */
-    void   *impl;                 /* the implementation's state */
+    /* The implementation's state, in place: open allocates nothing before
+     * its collective steps, so that a rank out of memory cannot skip a
+     * collective the others enter. */
+    alignas(max_align_t) unsigned char impl[256];
 };
 
 /* The implementations. */
@@ -122,6 +129,14 @@ extern const tci_transport_ops tci_transport_rma;
 /* The transport for KIND on COMM (local; every rank gets the same answer
  * for the same input). */
 const tci_transport_ops *tci_transport_choose(tci_transport_kind kind, MPI_Comm comm);
+
+/* Whether WINDOWS level-2 memories of BYTES each may be allocated on this
+ * node: together at most half its physical memory and the free space of
+ * /dev/shm (where MPI keeps shared windows), and within the process's
+ * address-space limit (MPI maps a node's shared windows into every process
+ * of the node).  Returns NULL if they fit, else the limit they exceed, in
+ * words for tcio_last_error. */
+const char *tci_transport_exceeds(int64_t bytes, int windows);
 
 /* Open the chosen transport OPS into T (collective): see ops->open. */
 int  tci_transport_open(tci_transport *t, const tci_transport_ops *ops, MPI_Comm comm,

@@ -16,7 +16,21 @@
  *   [data: nslots x segment]
  * A header holds the state word and, 8 bytes further, the written-byte
  * counter (slot.h).  The notice word counts segments that movers found
- * full (MPI_SUM): the owner looks at its slots only when it changed. */
+ * full (MPI_SUM): the owner looks at its slots only when it changed.
+ *
+ * The counter is reset to 0 by a mover that claims the slot for another
+ * segment (an MPI_REPLACE accumulate, rma_reset) and by the owner after an
+ * early drain (a plain store into its own window, under the slot lock,
+ * followed by MPI_Win_sync).  Mixing operations on one location (the
+ * bitmap: MPI_REPLACE when a slot is claimed, MPI_BOR for each write; the
+ * counter: MPI_REPLACE, MPI_SUM and the owner's store) is legal under the
+ * window's default accumulate_ops (same_op_no_op), which only forbids
+ * different operations that are concurrent: all of them happen under the
+ * slot lock, a holder's own accumulates are ordered (the default
+ * accumulate_ordering), and a release completes them at the owner
+ * (MPI_Win_flush) before the next holder can take the lock.  Only the lock
+ * word itself is touched by every rank at once, and only ever with
+ * MPI_REPLACE (and MPI_NO_OP reads). */
 #include <sched.h>
 #include <time.h>
 #include <stdlib.h>
@@ -62,8 +76,10 @@ typedef struct move_type {
 
 _Static_assert(sizeof(move_type) <= sizeof(((tci_move *)0)->impl),
                "tci_move.impl must hold the rma move type");
+_Static_assert(sizeof(rma) <= sizeof(((tci_transport *)0)->impl),
+               "tci_transport.impl must hold the rma state");
 
-static inline rma *rma_of(const tci_transport *t) { return t->impl; }
+static inline rma *rma_of(tci_transport *t) { return (rma *)t->impl; }
 static inline move_type *type_of(tci_move *m) { return (move_type *)m->impl; }
 static inline const move_type *ctype_of(const tci_move *m)
 {
@@ -221,21 +237,25 @@ static bool window_is_unified(MPI_Win win)
            *model == MPI_WIN_UNIFIED;
 }
 
+static int64_t rma_memory_bytes(int64_t nslots, int64_t segment_size)
+{
+    int64_t bytes = NOTICE_BYTES +
+                    nslots * (HEADER_BYTES + tci_bitmap_bytes(segment_size) + segment_size);
+    return (bytes + 63) / 64 * 64;
+}
+
 static int rma_open(tci_transport *t, MPI_Comm comm, const tci_segmap *map, bool owner)
 {
-    rma *r = calloc(1, sizeof *r);
-    if (!r)
-        return TCIO_ERR_NO_MEMORY;
-    t->impl = r;
+    rma *r = rma_of(t);        /* zeroed by tci_transport_open */
     r->win = MPI_WIN_NULL;
     r->comm = comm;
     r->nslots = map->nslots;
     r->segment_size = (int)map->segment_size;
     r->bitmap_bytes = tci_bitmap_bytes(map->segment_size);
     /* MPICH 4.0.2 (ch4) places other ranks' accesses wrongly in a window
-     * whose size is not a multiple of 16 bytes (doc/design.md): round the
-     * size up to a cache line. */
-    MPI_Aint bytes = owner ? (data_disp(r, r->nslots) + 63) / 64 * 64 : 0;
+     * whose size is not a multiple of 16 bytes (doc/design.md): the size is
+     * rounded up to a cache line. */
+    MPI_Aint bytes = owner ? (MPI_Aint)rma_memory_bytes(r->nslots, map->segment_size) : 0;
     int err = MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, &r->base, &r->win);
     if (err != MPI_SUCCESS) {
         r->win = MPI_WIN_NULL;
@@ -262,17 +282,15 @@ static int rma_open(tci_transport *t, MPI_Comm comm, const tci_segmap *map, bool
 static void rma_close(tci_transport *t)
 {
     rma *r = rma_of(t);
-    if (!r)
-        return;
     free_vector_cache(&r->vectors);
     if (r->win != MPI_WIN_NULL) {
         if (r->epoch_open)
             MPI_Win_unlock_all(r->win);
         MPI_Win_free(&r->win);
     }
+    r->epoch_open = false;
     free(r->mask);
-    free(r);
-    t->impl = NULL;
+    r->mask = NULL;
 }
 
 static int rma_complete_all(tci_transport *t)
@@ -533,10 +551,13 @@ static int rma_put(tci_transport *t, tci_location loc, const char *buf, const tc
                        &req[n]);
     if (err == MPI_SUCCESS && ++n)
         err = mark_written(r, loc, m->extents, &req[n]);
-    if (err == MPI_SUCCESS && ++n && before)
+    if (err == MPI_SUCCESS && ++n && before) {
         err = MPI_Rget_accumulate(&m->bytes, 1, MPI_INT64_T, before, 1, MPI_INT64_T, loc.rank,
                                   header_disp(r, loc.slot) + WRITTEN_OFFSET, 1,
-                                  MPI_INT64_T, MPI_SUM, r->win, &req[n++]);
+                                  MPI_INT64_T, MPI_SUM, r->win, &req[n]);
+        if (err == MPI_SUCCESS)
+            n++;                  /* counted only once it has started */
+    }
     return tci_error_from_mpi(finish_started(n, req, err));
 }
 
@@ -580,6 +601,7 @@ static int rma_put_all(tci_transport *t, tci_location loc, const char *data)
 
 const tci_transport_ops tci_transport_rma = {
     .name = "rma",
+    .memory_bytes = rma_memory_bytes,
     .open = rma_open,
     .close = rma_close,
     .take = rma_take,
