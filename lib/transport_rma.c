@@ -64,6 +64,8 @@ typedef struct rma {
     vector_cache vectors;
     int64_t  state_out;        /* origin of a release: lives until complete */
     unsigned char *mask;       /* one bitmap: zeros to clear, or an OR mask */
+    int64_t *headers;          /* an owner's snapshot of its headers, allocated
+                                  at the first look (peek_states) */
 } rma;
 
 /* A move's datatype, relative to the first extent (tci_move.impl). */
@@ -291,6 +293,8 @@ static void rma_close(tci_transport *t)
     r->epoch_open = false;
     free(r->mask);
     r->mask = NULL;
+    free(r->headers);
+    r->headers = NULL;
 }
 
 static int rma_complete_all(tci_transport *t)
@@ -441,16 +445,15 @@ static int rma_peek_states(tci_transport *t, int64_t *states)
      * element): a snapshot to decide which slots are worth locking. */
     const int words_per_slot = HEADER_BYTES / 8;
     int count = (int)(t->local_slots * words_per_slot);
-    int64_t *words = malloc((size_t)count * sizeof *words);
-    if (!words)
+    if (!r->headers && !(r->headers = malloc((size_t)count * sizeof *r->headers)))
         return TCIO_ERR_NO_MEMORY;
+    int64_t *words = r->headers;
     int err = MPI_Get_accumulate(NULL, 0, MPI_INT64_T, words, count, MPI_INT64_T, t->self,
                                  header_disp(r, 0), count, MPI_INT64_T, MPI_NO_OP, r->win);
     if (err == MPI_SUCCESS)
         err = MPI_Win_flush(t->self, r->win);
     for (int64_t s = 0; err == MPI_SUCCESS && s < t->local_slots; s++)
         states[s] = words[s * words_per_slot];
-    free(words);
     return tci_error_from_mpi(err);
 }
 
