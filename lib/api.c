@@ -776,12 +776,13 @@ static int add_tcio_settings(const tcio_file *fh, MPI_Info info)
     static const char *const stats[] = { "off", "on", "json" };
     char ranks[MPI_MAX_INFO_VAL + 1];
     rank_list_text(&fh->aggr, ranks, sizeof ranks);
-    int err = info_set_int(info, "tcio_segment_size", c->segment_size);
+    const tci_segmap *m = &fh->map;   /* the geometry in effect */
+    int err = info_set_int(info, "tcio_segment_size", m->segment_size);
     if (err == MPI_SUCCESS)
-        err = info_set_int(info, "tcio_segments_per_proc", c->segments_per_proc);
+        err = info_set_int(info, "tcio_segments_per_proc", m->nslots);
     if (err == MPI_SUCCESS)
         err = info_set_int(info, "tcio_level2_bytes",
-                           c->segment_size * c->segments_per_proc * fh->aggr.count);
+                           m->segment_size * m->nslots * m->naggregators);
     if (err == MPI_SUCCESS)
         err = info_set_int(info, "tcio_aggregators", fh->aggr.count);
     if (err == MPI_SUCCESS)

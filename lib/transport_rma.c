@@ -58,9 +58,8 @@ typedef struct rma {
                                   probed while a slot lock is busy */
     bool     epoch_open;       /* the MPI_Win_lock_all epoch of the open file */
     char    *base;
-    int64_t  nslots;           /* per aggregator: gives the layout */
-    int      segment_size;
-    int      bitmap_bytes;
+    const tci_segmap *map;     /* the geometry, owned by the segment map:
+                                  segment size and slots give the layout */
     vector_cache vectors;
     int64_t  state_out;        /* origin of a release: lives until complete */
     unsigned char *mask;       /* one bitmap: zeros to clear, or an OR mask */
@@ -88,6 +87,9 @@ static inline const move_type *ctype_of(const tci_move *m)
     return (const move_type *)m->impl;
 }
 
+static inline int segment_bytes(const rma *r) { return (int)r->map->segment_size; }
+static inline int bitmap_bytes(const rma *r) { return tci_bitmap_bytes(r->map->segment_size); }
+
 static inline MPI_Aint header_disp(const rma *r, int64_t slot)
 {
     (void)r;   /* headers come first: the layout needs no sizes */
@@ -95,11 +97,12 @@ static inline MPI_Aint header_disp(const rma *r, int64_t slot)
 }
 static inline MPI_Aint bitmap_disp(const rma *r, int64_t slot)
 {
-    return NOTICE_BYTES + (MPI_Aint)r->nslots * HEADER_BYTES + (MPI_Aint)slot * r->bitmap_bytes;
+    return NOTICE_BYTES + (MPI_Aint)r->map->nslots * HEADER_BYTES
+         + (MPI_Aint)slot * bitmap_bytes(r);
 }
 static inline MPI_Aint data_disp(const rma *r, int64_t slot)
 {
-    return bitmap_disp(r, r->nslots) + (MPI_Aint)slot * r->segment_size;
+    return bitmap_disp(r, r->map->nslots) + (MPI_Aint)slot * segment_bytes(r);
 }
 
 /* ---- datatypes of the moves -------------------------------------------- */
@@ -251,13 +254,11 @@ static int rma_open(tci_transport *t, MPI_Comm comm, const tci_segmap *map, bool
     rma *r = rma_of(t);        /* zeroed by tci_transport_open */
     r->win = MPI_WIN_NULL;
     r->comm = comm;
-    r->nslots = map->nslots;
-    r->segment_size = (int)map->segment_size;
-    r->bitmap_bytes = tci_bitmap_bytes(map->segment_size);
+    r->map = map;
     /* MPICH 4.0.2 (ch4) places other ranks' accesses wrongly in a window
      * whose size is not a multiple of 16 bytes (doc/design.md): the size is
      * rounded up to a cache line. */
-    MPI_Aint bytes = owner ? (MPI_Aint)rma_memory_bytes(r->nslots, map->segment_size) : 0;
+    MPI_Aint bytes = owner ? (MPI_Aint)rma_memory_bytes(map->nslots, map->segment_size) : 0;
     int err = MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, &r->base, &r->win);
     if (err != MPI_SUCCESS) {
         r->win = MPI_WIN_NULL;
@@ -277,7 +278,7 @@ static int rma_open(tci_transport *t, MPI_Comm comm, const tci_segmap *map, bool
         return tci_error_from_mpi(err);
     r->epoch_open = true;
     MPI_Win_sync(r->win);
-    r->mask = malloc((size_t)r->bitmap_bytes);
+    r->mask = malloc((size_t)bitmap_bytes(r));
     return r->mask ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
 }
 
@@ -495,7 +496,7 @@ static int64_t rma_state_in_memory(tci_transport *t, tci_location loc)
 static void rma_clear_in_memory(tci_transport *t, tci_location loc)
 {
     rma *r = rma_of(t);
-    memset(r->base + bitmap_disp(r, loc.slot), 0, (size_t)r->bitmap_bytes);
+    memset(r->base + bitmap_disp(r, loc.slot), 0, (size_t)bitmap_bytes(r));
     *(int64_t *)(r->base + header_disp(r, loc.slot) + WRITTEN_OFFSET) = 0;
 }
 
@@ -512,11 +513,11 @@ static int rma_reset(tci_transport *t, tci_location loc)
 {
     rma *r = rma_of(t);
     static const int64_t zero = 0;
-    memset(r->mask, 0, (size_t)r->bitmap_bytes);
+    memset(r->mask, 0, (size_t)bitmap_bytes(r));
     MPI_Request req[2];
     int n = 0;
-    int err = MPI_Raccumulate(r->mask, r->bitmap_bytes, MPI_UNSIGNED_CHAR, loc.rank,
-                              bitmap_disp(r, loc.slot), r->bitmap_bytes,
+    int err = MPI_Raccumulate(r->mask, bitmap_bytes(r), MPI_UNSIGNED_CHAR, loc.rank,
+                              bitmap_disp(r, loc.slot), bitmap_bytes(r),
                               MPI_UNSIGNED_CHAR, MPI_REPLACE, r->win, &req[n]);
     if (err == MPI_SUCCESS && ++n)
         err = MPI_Raccumulate(&zero, 1, MPI_INT64_T, loc.rank,
@@ -581,11 +582,11 @@ static int rma_get_all(tci_transport *t, tci_location loc, char *data, unsigned 
     rma *r = rma_of(t);
     MPI_Request req[2];
     int n = 0;
-    int err = MPI_Rget(bitmap, r->bitmap_bytes, MPI_BYTE, loc.rank, bitmap_disp(r, loc.slot),
-                       r->bitmap_bytes, MPI_BYTE, r->win, &req[n]);
+    int err = MPI_Rget(bitmap, bitmap_bytes(r), MPI_BYTE, loc.rank, bitmap_disp(r, loc.slot),
+                       bitmap_bytes(r), MPI_BYTE, r->win, &req[n]);
     if (err == MPI_SUCCESS && ++n)
-        err = MPI_Rget(data, r->segment_size, MPI_BYTE, loc.rank, data_disp(r, loc.slot),
-                       r->segment_size, MPI_BYTE, r->win, &req[n]);
+        err = MPI_Rget(data, segment_bytes(r), MPI_BYTE, loc.rank, data_disp(r, loc.slot),
+                       segment_bytes(r), MPI_BYTE, r->win, &req[n]);
     if (err == MPI_SUCCESS)
         n++;
     return tci_error_from_mpi(finish_started(n, req, err));
@@ -595,8 +596,8 @@ static int rma_put_all(tci_transport *t, tci_location loc, const char *data)
 {
     rma *r = rma_of(t);
     MPI_Request req;
-    int err = MPI_Rput(data, r->segment_size, MPI_BYTE, loc.rank, data_disp(r, loc.slot),
-                       r->segment_size, MPI_BYTE, r->win, &req);
+    int err = MPI_Rput(data, segment_bytes(r), MPI_BYTE, loc.rank, data_disp(r, loc.slot),
+                       segment_bytes(r), MPI_BYTE, r->win, &req);
     if (err == MPI_SUCCESS)
         err = wait_yielding(1, &req);
     return tci_error_from_mpi(err);
