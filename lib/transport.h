@@ -13,7 +13,14 @@
  *
  * Every operation returns TCIO_SUCCESS or a tcio error code (with its
  * reason recorded for tcio_last_error).  A "location" is a slot of an
- * aggregator (segmap.h). */
+ * aggregator (segmap.h).
+ *
+ * Meant to fit the transports of issue 10 as well: a node-shared-memory
+ * transport reaches every slot of the node by address (memory returns it
+ * for any such slot, and a move is a copy plus C11 atomics on the words),
+ * keeps its own move description in tci_move.impl and its state in
+ * tci_transport.impl; shared (reader/writer) access to a slot would add a
+ * shared take and release to the table, chosen by level 2 per move. */
 #ifndef TCIO_TRANSPORT_H
 #define TCIO_TRANSPORT_H
 
