@@ -281,8 +281,7 @@ end subroutine f08_handle_tests
 #endif
 
 program test_fortran
-  use mpi, only: MPI_Init, MPI_Finalize, MPI_Allreduce, MPI_Comm_rank, MPI_COMM_WORLD, &
-      MPI_INTEGER, MPI_SUM
+  use mpi
   use checks
   implicit none
   integer :: ierr, rank, total, length
