@@ -61,7 +61,6 @@ AC_DEFUN([TCIO_FORTRAN_COMPILER], [
 AC_DEFUN([TCIO_FORTRAN], [
   AS_IF([test "x$FC" != xfalse], [
     AC_LANG_PUSH([Fortran])
-    AC_FC_SRCEXT([F90], [], [])
     AC_MSG_CHECKING([whether $FC compiles and links `use mpi' programs])
     AC_LINK_IFELSE([AC_LANG_PROGRAM([], [[      use mpi
       integer :: ierr
@@ -69,8 +68,12 @@ AC_DEFUN([TCIO_FORTRAN], [
       call MPI_Finalize(ierr)]])],
       [AC_MSG_RESULT([yes]); tcio_fortran=yes],
       [AC_MSG_RESULT([no]); tcio_fortran_why="$FC cannot build MPI programs"])
+    AS_IF([test "x$tcio_fortran" = xyes],
+      [AC_FC_SRCEXT([F90], [],
+        [tcio_fortran=no; tcio_fortran_why="$FC cannot compile .F90 files"])])
     AC_LANG_POP([Fortran])
-  ], [tcio_fortran_why="no MPI Fortran compiler found"])
+  ], [test "x$enable_fortran" != xno],
+     [tcio_fortran_why="no MPI Fortran compiler found for $CC (set FC)"])
   AS_IF([test "x$tcio_fortran" = xyes], [
     AC_COMPUTE_INT([tcio_c_mpi_version], [MPI_VERSION], [[#include <mpi.h>]], [tcio_c_mpi_version=0])
     AC_COMPUTE_INT([tcio_c_mpi_subversion], [MPI_SUBVERSION], [[#include <mpi.h>]], [tcio_c_mpi_subversion=0])
