@@ -17,10 +17,11 @@
 !     declared ASYNCHRONOUS: it holds its data only after tcio_fetch,
 !     tcio_flush or tcio_close returns.  A COUNT and DATATYPE that reach
 !     past the end of the array are refused with TCIO_ERR_BAD_ARG.
-!   * Offsets and lengths are integer(MPI_OFFSET_KIND), as in MPI-IO.
+!   * Offsets and lengths are integer(MPI_OFFSET_KIND), as in MPI-IO; they
+!     reach C as long long (tcio_fortran.c checks that MPI_Offset is one).
 module tcio
-  use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_int, c_char, &
-      c_null_char, c_associated, c_f_pointer, c_size_t
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_int, c_long_long, &
+      c_char, c_null_char, c_associated, c_f_pointer, c_size_t
   use mpi, only: MPI_OFFSET_KIND
 #ifdef TCIO_HAVE_MPI_F08
   use mpi_f08, only: MPI_Comm, MPI_Datatype, MPI_Info
@@ -119,9 +120,9 @@ module tcio
     end function
     integer(c_int) function c_write_at(fh, offset, data, count, datatype) &
         bind(C, name="tcio_f_write_at")
-      import :: c_ptr, c_int, MPI_OFFSET_KIND
+      import :: c_ptr, c_int, c_long_long
       type(c_ptr), value :: fh
-      integer(MPI_OFFSET_KIND), value :: offset
+      integer(c_long_long), value :: offset
       type(*), dimension(..), intent(in) :: data
       integer(c_int), value :: count, datatype
     end function
@@ -133,16 +134,16 @@ module tcio
     end function
     integer(c_int) function c_read_at(fh, offset, data, count, datatype) &
         bind(C, name="tcio_f_read_at")
-      import :: c_ptr, c_int, MPI_OFFSET_KIND
+      import :: c_ptr, c_int, c_long_long
       type(c_ptr), value :: fh
-      integer(MPI_OFFSET_KIND), value :: offset
+      integer(c_long_long), value :: offset
       type(*), dimension(..), asynchronous :: data
       integer(c_int), value :: count, datatype
     end function
     integer(c_int) function c_seek(fh, offset, whence) bind(C, name="tcio_seek")
-      import :: c_ptr, c_int, MPI_OFFSET_KIND
+      import :: c_ptr, c_int, c_long_long
       type(c_ptr), value :: fh
-      integer(MPI_OFFSET_KIND), value :: offset
+      integer(c_long_long), value :: offset
       integer(c_int), value :: whence
     end function
     integer(c_int) function c_flush(fh) bind(C, name="tcio_flush")
@@ -158,15 +159,15 @@ module tcio
       type(c_ptr), value :: fh
     end function
     integer(c_int) function c_prefetch(fh, offset, length) bind(C, name="tcio_prefetch")
-      import :: c_ptr, c_int, MPI_OFFSET_KIND
+      import :: c_ptr, c_int, c_long_long
       type(c_ptr), value :: fh
-      integer(MPI_OFFSET_KIND), value :: offset, length
+      integer(c_long_long), value :: offset, length
     end function
     integer(c_int) function c_read_session(fh, offset, length) &
         bind(C, name="tcio_read_session")
-      import :: c_ptr, c_int, MPI_OFFSET_KIND
+      import :: c_ptr, c_int, c_long_long
       type(c_ptr), value :: fh
-      integer(MPI_OFFSET_KIND), value :: offset, length
+      integer(c_long_long), value :: offset, length
     end function
     integer(c_int) function c_progress(fh) bind(C, name="tcio_progress")
       import :: c_ptr, c_int
@@ -250,7 +251,7 @@ contains
     integer(MPI_OFFSET_KIND), intent(in) :: offset
     type(*), dimension(..), intent(in) :: data
     integer, intent(in) :: count, datatype
-    rc = c_write_at(fh%handle, offset, data, count, datatype)
+    rc = c_write_at(fh%handle, int(offset, c_long_long), data, count, datatype)
   end function
 
   integer function tcio_read_int(fh, data, count, datatype) result(rc)
@@ -265,7 +266,7 @@ contains
     integer(MPI_OFFSET_KIND), intent(in) :: offset
     type(*), dimension(..), asynchronous :: data
     integer, intent(in) :: count, datatype
-    rc = c_read_at(fh%handle, offset, data, count, datatype)
+    rc = c_read_at(fh%handle, int(offset, c_long_long), data, count, datatype)
   end function
 
 #ifdef TCIO_HAVE_MPI_F08
@@ -294,7 +295,7 @@ contains
     type(*), dimension(..), intent(in) :: data
     integer, intent(in) :: count
     type(MPI_Datatype), intent(in) :: datatype
-    rc = c_write_at(fh%handle, offset, data, count, datatype%MPI_VAL)
+    rc = c_write_at(fh%handle, int(offset, c_long_long), data, count, datatype%MPI_VAL)
   end function
 
   integer function tcio_read_f08(fh, data, count, datatype) result(rc)
@@ -311,7 +312,7 @@ contains
     type(*), dimension(..), asynchronous :: data
     integer, intent(in) :: count
     type(MPI_Datatype), intent(in) :: datatype
-    rc = c_read_at(fh%handle, offset, data, count, datatype%MPI_VAL)
+    rc = c_read_at(fh%handle, int(offset, c_long_long), data, count, datatype%MPI_VAL)
   end function
 #endif
 
@@ -321,7 +322,7 @@ contains
     type(tcio_file), intent(in) :: fh
     integer(MPI_OFFSET_KIND), intent(in) :: offset
     integer, intent(in) :: whence
-    rc = c_seek(fh%handle, offset, whence)
+    rc = c_seek(fh%handle, int(offset, c_long_long), whence)
   end function
 
   integer function tcio_flush(fh) result(rc)
@@ -337,13 +338,14 @@ contains
   integer function tcio_prefetch(fh, offset, length) result(rc)
     type(tcio_file), intent(in) :: fh
     integer(MPI_OFFSET_KIND), intent(in) :: offset, length
-    rc = c_prefetch(fh%handle, offset, length)
+    rc = c_prefetch(fh%handle, int(offset, c_long_long), int(length, c_long_long))
   end function
 
   integer function tcio_read_session(fh, offset, length) result(rc)
     type(tcio_file), intent(in) :: fh
     integer(MPI_OFFSET_KIND), intent(in) :: offset, length
-    rc = c_read_session(fh%handle, offset, length)
+    rc = c_read_session(fh%handle, int(offset, c_long_long), &
+        int(length, c_long_long))
   end function
 
   integer function tcio_progress(fh) result(rc)

@@ -14,8 +14,11 @@
 #include <ISO_Fortran_binding.h>
 #include "tcio.h"
 
-/* The module passes offsets as integer(MPI_OFFSET_KIND), which the MPI
- * standard makes the Fortran twin of MPI_Offset. */
+/* The module passes offsets as integer(c_long_long), converted from the
+ * users' integer(MPI_OFFSET_KIND); tcio_seek, tcio_prefetch and
+ * tcio_read_session are bound directly, so MPI_Offset must be as wide. */
+_Static_assert(sizeof(MPI_Offset) == sizeof(long long),
+               "the Fortran module passes MPI_Offset as long long");
 
 /* Bytes the array described by D occupies, or -1 when unknown (an
  * assumed-size array, whose last extent is -1). */
@@ -112,7 +115,7 @@ int tcio_f_write(tcio_file *fh, const CFI_cdesc_t *data, int count, MPI_Fint typ
     return write_descriptor(fh, false, 0, data, count, type);
 }
 
-int tcio_f_write_at(tcio_file *fh, MPI_Offset offset, const CFI_cdesc_t *data,
+int tcio_f_write_at(tcio_file *fh, long long offset, const CFI_cdesc_t *data,
                     int count, MPI_Fint type)
 {
     return write_descriptor(fh, true, offset, data, count, type);
@@ -139,7 +142,7 @@ int tcio_f_read(tcio_file *fh, CFI_cdesc_t *data, int count, MPI_Fint type)
     return read_descriptor(fh, false, 0, data, count, type);
 }
 
-int tcio_f_read_at(tcio_file *fh, MPI_Offset offset, CFI_cdesc_t *data, int count,
+int tcio_f_read_at(tcio_file *fh, long long offset, CFI_cdesc_t *data, int count,
                    MPI_Fint type)
 {
     return read_descriptor(fh, true, offset, data, count, type);
