@@ -262,8 +262,9 @@ static const struct method {
 };
 
 static const char usage[] =
-    "usage: mpiexec -n P art_bench -m METHOD -o FILE [-T TREES] [-c CELLS] [--csv]\n"
-    "                              [tuning options]\n"
+    "usage: mpiexec -n P tcio-art-bench -m METHOD -o FILE [-T TREES] [-c CELLS] [--csv]\n"
+    "                                   [tuning options]\n"
+    "(bench/art_bench in the build tree)\n"
     "  -m METHOD  0 = OCIO (buffer + hindexed view + write_all), 1 = TCIO (one\n"
     "             tcio_write_at per array), 2 = MPI-IO (one MPI_File_write_at per array)\n"
     "  -o FILE    the shared file (dumped, read back, left in place)\n"
@@ -284,33 +285,38 @@ static bool verify(const forest *f)
     return true;
 }
 
+/* Parse the options with getopt_long; NULL when valid (or *HELP), else
+ * what is wrong. */
 static const char *parse(int argc, char **argv, int *method, const char **file, long *trees,
-                         long *cells, bool *csv, bench_tuning *tuning)
+                         long *cells, bool *csv, bool *help, bench_tuning *tuning)
 {
+    static const struct option longopts[] = {
+        { "csv", no_argument, NULL, BENCH_OPT_CSV },
+        { "help", no_argument, NULL, 'h' },
+        BENCH_TUNING_LONGOPTS,
+        { NULL, 0, NULL, 0 }
+    };
     *tuning = (bench_tuning){ NULL, NULL, NULL, false };
     *method = -1;
     *file = NULL;
     *trees = 1024;
     *cells = 2048;
-    *csv = false;
-    for (int i = 1; i < argc; i++) {
-        const char *problem = NULL;
-        int tuned = bench_parse_tuning(argc, argv, &i, tuning, &problem);
+    *csv = *help = false;
+    int c;
+    opterr = 0;                     /* rank 0 alone reports problems */
+    while ((c = getopt_long(argc, argv, "hm:o:T:c:", longopts, NULL)) != -1) {
+        const char *v = optarg, *problem = NULL;
+        int tuned = bench_tuning_option(c, v, tuning, &problem);
         if (tuned < 0)
             return problem;
         if (tuned > 0)
             continue;
-        if (strcmp(argv[i], "--csv") == 0) {
-            *csv = true;
-            continue;
-        }
-        if (i + 1 >= argc || argv[i][0] != '-' || strlen(argv[i]) != 2)
-            return "bad or incomplete option";
-        const char *v = argv[++i];
         char *end;
-        long n = strtol(v, &end, 10);
-        bool number = end != v && *end == '\0';
-        switch (argv[i - 1][1]) {
+        long n = v ? strtol(v, &end, 10) : 0;
+        bool number = v && end != v && *end == '\0';
+        switch (c) {
+        case 'h': *help = true; break;
+        case BENCH_OPT_CSV: *csv = true; break;
         case 'm':
             if (!number || n < 0 || n > 2)
                 return "METHOD must be 0, 1 or 2";
@@ -327,9 +333,13 @@ static const char *parse(int argc, char **argv, int *method, const char **file, 
                 return "CELLS must be at least 63";
             *cells = n;
             break;
-        default: return "unknown option";
+        default: return bench_getopt_problem(argc, argv);
         }
     }
+    if (*help)
+        return NULL;
+    if (optind < argc)
+        return "unexpected argument (all arguments are options)";
     if (*method < 0 || !*file)
         return "options -m and -o are required";
     return NULL;
@@ -343,10 +353,11 @@ int main(int argc, char **argv)
     int method;
     const char *file;
     long trees, cells;
-    bool csv;
+    bool csv, help;
     bench_tuning tuning;
-    const char *problem = parse(argc, argv, &method, &file, &trees, &cells, &csv, &tuning);
-    int status = bench_usage_exit(argc, argv, "art_bench", problem, usage);
+    const char *problem = parse(argc, argv, &method, &file, &trees, &cells, &csv, &help,
+                                &tuning);
+    int status = bench_usage_exit(help, "tcio-art-bench", problem, usage);
     if (status >= 0)
         return status;
     bench_apply_tuning(&tuning);

@@ -1,6 +1,8 @@
 /* bench_common.c - shared pieces of the benchmarks. */
-#define _POSIX_C_SOURCE 200809L   /* setenv */
+#define _GNU_SOURCE               /* setenv, getopt_long */
+#include <getopt.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <mpi.h>
@@ -56,37 +58,24 @@ static bool is_switch(const char *v)
     return strcmp(v, "on") == 0 || strcmp(v, "off") == 0;
 }
 
-int bench_parse_tuning(int argc, char **argv, int *i, bench_tuning *t, const char **problem)
+int bench_tuning_option(int code, const char *v, bench_tuning *t, const char **problem)
 {
-    static const char *const names[] = { "--aggregators", "--placement", "--early-drain",
-                                         "--prefetch" };
-    int which = -1;
-    for (int k = 0; k < 4; k++)
-        if (strcmp(argv[*i], names[k]) == 0)
-            which = k;
-    if (which < 0)
-        return 0;
-    if (*i + 1 >= argc) {
-        *problem = "a tuning option lacks its value";
-        return -1;
-    }
-    const char *v = argv[++*i];
-    switch (which) {
-    case 0: t->aggregators = v; break;   /* the library checks these at open */
-    case 1: t->placement = v; break;
-    case 2:
-    case 3:
+    switch (code) {
+    case BENCH_OPT_AGGREGATORS: t->aggregators = v; return 1;  /* the library checks these */
+    case BENCH_OPT_PLACEMENT: t->placement = v; return 1;
+    case BENCH_OPT_EARLY_DRAIN:
+    case BENCH_OPT_PREFETCH:
         if (!is_switch(v)) {
             *problem = "--early-drain and --prefetch take on or off";
             return -1;
         }
-        if (which == 2)
+        if (code == BENCH_OPT_EARLY_DRAIN)
             t->early_drain = v;
         else
             t->prefetch = strcmp(v, "on") == 0;
-        break;
+        return 1;
+    default: return 0;
     }
-    return 1;
 }
 
 void bench_apply_tuning(const bench_tuning *t)
@@ -99,12 +88,19 @@ void bench_apply_tuning(const bench_tuning *t)
         setenv("TCIO_EARLY_DRAIN", t->early_drain, 1);
 }
 
-int bench_usage_exit(int argc, char **argv, const char *program, const char *problem,
-                     const char *usage)
+const char *bench_getopt_problem(int argc, char **argv)
 {
-    bool help = false;
-    for (int i = 1; i < argc; i++)
-        help |= strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0;
+    static char problem[160];
+    const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+    if (optopt && strchr(":?", optopt) == NULL)
+        snprintf(problem, sizeof problem, "option -%c: unknown or lacks its value", optopt);
+    else
+        snprintf(problem, sizeof problem, "option %s: unknown or lacks its value", arg);
+    return problem;
+}
+
+int bench_usage_exit(bool help, const char *program, const char *problem, const char *usage)
+{
     if (!help && !problem)
         return -1;
     int rank;
@@ -119,25 +115,28 @@ int bench_usage_exit(int argc, char **argv, const char *program, const char *pro
 
 const char *bench_parse_options(int argc, char **argv, bench_options *opt)
 {
+    static const struct option longopts[] = {
+        { "csv", no_argument, NULL, BENCH_OPT_CSV },
+        { "help", no_argument, NULL, 'h' },
+        BENCH_TUNING_LONGOPTS,
+        { NULL, 0, NULL, 0 }
+    };
     memset(opt, 0, sizeof *opt);
     opt->method = -1;
     const char *types = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *problem = NULL;
-        int tuning = bench_parse_tuning(argc, argv, &i, &opt->tuning, &problem);
+    int c;
+    opterr = 0;                     /* rank 0 alone reports problems */
+    while ((c = getopt_long(argc, argv, "hm:n:t:l:s:o:", longopts, NULL)) != -1) {
+        const char *v = optarg, *problem = NULL;
+        long n = 0;
+        int tuning = bench_tuning_option(c, v, &opt->tuning, &problem);
         if (tuning < 0)
             return problem;
         if (tuning > 0)
             continue;
-        if (strcmp(a, "--csv") == 0) {
-            opt->csv = true;
-            continue;
-        }
-        if (a[0] != '-' || a[1] == '\0' || a[2] != '\0' || i + 1 >= argc)
-            return "bad or incomplete option";
-        const char *v = argv[++i];
-        long n = 0;
-        switch (a[1]) {
+        switch (c) {
+        case 'h': opt->help = true; break;
+        case BENCH_OPT_CSV: opt->csv = true; break;
         case 'm':
             if (!parse_count(v, &n) && strcmp(v, "0") != 0)
                 return "METHOD must be 0, 1 or 2";
@@ -160,9 +159,13 @@ const char *bench_parse_options(int argc, char **argv, bench_options *opt)
                 return "SIZE_ACCESS must be a positive number";
             break;
         case 'o': opt->file = v; break;
-        default: return "unknown option";
+        default: return bench_getopt_problem(argc, argv);
         }
     }
+    if (opt->help)
+        return NULL;
+    if (optind < argc)
+        return "unexpected argument (all arguments are options)";
     if (opt->method < 0 || !opt->num_array || !types || !opt->len_array ||
         !opt->size_access || !opt->file)
         return "options -m, -n, -t, -l, -s and -o are required";

@@ -3,6 +3,7 @@
 #ifndef TCIO_BENCH_COMMON_H
 #define TCIO_BENCH_COMMON_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -28,9 +29,26 @@ typedef struct bench_tuning {
     "TCIO_EARLY_DRAIN (overriding the environment); every TCIO_* variable of\n"     \
     "doc/configuration.md applies.\n"
 
-/* If ARGV[*I] is a tuning option, consume it and its value: returns 1, or
- * -1 with *PROBLEM set for a missing or bad value; 0 if it is not one. */
-int bench_parse_tuning(int argc, char **argv, int *i, bench_tuning *t, const char **problem);
+/* getopt_long codes of the long-only options. */
+enum {
+    BENCH_OPT_CSV = 256, BENCH_OPT_AGGREGATORS, BENCH_OPT_PLACEMENT, BENCH_OPT_EARLY_DRAIN,
+    BENCH_OPT_PREFETCH
+};
+
+/* The tuning options' entries of a getopt_long option table. */
+#define BENCH_TUNING_LONGOPTS                                                    \
+    { "aggregators", required_argument, NULL, BENCH_OPT_AGGREGATORS },           \
+    { "placement", required_argument, NULL, BENCH_OPT_PLACEMENT },               \
+    { "early-drain", required_argument, NULL, BENCH_OPT_EARLY_DRAIN },           \
+    { "prefetch", required_argument, NULL, BENCH_OPT_PREFETCH }
+
+/* If getopt_long's CODE is a tuning option, store its VALUE: returns 1, or
+ * -1 with *PROBLEM set for a bad value; 0 if it is not one. */
+int bench_tuning_option(int code, const char *value, bench_tuning *t, const char **problem);
+
+/* What is wrong when getopt_long returned '?' (unknown option or missing
+ * value), naming the option. */
+const char *bench_getopt_problem(int argc, char **argv);
 
 /* Export the given settings as TCIO_* environment variables, which the
  * library reads at each open (and which win over info keys). */
@@ -45,17 +63,18 @@ typedef struct bench_options {
     long        size_access;
     const char *file;
     bool        csv;
+    bool        help;                         /* -h/--help */
     bench_tuning tuning;
 } bench_options;
 
-/* Handle -h/--help and a PROBLEM found while parsing (NULL if none): print
- * the usage on rank 0 (stdout for help, stderr with the problem) and
- * return the exit status (0 for help, 2 for a problem); -1 to go on.
- * Calls MPI_Finalize when it returns an exit status. */
-int bench_usage_exit(int argc, char **argv, const char *program, const char *problem,
-                     const char *usage);
+/* Handle HELP (-h/--help was given) and a PROBLEM found while parsing
+ * (NULL if none): print the usage on rank 0 (stdout for help, stderr with
+ * the problem) and return the exit status (0 for help, 2 for a problem);
+ * -1 to go on.  Calls MPI_Finalize when it returns an exit status. */
+int bench_usage_exit(bool help, const char *program, const char *problem, const char *usage);
 
-/* Parse tcio_bench's options; NULL when valid, else what is wrong. */
+/* Parse tcio_bench's options with getopt_long; NULL when valid (or help
+ * was asked for), else what is wrong. */
 const char *bench_parse_options(int argc, char **argv, bench_options *opt);
 
 /* Bytes of one element of type letter T (c s i f d); 0 if unknown. */

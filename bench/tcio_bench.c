@@ -190,8 +190,9 @@ static const struct method {
 };
 
 static const char usage[] =
-    "usage: mpiexec -n P tcio_bench -m METHOD -n NUM_ARRAY -t TYPES -l LEN_ARRAY\n"
+    "usage: mpiexec -n P tcio-bench -m METHOD -n NUM_ARRAY -t TYPES -l LEN_ARRAY\n"
     "                               -s SIZE_ACCESS -o FILE [--csv] [tuning options]\n"
+    "(bench/tcio_bench in the build tree)\n"
     "  -m METHOD       0 = OCIO (ROMIO collective I/O, Program 2), 1 = TCIO (libtcio,\n"
     "                  Program 3), 2 = MPI-IO (one independent call per access)\n"
     "  -n NUM_ARRAY    arrays per rank (1..16)\n"
@@ -212,7 +213,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &l.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &l.nprocs);
     const char *problem = bench_parse_options(argc, argv, &opt);
-    int status = bench_usage_exit(argc, argv, "tcio_bench", problem, usage);
+    int status = bench_usage_exit(opt.help, "tcio-bench", problem, usage);
     if (status >= 0)
         return status;
     bench_apply_tuning(&opt.tuning);

@@ -50,7 +50,8 @@
  *
  * Errors
  *   Every int-returning call returns TCIO_SUCCESS (0) or one of the codes
- *   below; tcio_error_string turns any of them into a one-line message.  The
+ *   below; tcio_error_string turns any of them into a one-line message, and
+ *   tcio_last_error tells why the last failure on this rank happened.  The
  *   library never prints and never aborts.  A rejected call changes nothing:
  *   no data moves and the file position stays.  A file-system error while
  *   data is being written sticks to the handle: tcio_close then returns an
@@ -60,15 +61,11 @@
 #define TCIO_H
 
 #include <mpi.h>
+#include "tcio_version.h"   /* TCIO_VERSION_MAJOR, _MINOR, _PATCH, TCIO_VERSION */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define TCIO_VERSION_MAJOR 0
-#define TCIO_VERSION_MINOR 1
-#define TCIO_VERSION_PATCH 0
-#define TCIO_VERSION "0.1.0"
 
 /*
  * Extra open flag, OR-ed with the MPI_MODE_* flags: truncate an existing
@@ -78,6 +75,9 @@ extern "C" {
  * it would collide with a flag of the MPI library in use.
  */
 #define TCIO_MODE_TRUNC 0x40000000
+
+/* Room for any message of tcio_last_error, NUL included. */
+#define TCIO_MAX_ERROR_STRING 512
 
 /* Error codes.  0 is success; every error is a positive constant. */
 enum tcio_error {
@@ -118,7 +118,7 @@ typedef struct tcio_file tcio_file;
  * MPI_MODE_UNIQUE_OPEN and TCIO_MODE_TRUNC).  Configuration comes from the
  * environment (TCIO_SEGMENT_SIZE, TCIO_SEGMENTS_PER_PROC; see
  * tcio_open_comm).  Collective on MPI_COMM_WORLD.  Returns the handle, or
- * NULL on any failure (use tcio_open_comm to learn why).
+ * NULL on any failure (tcio_last_error says why).
  */
 tcio_file *tcio_open(const char *fname, int mode);
 
@@ -144,12 +144,17 @@ tcio_file *tcio_open(const char *fname, int mode);
  *   tcio_early_drain        "on" (default) or "off" (also 1/0, yes/no,
  *                           true/false): aggregators write a segment as
  *                           soon as every byte of it was written.
- *   tcio_stats              "on" or "off" (default): tcio_close prints a
- *                           summary of the file's traffic and phase times
- *                           on rank 0's standard output (the only output
- *                           the library ever produces).
+ *   tcio_stats              "on", "off" (default) or "json": tcio_close
+ *                           makes rank 0 write a summary of the file's
+ *                           traffic and phase times, a text table on
+ *                           standard output ("on") or one JSON object on
+ *                           one line on standard error ("json"); the only
+ *                           output the library ever produces.
+ *   tcio_stats_file         a file name: the summary is appended to it
+ *                           instead (rank 0 opens it at each close; if it
+ *                           cannot, the default stream is used).
  * Each has an environment variable of the same name in capitals
- * (TCIO_SEGMENT_SIZE, ..., TCIO_STATS) that takes
+ * (TCIO_SEGMENT_SIZE, ..., TCIO_STATS_FILE) that takes
  * precedence over the info key (so that a run can be tuned without
  * recompiling).  Every other info key passes through to MPI_File_open:
  * striping_unit and striping_factor set the striping of a file created
@@ -293,6 +298,56 @@ int tcio_progress(tcio_file *fh);
 
 /* A one-line English message for any value; never NULL.  Local. */
 const char *tcio_error_string(int code);
+
+/*
+ * Local.  Why the last failed call on this rank failed.  Returns the error
+ * code of the last tcio call that failed on this rank (TCIO_SUCCESS if
+ * none has; a successful call does not reset it, as with errno) and, when
+ * BUF is not NULL and LEN > 0, copies a NUL-terminated message of at most
+ * LEN bytes (NUL included, longer messages are cut) into BUF.  Messages
+ * start with "rank R: " (the rank in MPI_COMM_WORLD) and name what failed:
+ * the setting, where it came from and its value
+ *   rank 0: environment variable TCIO_SEGMENT_SIZE="1.5M" is not valid: ...
+ *   rank 1: tcio_aggregators is 5, more than the 2 ranks of the communicator
+ * the MPI call and MPI's error string
+ *   rank 0: MPI_File_open("out/x.dat") failed: <MPI_Error_string's text>
+ * or, for failures without more detail, the call and tcio_error_string's
+ * message.  It works after tcio_open returned NULL; after a failed
+ * collective open every rank can explain the failure, also the ranks where
+ * it did not happen (they get the reason of the lowest rank where it did).
+ * Messages have at most TCIO_MAX_ERROR_STRING - 1 bytes.  Never fails; callable before MPI_Init and
+ * after MPI_Finalize.
+ */
+int tcio_last_error(char *buf, int len);
+
+/*
+ * Local.  The settings in effect for FH, like MPI_File_get_info: stores in
+ * *INFO a new info object that the caller frees with MPI_Info_free.  It
+ * holds the MPI-IO hints of the underlying MPI file (what MPI_File_get_info
+ * reports, e.g. striping_unit, cb_nodes) and these keys:
+ *   tcio_segment_size          segment size in bytes
+ *   tcio_segments_per_proc     level-2 segments per aggregator
+ *   tcio_level2_bytes          level-2 capacity of the whole file in bytes
+ *                              (segment size x segments x aggregators)
+ *   tcio_aggregators           number of aggregators
+ *   tcio_aggregator_placement  "spread", "node" or "list"
+ *   tcio_aggregator_ranks      the aggregators' ranks in the file's
+ *                              communicator, "0,2" (left out if longer
+ *                              than MPI_MAX_INFO_VAL)
+ *   tcio_early_drain           "on" or "off"
+ *   tcio_stats                 "off", "on" or "json"
+ *   tcio_stats_file            where the statistics go, if set
+ *   tcio_transport             how data moves to the aggregators: "rma"
+ *                              (MPI one-sided operations; the only one)
+ * Numbers are decimal without suffix.  Returns TCIO_SUCCESS,
+ * TCIO_ERR_BAD_HANDLE, TCIO_ERR_BAD_ARG (INFO NULL) or TCIO_ERR_MPI (with
+ * *INFO set to MPI_INFO_NULL).
+ */
+int tcio_get_info(tcio_file *fh, MPI_Info *info);
+
+/* Local.  The library's version, "MAJOR.MINOR.PATCH", which may differ
+ * from the TCIO_VERSION the program was compiled with.  Never NULL. */
+const char *tcio_version(void);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
  * splitting requests at segment boundaries, and the collective open, flush
  * and close.  The data movement itself lives in level1.c, level2.c and
  * drain.c. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "file.h"
@@ -64,19 +65,26 @@ static int collective_result(MPI_Comm comm, int local)
 #define MPI_MODES (ACCESS_MODES | MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE | \
                    MPI_MODE_UNIQUE_OPEN | MPI_MODE_APPEND | MPI_MODE_SEQUENTIAL)
 
+static int bad_mode(int mode, const char *why)
+{
+    return tci_error_set(TCIO_ERR_BAD_MODE, "mode 0x%x: %s", (unsigned)mode, why);
+}
+
 static int check_mode(int mode)
 {
     if (TCIO_MODE_TRUNC & MPI_MODES)
-        return TCIO_ERR_BAD_MODE;           /* this MPI uses our bit */
+        return bad_mode(mode, "this MPI library uses the bit of TCIO_MODE_TRUNC");
     int access = mode & ACCESS_MODES;
     if (access != MPI_MODE_RDONLY && access != MPI_MODE_WRONLY && access != MPI_MODE_RDWR)
-        return TCIO_ERR_BAD_MODE;
+        return bad_mode(mode, "exactly one of MPI_MODE_RDONLY, MPI_MODE_WRONLY and "
+                              "MPI_MODE_RDWR is needed");
     if (mode & ~(MPI_MODES | TCIO_MODE_TRUNC))
-        return TCIO_ERR_BAD_MODE;
+        return bad_mode(mode, "unknown flag bits");
     if (mode & MPI_MODE_SEQUENTIAL)
-        return TCIO_ERR_BAD_MODE;           /* tcio_write_at needs random access */
+        return bad_mode(mode, "MPI_MODE_SEQUENTIAL is not supported");   /* tcio_write_at needs random access */
     if (access == MPI_MODE_RDONLY && (mode & (MPI_MODE_CREATE | MPI_MODE_EXCL | TCIO_MODE_TRUNC)))
-        return TCIO_ERR_BAD_MODE;
+        return bad_mode(mode, "MPI_MODE_RDONLY with MPI_MODE_CREATE, MPI_MODE_EXCL or "
+                              "TCIO_MODE_TRUNC");
     return TCIO_SUCCESS;
 }
 
@@ -121,7 +129,7 @@ static int open_file(tcio_file *fh, const char *fname, int mode, MPI_Info info)
         MPI_Info_free(&pass);
     if (err != MPI_SUCCESS) {
         fh->file = MPI_FILE_NULL;
-        return tci_error_from_open(err);
+        return tci_error_open_failed(fname, err);
     }
     MPI_File_set_errhandler(fh->file, MPI_ERRORS_RETURN);
     return TCIO_SUCCESS;
@@ -132,7 +140,8 @@ static int open_file(tcio_file *fh, const char *fname, int mode, MPI_Info info)
  * reduction over COMM (each value reduced with MAX next to its negation). */
 enum { MAX_AGREED_SETTINGS = 8 };
 
-static int agree_on_settings(MPI_Comm comm, int rc, const int64_t *settings, int n)
+static int agree_on_settings(MPI_Comm comm, int rc, const int64_t *settings,
+                             const char *const *names, int n)
 {
     int64_t mine[1 + 2 * MAX_AGREED_SETTINGS], all[1 + 2 * MAX_AGREED_SETTINGS];
     mine[0] = rc;
@@ -146,7 +155,7 @@ static int agree_on_settings(MPI_Comm comm, int rc, const int64_t *settings, int
         return (int)all[0];
     for (int i = 0; i < n; i++)
         if (all[1 + 2 * i] != -all[2 + 2 * i])
-            return TCIO_ERR_BAD_CONFIG;
+            return tci_error_set(TCIO_ERR_BAD_CONFIG, "the ranks disagree on %s", names[i]);
     return TCIO_SUCCESS;
 }
 
@@ -159,7 +168,13 @@ static int agree_on_user_config(MPI_Comm comm, int rc, const tci_config *c)
     int64_t settings[] = { c->segment_size, c->segments_per_proc, c->aggregators,
                            c->placement, tci_aggregators_digest(&listed), c->early_drain,
                            c->stats };
-    return agree_on_settings(comm, rc, settings, (int)(sizeof settings / sizeof settings[0]));
+    static const char *const names[] = {
+        "tcio_segment_size", "tcio_segments_per_proc", "tcio_aggregators",
+        "tcio_aggregator_placement", "tcio_aggregator_placement's rank list",
+        "tcio_early_drain", "tcio_stats"
+    };
+    return agree_on_settings(comm, rc, settings, names,
+                             (int)(sizeof settings / sizeof settings[0]));
 }
 
 /* The settings in effect, also the ones derived from the file and the
@@ -169,7 +184,11 @@ static int agree_on_final_config(tcio_file *fh, int rc)
     const tci_config *c = &fh->config;
     int64_t settings[] = { c->segment_size, c->segments_per_proc, c->early_drain, c->stats,
                            tci_aggregators_digest(&fh->aggr) };
-    return agree_on_settings(fh->comm, rc, settings,
+    static const char *const names[] = {
+        "the segment size (from the file's striping_unit)", "tcio_segments_per_proc",
+        "tcio_early_drain", "tcio_stats", "the aggregators chosen"
+    };
+    return agree_on_settings(fh->comm, rc, settings, names,
                              (int)(sizeof settings / sizeof settings[0]));
 }
 
@@ -221,12 +240,13 @@ static int set_up(tcio_file *fh, MPI_Comm user_comm, const char *fname, int mode
     return agree(fh->comm, rc);
 }
 
-int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tcio_file **fhp)
+static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info info,
+                          tcio_file **fhp)
 {
     if (fhp)
         *fhp = NULL;
     if (comm == MPI_COMM_NULL)
-        return TCIO_ERR_BAD_ARG;
+        return tci_error_set(TCIO_ERR_BAD_ARG, "tcio_open_comm: the communicator is MPI_COMM_NULL");
     double t0 = MPI_Wtime();
     int nprocs = 0;
     MPI_Comm_size(comm, &nprocs);
@@ -234,7 +254,9 @@ int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tc
      * created, agreed over the caller's communicator, so that a bad setting
      * on some ranks fails the open everywhere and touches no file. */
     tci_config config = { .list = NULL };
-    int rc = (!fname || !fhp) ? TCIO_ERR_BAD_ARG : check_mode(mode);
+    int rc = !fname ? tci_error_set(TCIO_ERR_BAD_ARG, "tcio_open_comm: the file name is NULL")
+             : !fhp ? tci_error_set(TCIO_ERR_BAD_ARG, "tcio_open_comm: the handle pointer is NULL")
+                    : check_mode(mode);
     if (rc == TCIO_SUCCESS && (rc = tci_config_from_user(info, &config)) == TCIO_SUCCESS)
         rc = tci_config_check_ranks(&config, nprocs);
     if ((rc = agree_on_user_config(comm, rc, &config)) != TCIO_SUCCESS) {
@@ -270,12 +292,6 @@ int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tc
     return TCIO_SUCCESS;
 }
 
-tcio_file *tcio_open(const char *fname, int mode)
-{
-    tcio_file *fh = NULL;
-    return tcio_open_comm(MPI_COMM_WORLD, fname, mode, MPI_INFO_NULL, &fh) == TCIO_SUCCESS
-               ? fh : NULL;
-}
 
 /* ---- argument checks shared by reads and writes ------------------------ */
 
@@ -381,7 +397,8 @@ static int read_typed(tcio_file *fh, MPI_Offset offset, void *data, int count,
     return rc;
 }
 
-int tcio_read_at(tcio_file *fh, MPI_Offset offset, void *data, int count, MPI_Datatype type)
+static int read_at_call(tcio_file *fh, MPI_Offset offset, void *data, int count,
+                        MPI_Datatype type)
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
@@ -392,7 +409,7 @@ int tcio_read_at(tcio_file *fh, MPI_Offset offset, void *data, int count, MPI_Da
     return read_typed(fh, offset, data, count, type, &req);
 }
 
-int tcio_read(tcio_file *fh, void *data, int count, MPI_Datatype type)
+static int read_call(tcio_file *fh, void *data, int count, MPI_Datatype type)
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
@@ -494,8 +511,8 @@ static int write_typed(tcio_file *fh, MPI_Offset offset, const void *data, int c
     return write_packed(fh, offset, data, count, type, req->bytes);
 }
 
-int tcio_write_at(tcio_file *fh, MPI_Offset offset, const void *data, int count,
-                  MPI_Datatype type)
+static int write_at_call(tcio_file *fh, MPI_Offset offset, const void *data, int count,
+                         MPI_Datatype type)
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
@@ -506,7 +523,7 @@ int tcio_write_at(tcio_file *fh, MPI_Offset offset, const void *data, int count,
     return write_typed(fh, offset, data, count, type, &req);
 }
 
-int tcio_write(tcio_file *fh, const void *data, int count, MPI_Datatype type)
+static int write_call(tcio_file *fh, const void *data, int count, MPI_Datatype type)
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
@@ -522,7 +539,7 @@ int tcio_write(tcio_file *fh, const void *data, int count, MPI_Datatype type)
 
 /* ---- position, flush, fetch, close --------------------------------------- */
 
-int tcio_seek(tcio_file *fh, MPI_Offset offset, int whence)
+static int seek_call(tcio_file *fh, MPI_Offset offset, int whence)
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
@@ -541,7 +558,7 @@ int tcio_seek(tcio_file *fh, MPI_Offset offset, int whence)
     return TCIO_SUCCESS;
 }
 
-int tcio_fetch(tcio_file *fh)
+static int fetch_call(tcio_file *fh)
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
@@ -560,7 +577,7 @@ static int settle_local(tcio_file *fh)
     return rc != TCIO_SUCCESS ? rc : done_rc;
 }
 
-int tcio_progress(tcio_file *fh)
+static int progress_call(tcio_file *fh)
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
@@ -578,7 +595,7 @@ static int check_prefetch(const tcio_file *fh, MPI_Offset offset, MPI_Offset len
     return TCIO_SUCCESS;
 }
 
-int tcio_prefetch(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
+static int prefetch_call(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
@@ -586,7 +603,7 @@ int tcio_prefetch(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
     return rc != TCIO_SUCCESS ? rc : tci_prefetch_range(fh, offset, length);
 }
 
-int tcio_read_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
+static int read_session_call(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
@@ -598,14 +615,14 @@ int tcio_read_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
     return collective_result(fh->comm, rc != TCIO_SUCCESS ? rc : session_rc);
 }
 
-int tcio_flush(tcio_file *fh)
+static int flush_call(tcio_file *fh)
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
     return collective_result(fh->comm, settle_local(fh));
 }
 
-int tcio_close(tcio_file *fh)
+static int close_call(tcio_file *fh)
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
@@ -627,7 +644,171 @@ int tcio_close(tcio_file *fh)
     rc = collective_result(fh->comm, rc);
     fh->stats.time[TCI_T_CLOSE] = MPI_Wtime() - t0;
     if (fh->config.stats)
-        tci_stats_report(&fh->stats, fh->comm, fh->name, fh->aggr.count);
+        tci_stats_report(&fh->stats, fh->comm, fh->name, fh->aggr.count, fh->config.stats,
+                         fh->config.stats_file);
     destroy(fh);
     return rc;
+}
+
+/* ---- settings in effect -------------------------------------------------- */
+
+static int info_set_int(MPI_Info info, const char *key, long long value)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%lld", value);
+    return MPI_Info_set(info, key, text);
+}
+
+/* "r0,r1,...", or "" when it would not fit an info value. */
+static void rank_list_text(const tci_aggregators *a, char *text, size_t size)
+{
+    size_t used = 0;
+    text[0] = '\0';
+    for (int i = 0; i < a->count; i++) {
+        int n = snprintf(text + used, size - used, "%s%d", i ? "," : "", a->ranks[i]);
+        if (n < 0 || (size_t)n >= size - used) {
+            text[0] = '\0';
+            return;
+        }
+        used += (size_t)n;
+    }
+}
+
+/* The tcio_* keys of FH's settings in effect, added to INFO. */
+static int add_tcio_settings(const tcio_file *fh, MPI_Info info)
+{
+    const tci_config *c = &fh->config;
+    static const char *const placements[] = { "spread", "node", "list" };
+    static const char *const stats[] = { "off", "on", "json" };
+    char ranks[MPI_MAX_INFO_VAL + 1];
+    rank_list_text(&fh->aggr, ranks, sizeof ranks);
+    int err = info_set_int(info, "tcio_segment_size", c->segment_size);
+    if (err == MPI_SUCCESS)
+        err = info_set_int(info, "tcio_segments_per_proc", c->segments_per_proc);
+    if (err == MPI_SUCCESS)
+        err = info_set_int(info, "tcio_level2_bytes",
+                           c->segment_size * c->segments_per_proc * fh->aggr.count);
+    if (err == MPI_SUCCESS)
+        err = info_set_int(info, "tcio_aggregators", fh->aggr.count);
+    if (err == MPI_SUCCESS)
+        err = MPI_Info_set(info, "tcio_aggregator_placement", placements[c->placement]);
+    if (err == MPI_SUCCESS && ranks[0])
+        err = MPI_Info_set(info, "tcio_aggregator_ranks", ranks);
+    if (err == MPI_SUCCESS)
+        err = MPI_Info_set(info, "tcio_early_drain", c->early_drain ? "on" : "off");
+    if (err == MPI_SUCCESS)
+        err = MPI_Info_set(info, "tcio_stats", stats[c->stats]);
+    if (err == MPI_SUCCESS && c->stats_file)
+        err = MPI_Info_set(info, "tcio_stats_file", c->stats_file);
+    if (err == MPI_SUCCESS)
+        err = MPI_Info_set(info, "tcio_transport", "rma");
+    return err;
+}
+
+static int get_info_call(tcio_file *fh, MPI_Info *info)
+{
+    if (!fh || !is_open(fh))
+        return TCIO_ERR_BAD_HANDLE;
+    if (!info)
+        return tci_error_set(TCIO_ERR_BAD_ARG, "tcio_get_info: the info pointer is NULL");
+    *info = MPI_INFO_NULL;
+    /* The MPI-IO hints of the underlying file first (striping_unit,
+     * cb_nodes, ...), as MPI_File_get_info gives them. */
+    MPI_Info all;
+    int rc = tci_error_from_mpi(MPI_File_get_info(fh->file, &all));
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    rc = tci_error_from_mpi(add_tcio_settings(fh, all));
+    if (rc != TCIO_SUCCESS) {
+        MPI_Info_free(&all);
+        return rc;
+    }
+    *info = all;
+    return TCIO_SUCCESS;
+}
+
+const char *tcio_version(void)
+{
+    return TCIO_VERSION;
+}
+
+/* ---- the public calls: each result passes tci_error_note, which keeps
+ * the last failure for tcio_last_error ---------------------------------- */
+
+int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tcio_file **fh)
+{
+    int rc = open_comm_call(comm, fname, mode, info, fh);
+    /* Every failure after the first check is agreed by all ranks: let
+     * each rank explain it, also those where it did not happen. */
+    if (rc != TCIO_SUCCESS && comm != MPI_COMM_NULL)
+        tci_error_share(comm, rc);
+    return tci_error_note("tcio_open_comm", rc);
+}
+
+tcio_file *tcio_open(const char *fname, int mode)
+{
+    tcio_file *fh = NULL;
+    return tcio_open_comm(MPI_COMM_WORLD, fname, mode, MPI_INFO_NULL, &fh) == TCIO_SUCCESS
+               ? fh : NULL;
+}
+
+int tcio_write(tcio_file *fh, const void *data, int count, MPI_Datatype type)
+{
+    return tci_error_note("tcio_write", write_call(fh, data, count, type));
+}
+
+int tcio_write_at(tcio_file *fh, MPI_Offset offset, const void *data, int count,
+                  MPI_Datatype type)
+{
+    return tci_error_note("tcio_write_at", write_at_call(fh, offset, data, count, type));
+}
+
+int tcio_read(tcio_file *fh, void *data, int count, MPI_Datatype type)
+{
+    return tci_error_note("tcio_read", read_call(fh, data, count, type));
+}
+
+int tcio_read_at(tcio_file *fh, MPI_Offset offset, void *data, int count, MPI_Datatype type)
+{
+    return tci_error_note("tcio_read_at", read_at_call(fh, offset, data, count, type));
+}
+
+int tcio_seek(tcio_file *fh, MPI_Offset offset, int whence)
+{
+    return tci_error_note("tcio_seek", seek_call(fh, offset, whence));
+}
+
+int tcio_fetch(tcio_file *fh)
+{
+    return tci_error_note("tcio_fetch", fetch_call(fh));
+}
+
+int tcio_flush(tcio_file *fh)
+{
+    return tci_error_note("tcio_flush", flush_call(fh));
+}
+
+int tcio_close(tcio_file *fh)
+{
+    return tci_error_note("tcio_close", close_call(fh));
+}
+
+int tcio_progress(tcio_file *fh)
+{
+    return tci_error_note("tcio_progress", progress_call(fh));
+}
+
+int tcio_prefetch(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
+{
+    return tci_error_note("tcio_prefetch", prefetch_call(fh, offset, length));
+}
+
+int tcio_read_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
+{
+    return tci_error_note("tcio_read_session", read_session_call(fh, offset, length));
+}
+
+int tcio_get_info(tcio_file *fh, MPI_Info *info)
+{
+    return tci_error_note("tcio_get_info", get_info_call(fh, info));
 }

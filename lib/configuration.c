@@ -4,11 +4,13 @@
  * aggregators.c. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include "tcio.h"
 #include "configuration.h"
+#include "error.h"
 
 #define KEY_SEGMENT_SIZE      "tcio_segment_size"
 #define KEY_SEGMENTS_PER_PROC "tcio_segments_per_proc"
@@ -22,10 +24,12 @@
 #define ENV_EARLY_DRAIN       "TCIO_EARLY_DRAIN"
 #define KEY_STATS             "tcio_stats"
 #define ENV_STATS             "TCIO_STATS"
+#define KEY_STATS_FILE        "tcio_stats_file"
+#define ENV_STATS_FILE        "TCIO_STATS_FILE"
 
 static const char *const tcio_keys[] = {
     KEY_SEGMENT_SIZE, KEY_SEGMENTS_PER_PROC, KEY_AGGREGATORS, KEY_PLACEMENT,
-    KEY_EARLY_DRAIN, KEY_STATS
+    KEY_EARLY_DRAIN, KEY_STATS, KEY_STATS_FILE
 };
 
 /* The leading positive decimal integer of TEXT (no sign, no space):
@@ -60,46 +64,103 @@ int tci_parse_size(const char *text, int64_t *value)
 }
 
 /* The text of one setting: the environment wins over the info key.
- * Returns NULL when neither gives it; BUF holds an info value. */
+ * Returns NULL when neither gives it; BUF holds an info value, *SOURCE
+ * names where the text came from (for error messages). */
 static const char *setting_text(MPI_Info info, const char *key, const char *env,
-                                char buf[MPI_MAX_INFO_VAL + 1])
+                                char buf[MPI_MAX_INFO_VAL + 1], char source[64])
 {
     const char *text = getenv(env);
+    snprintf(source, 64, "environment variable %s", env);
     if (!text && info != MPI_INFO_NULL) {
         int found = 0;
-        if (MPI_Info_get(info, key, MPI_MAX_INFO_VAL, buf, &found) == MPI_SUCCESS && found)
+        if (MPI_Info_get(info, key, MPI_MAX_INFO_VAL, buf, &found) == MPI_SUCCESS && found) {
             text = buf;
+            snprintf(source, 64, "info key %s", key);
+        }
     }
     return text;
 }
 
-/* A size setting.  Returns 0 (unset leaves *VALUE alone) or -1. */
-static int read_size(MPI_Info info, const char *key, const char *env, int64_t *value)
+/* Record why a setting was rejected; returns -1. */
+static int bad_setting(const char *source, const char *text, const char *expected)
 {
-    char buf[MPI_MAX_INFO_VAL + 1];
-    const char *text = setting_text(info, key, env, buf);
-    return text ? tci_parse_size(text, value) : 0;
+    tci_error_set(TCIO_ERR_BAD_CONFIG, "%s=\"%s\" is not valid: %s", source, text, expected);
+    return -1;
+}
+
+/* A size setting of at most MAX.  Returns 0 (unset leaves *VALUE alone)
+ * or -1. */
+static int read_size(MPI_Info info, const char *key, const char *env, int64_t max,
+                     int64_t *value)
+{
+    char buf[MPI_MAX_INFO_VAL + 1], source[64], expected[128];
+    const char *text = setting_text(info, key, env, buf, source);
+    if (!text)
+        return 0;
+    snprintf(expected, sizeof expected,
+             "expected a positive integer with an optional k, m or g suffix, at most %lld",
+             (long long)max);
+    if (tci_parse_size(text, value) != 0 || *value > max)
+        return bad_setting(source, text, expected);
+    return 0;
 }
 
 static int read_count(MPI_Info info, const char *key, const char *env, int64_t *value)
 {
-    char buf[MPI_MAX_INFO_VAL + 1];
-    const char *text = setting_text(info, key, env, buf);
-    return text ? tci_parse_count(text, value) : 0;
+    char buf[MPI_MAX_INFO_VAL + 1], source[64];
+    const char *text = setting_text(info, key, env, buf, source);
+    if (text && (tci_parse_count(text, value) != 0 || *value > INT32_MAX))
+        return bad_setting(source, text, "expected a positive decimal integer");
+    return 0;
 }
 
 static int read_switch(MPI_Info info, const char *key, const char *env, int *value)
 {
-    char buf[MPI_MAX_INFO_VAL + 1];
-    const char *text = setting_text(info, key, env, buf);
-    return text ? tci_parse_switch(text, value) : 0;
+    char buf[MPI_MAX_INFO_VAL + 1], source[64];
+    const char *text = setting_text(info, key, env, buf, source);
+    if (text && tci_parse_switch(text, value) != 0)
+        return bad_setting(source, text, "expected on or off (1/0, yes/no, true/false)");
+    return 0;
+}
+
+/* tcio_stats: an on/off switch (on: the text table) or "json". */
+static int read_stats(MPI_Info info, int *value)
+{
+    char buf[MPI_MAX_INFO_VAL + 1], source[64];
+    const char *text = setting_text(info, KEY_STATS, ENV_STATS, buf, source);
+    if (!text)
+        return 0;
+    if (strcasecmp(text, "json") == 0) {
+        *value = TCI_STATS_JSON;
+        return 0;
+    }
+    if (tci_parse_switch(text, value) != 0)
+        return bad_setting(source, text, "expected on, off or json");
+    return 0;
+}
+
+/* tcio_stats_file: where the summary goes (appended), any non-empty path. */
+static int read_stats_file(MPI_Info info, char **path)
+{
+    char buf[MPI_MAX_INFO_VAL + 1], source[64];
+    const char *text = setting_text(info, KEY_STATS_FILE, ENV_STATS_FILE, buf, source);
+    if (!text)
+        return 0;
+    if (text[0] == '\0')
+        return bad_setting(source, text, "expected a file name");
+    if (!(*path = strdup(text)))
+        return tci_error_set(TCIO_ERR_BAD_CONFIG, "out of memory for %s", source);
+    return 0;
 }
 
 static int read_placement(MPI_Info info, tci_config *cfg)
 {
-    char buf[MPI_MAX_INFO_VAL + 1];
-    const char *text = setting_text(info, KEY_PLACEMENT, ENV_PLACEMENT, buf);
-    return text ? tci_parse_placement(text, &cfg->placement, &cfg->list, &cfg->list_len) : 0;
+    char buf[MPI_MAX_INFO_VAL + 1], source[64];
+    const char *text = setting_text(info, KEY_PLACEMENT, ENV_PLACEMENT, buf, source);
+    if (text && tci_parse_placement(text, &cfg->placement, &cfg->list, &cfg->list_len) != 0)
+        return bad_setting(source, text,
+                           "expected spread, node or a comma-separated list of distinct ranks");
+    return 0;
 }
 
 int tci_parse_count(const char *text, int64_t *value)
@@ -201,7 +262,9 @@ static int check_aggregators(tci_config *cfg)
     if (cfg->placement != TCI_PLACE_LIST)
         return TCIO_SUCCESS;
     if (cfg->aggregators != 0 && cfg->aggregators != cfg->list_len)
-        return TCIO_ERR_BAD_CONFIG;
+        return tci_error_set(TCIO_ERR_BAD_CONFIG,
+                             "tcio_aggregators is %lld but tcio_aggregator_placement lists %d ranks",
+                             (long long)cfg->aggregators, cfg->list_len);
     cfg->aggregators = cfg->list_len;
     return TCIO_SUCCESS;
 }
@@ -210,13 +273,14 @@ int tci_config_from_user(MPI_Info info, tci_config *cfg)
 {
     *cfg = (tci_config){ .placement = TCI_PLACE_SPREAD, .early_drain = -1 };
     int rc = TCIO_SUCCESS;
-    if (read_size(info, KEY_SEGMENT_SIZE, ENV_SEGMENT_SIZE, &cfg->segment_size) != 0 ||
-        read_size(info, KEY_SEGMENTS_PER_PROC, ENV_SEGMENTS_PER_PROC,
+    if (read_size(info, KEY_SEGMENT_SIZE, ENV_SEGMENT_SIZE, TCI_MAX_SEGMENT_SIZE,
+                  &cfg->segment_size) != 0 ||
+        read_size(info, KEY_SEGMENTS_PER_PROC, ENV_SEGMENTS_PER_PROC, TCI_MAX_SEGMENTS_PER_PROC,
                   &cfg->segments_per_proc) != 0 ||
         read_count(info, KEY_AGGREGATORS, ENV_AGGREGATORS, &cfg->aggregators) != 0 ||
         read_placement(info, cfg) != 0 ||
         read_switch(info, KEY_EARLY_DRAIN, ENV_EARLY_DRAIN, &cfg->early_drain) != 0 ||
-        read_switch(info, KEY_STATS, ENV_STATS, &cfg->stats) != 0)
+        read_stats(info, &cfg->stats) != 0 || read_stats_file(info, &cfg->stats_file) != 0)
         rc = TCIO_ERR_BAD_CONFIG;
     if (rc == TCIO_SUCCESS)
         rc = check_limits(cfg);
@@ -230,10 +294,14 @@ int tci_config_from_user(MPI_Info info, tci_config *cfg)
 int tci_config_check_ranks(const tci_config *cfg, int nprocs)
 {
     if (cfg->aggregators > nprocs)
-        return TCIO_ERR_BAD_CONFIG;
+        return tci_error_set(TCIO_ERR_BAD_CONFIG,
+                             "tcio_aggregators is %lld, more than the %d ranks of the communicator",
+                             (long long)cfg->aggregators, nprocs);
     for (int i = 0; i < cfg->list_len; i++)
         if (cfg->list[i] >= nprocs)
-            return TCIO_ERR_BAD_CONFIG;
+            return tci_error_set(TCIO_ERR_BAD_CONFIG,
+                                 "tcio_aggregator_placement lists rank %d, but the communicator "
+                                 "has only %d ranks", cfg->list[i], nprocs);
     return TCIO_SUCCESS;
 }
 
@@ -241,6 +309,8 @@ void tci_config_free(tci_config *cfg)
 {
     free(cfg->list);
     cfg->list = NULL;
+    free(cfg->stats_file);
+    cfg->stats_file = NULL;
     cfg->list_len = 0;
 }
 

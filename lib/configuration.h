@@ -21,6 +21,8 @@ typedef enum tci_placement_kind {
     TCI_PLACE_LIST          /* the ranks the user listed */
 } tci_placement_kind;
 
+enum { TCI_STATS_OFF = 0, TCI_STATS_TEXT = 1, TCI_STATS_JSON = 2 };
+
 typedef struct tci_config {
     int64_t segment_size;       /* 0 until known: then the striping default */
     int64_t segments_per_proc;  /* level-2 slots per aggregator */
@@ -29,7 +31,9 @@ typedef struct tci_config {
     int     list_len;           /* TCI_PLACE_LIST: ranks in LIST */
     int    *list;               /* malloc'ed; tci_config_free releases it */
     int     early_drain;        /* -1 until known: then on */
-    int     stats;              /* print a summary at close */
+    int     stats;              /* summary at close: TCI_STATS_OFF, _TEXT, _JSON */
+    char   *stats_file;         /* append it there (malloc'ed), NULL: stdout
+                                   for text, stderr for JSON */
 } tci_config;
 
 /* Parse a positive size such as "4096", "64k" or "1M" (powers of 1024).

@@ -1,4 +1,10 @@
-/* error.c - error messages and the mapping from MPI error classes. */
+/* error.c - error messages, the mapping from MPI error classes, and the
+ * record of this rank's last failure (tcio_last_error). */
+#include <limits.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 #include <mpi.h>
 #include "tcio.h"
 #include "error.h"
@@ -38,10 +44,20 @@ static int error_class(int mpi_err)
     return cls;
 }
 
-int tci_error_from_open(int mpi_err)
+/* "MPI_Xxx" when EXPR is a call to it, else "an MPI call in FUNC". */
+static int record_mpi_failure(int code, int mpi_err, const char *expr, const char *func)
 {
-    if (mpi_err == MPI_SUCCESS)
-        return TCIO_SUCCESS;
+    char call[64];
+    size_t n = strcspn(expr, "( ");
+    if (strncmp(expr, "MPI_", 4) == 0 && expr[n] == '(' && n < sizeof call)
+        snprintf(call, sizeof call, "%.*s", (int)n, expr);
+    else
+        snprintf(call, sizeof call, "an MPI call in %s", func);
+    return tci_error_set_mpi(code, call, mpi_err);
+}
+
+static int open_code(int mpi_err)
+{
     int cls = error_class(mpi_err);
     if (cls == MPI_ERR_NO_SUCH_FILE || cls == MPI_ERR_BAD_FILE)
         return TCIO_ERR_NO_SUCH_FILE;
@@ -56,10 +72,24 @@ int tci_error_from_open(int mpi_err)
     return TCIO_ERR_OPEN;
 }
 
-int tci_error_from_io(int mpi_err)
+int tci_error_from_open_at(int mpi_err, const char *expr, const char *func)
 {
+    (void)expr;
+    (void)func;
     if (mpi_err == MPI_SUCCESS)
         return TCIO_SUCCESS;
+    return tci_error_set_mpi(open_code(mpi_err), "MPI_File_open", mpi_err);
+}
+
+int tci_error_open_failed(const char *fname, int mpi_err)
+{
+    char call[TCI_ERROR_MESSAGE_MAX / 2];
+    snprintf(call, sizeof call, "MPI_File_open(\"%s\")", fname);
+    return tci_error_set_mpi(open_code(mpi_err), call, mpi_err);
+}
+
+static int io_code(int mpi_err)
+{
     int cls = error_class(mpi_err);
     if (cls == MPI_ERR_NO_SPACE || cls == MPI_ERR_QUOTA)
         return TCIO_ERR_NO_SPACE;
@@ -68,11 +98,121 @@ int tci_error_from_io(int mpi_err)
     return TCIO_ERR_IO;
 }
 
-int tci_error_from_mpi(int mpi_err)
+int tci_error_from_io_at(int mpi_err, const char *expr, const char *func)
 {
     if (mpi_err == MPI_SUCCESS)
         return TCIO_SUCCESS;
-    if (error_class(mpi_err) == MPI_ERR_NO_MEM)
-        return TCIO_ERR_NO_MEMORY;
-    return TCIO_ERR_MPI;
+    return record_mpi_failure(io_code(mpi_err), mpi_err, expr, func);
+}
+
+int tci_error_from_mpi_at(int mpi_err, const char *expr, const char *func)
+{
+    if (mpi_err == MPI_SUCCESS)
+        return TCIO_SUCCESS;
+    int code = error_class(mpi_err) == MPI_ERR_NO_MEM ? TCIO_ERR_NO_MEMORY : TCIO_ERR_MPI;
+    return record_mpi_failure(code, mpi_err, expr, func);
+}
+
+/* ---- the last failure ----------------------------------------------------
+ * A reason is set where a failure is found (pending) and becomes the last
+ * failure only when a public call returns that code: a failure the library
+ * recovers from (a prefetch that gives up) leaves the record alone. */
+
+typedef struct failure {
+    int  code;
+    char message[TCI_ERROR_MESSAGE_MAX];
+} failure;
+
+static failure last = { TCIO_SUCCESS, "no failure" };
+static failure pending;
+int tci_error_pending;
+
+/* "rank R: " in MPI_COMM_WORLD, or "" before MPI_Init and after
+ * MPI_Finalize. */
+static void rank_prefix(char *buf, size_t size)
+{
+    int initialized = 0, finalized = 0, rank = -1;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    buf[0] = '\0';
+    if (initialized && !finalized && MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS)
+        snprintf(buf, size, "rank %d: ", rank);
+}
+
+int tci_error_set(int code, const char *format, ...)
+{
+    char prefix[32];
+    rank_prefix(prefix, sizeof prefix);
+    size_t n = strlen(prefix);
+    memcpy(pending.message, prefix, n + 1);
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(pending.message + n, sizeof pending.message - n, format, ap);
+    va_end(ap);
+    pending.code = code;
+    tci_error_pending = 1;
+    return code;
+}
+
+int tci_error_set_mpi(int code, const char *call, int mpi_err)
+{
+    char text[MPI_MAX_ERROR_STRING + 1] = "";
+    int len = 0;
+    if (MPI_Error_string(mpi_err, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "MPI error code %d", mpi_err);
+    for (char *p = text; *p; p++)      /* MPICH's error stacks span lines */
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    size_t n = strlen(text);
+    while (n > 0 && text[n - 1] == ' ')
+        text[--n] = '\0';
+    return tci_error_set(code, "%s failed: %s", call, text);
+}
+
+int tci_error_note_failure(const char *call, int rc)
+{
+    if (rc != TCIO_SUCCESS) {
+        if (tci_error_pending && pending.code == rc)
+            last = pending;
+        else if (rc == TCIO_ERR_REMOTE) {
+            tci_error_set(rc, "%s: this rank's part succeeded, another rank's failed", call);
+            last = pending;
+        } else {
+            tci_error_set(rc, "%s: %s", call, tcio_error_string(rc));
+            last = pending;
+        }
+    }
+    tci_error_pending = 0;
+    return rc;
+}
+
+int tcio_last_error(char *buf, int len)
+{
+    if (buf && len > 0) {
+        strncpy(buf, last.message, (size_t)len - 1);
+        buf[len - 1] = '\0';
+    }
+    return last.code;
+}
+
+void tci_error_share(MPI_Comm comm, int rc)
+{
+    int rank, nprocs;
+    if (comm == MPI_COMM_NULL || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS ||
+        MPI_Comm_size(comm, &nprocs) != MPI_SUCCESS)
+        return;
+    bool has_reason = tci_error_pending && pending.code == rc;
+    int mine = has_reason ? rank : INT_MAX, source = INT_MAX;
+    if (MPI_Allreduce(&mine, &source, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS ||
+        source == INT_MAX)
+        return;
+    char message[TCI_ERROR_MESSAGE_MAX];
+    memcpy(message, pending.message, sizeof message);
+    if (MPI_Bcast(message, (int)sizeof message, MPI_CHAR, source, comm) != MPI_SUCCESS ||
+        has_reason)
+        return;
+    message[sizeof message - 1] = '\0';
+    pending.code = rc;
+    memcpy(pending.message, message, sizeof message);
+    tci_error_pending = 1;
 }

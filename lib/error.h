@@ -1,14 +1,63 @@
-/* error.h - turning MPI error codes into libtcio error codes. */
+/* error.h - turning MPI error codes into libtcio error codes, and the
+ * per-rank record of the last failure behind tcio_last_error. */
 #ifndef TCIO_ERROR_H
 #define TCIO_ERROR_H
 
+#include <mpi.h>
+#include "tcio.h"
+
+/* Longest message kept for tcio_last_error, NUL included. */
+#define TCI_ERROR_MESSAGE_MAX TCIO_MAX_ERROR_STRING
+
+/* The conversions below also record why (the MPI call and its MPI error
+ * string) for tcio_last_error.  The macros pass the argument's text: when
+ * it is the MPI call itself ("MPI_Win_flush_all(l2->win)") the message
+ * names that call, otherwise the library function that made it. */
+#define tci_error_from_open(err) tci_error_from_open_at((err), #err, __func__)
+#define tci_error_from_io(err)   tci_error_from_io_at((err), #err, __func__)
+#define tci_error_from_mpi(err)  tci_error_from_mpi_at((err), #err, __func__)
+
 /* Error code for a failed MPI_File_open (no such file, access, exists...). */
-int tci_error_from_open(int mpi_err);
+int tci_error_from_open_at(int mpi_err, const char *expr, const char *func);
 
 /* Error code for a failed MPI-IO read or write (no space, I/O error...). */
-int tci_error_from_io(int mpi_err);
+int tci_error_from_io_at(int mpi_err, const char *expr, const char *func);
 
 /* Error code for any other failed MPI call (window, datatype, collective). */
-int tci_error_from_mpi(int mpi_err);
+int tci_error_from_mpi_at(int mpi_err, const char *expr, const char *func);
+
+/* tci_error_from_open for MPI_File_open of FNAME: the reason names it. */
+int tci_error_open_failed(const char *fname, int mpi_err);
+
+/* Record why the current call is about to fail with CODE: a printf-style
+ * message, to which "rank R: " (the rank in MPI_COMM_WORLD) is prefixed.
+ * The reason becomes tcio_last_error's when the public call returns CODE
+ * (tci_error_note); a call that succeeds after all discards it.  Returns
+ * CODE. */
+int tci_error_set(int code, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The same for a failed MPI call: "CALL failed: <MPI error string>". */
+int tci_error_set_mpi(int code, const char *call, int mpi_err);
+
+/* The end of every public call: record RC as the last failure if it is
+ * one (with the reason set during the call, or the generic message of RC
+ * naming CALL), and return RC. */
+extern int tci_error_pending;     /* a reason was set during this call */
+int tci_error_note_failure(const char *call, int rc);
+static inline int tci_error_note(const char *call, int rc)
+{
+    if (rc == 0) {                    /* the per-access path: no call out */
+        tci_error_pending = 0;
+        return 0;
+    }
+    return tci_error_note_failure(call, rc);
+}
+
+/* Collective over COMM, for a failure RC that every rank of COMM returns
+ * (an agreed open): ranks without a reason of their own for RC take the
+ * reason of the lowest rank that has one, so that every rank can explain
+ * the failure. */
+void tci_error_share(MPI_Comm comm, int rc);
 
 #endif

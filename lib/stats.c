@@ -1,11 +1,22 @@
-/* stats.c - the TCIO_STATS summary printed by tcio_close on rank 0.  This
- * is the only output the library ever produces, and only when asked. */
+/* stats.c - the TCIO_STATS summary written by tcio_close on rank 0: a text
+ * table (to standard output unless TCIO_STATS_FILE names a file) or one
+ * JSON object per file on one line (to standard error unless
+ * TCIO_STATS_FILE names a file).  This is the only output the library
+ * ever produces, and only when asked. */
 #include <stdio.h>
+#include "configuration.h"
 #include "stats.h"
+#include "tcio.h"
 
 static const char *const counter_names[TCI_C_COUNT] = {
     "bytes written", "bytes read", "puts", "gets", "segment loads", "spills",
     "segments drained early", "segments drained at close", "segments prefetched"
+};
+
+/* The same, as JSON member names (doc/configuration.md lists them). */
+static const char *const counter_keys[TCI_C_COUNT] = {
+    "bytes_written", "bytes_read", "puts", "gets", "segment_loads", "spills",
+    "segments_drained_early", "segments_drained_at_close", "segments_prefetched"
 };
 
 static const char *const phase_names[TCI_T_COUNT] = {
@@ -13,28 +24,87 @@ static const char *const phase_names[TCI_T_COUNT] = {
     "prefetch", "close"
 };
 
-void tci_stats_report(const tci_stats *s, MPI_Comm comm, const char *fname,
-                      int naggregators)
-{
+static const char *const phase_keys[TCI_T_COUNT] = {
+    "open", "write_moves", "read_moves", "loads", "spills", "early_drains",
+    "prefetch", "close"
+};
+
+typedef struct summary {
+    const char *fname;
+    int     nprocs, naggregators;
     int64_t csum[TCI_C_COUNT], cmax[TCI_C_COUNT];
-    double tsum[TCI_T_COUNT], tmax[TCI_T_COUNT];
-    int rank, nprocs;
+    double  tsum[TCI_T_COUNT], tmax[TCI_T_COUNT];
+} summary;
+
+static void print_table(FILE *out, const summary *m)
+{
+    fprintf(out, "tcio stats: %s (%d ranks, %d aggregators)\n", m->fname, m->nprocs,
+            m->naggregators);
+    fprintf(out, "  %-28s %16s %16s\n", "count", "sum", "max/rank");
+    for (int i = 0; i < TCI_C_COUNT; i++)
+        fprintf(out, "  %-28s %16lld %16lld\n", counter_names[i], (long long)m->csum[i],
+                (long long)m->cmax[i]);
+    fprintf(out, "  %-28s %16s %16s\n", "time (s)", "sum", "max/rank");
+    for (int i = 0; i < TCI_T_COUNT; i++)
+        fprintf(out, "  %-28s %16.6f %16.6f\n", phase_names[i], m->tsum[i], m->tmax[i]);
+}
+
+/* TEXT as a JSON string: quotes, backslashes and control characters
+ * escaped; bytes >= 0x80 pass (file names are UTF-8 or opaque bytes). */
+static void print_json_string(FILE *out, const char *text)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+static void print_json(FILE *out, const summary *m)
+{
+    fputs("{\"tcio_stats\":1,\"version\":", out);
+    print_json_string(out, tcio_version());
+    fputs(",\"file\":", out);
+    print_json_string(out, m->fname);
+    fprintf(out, ",\"ranks\":%d,\"aggregators\":%d,\"counts\":{", m->nprocs, m->naggregators);
+    for (int i = 0; i < TCI_C_COUNT; i++)
+        fprintf(out, "%s\"%s\":{\"sum\":%lld,\"max\":%lld}", i ? "," : "", counter_keys[i],
+                (long long)m->csum[i], (long long)m->cmax[i]);
+    fputs("},\"seconds\":{", out);
+    for (int i = 0; i < TCI_T_COUNT; i++)
+        fprintf(out, "%s\"%s\":{\"sum\":%.6f,\"max\":%.6f}", i ? "," : "", phase_keys[i],
+                m->tsum[i], m->tmax[i]);
+    fputs("}}\n", out);
+}
+
+void tci_stats_report(const tci_stats *s, MPI_Comm comm, const char *fname,
+                      int naggregators, int format, const char *path)
+{
+    summary m = { .fname = fname ? fname : "?", .naggregators = naggregators };
+    int rank;
     MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &nprocs);
-    if (MPI_Reduce(s->count, csum, TCI_C_COUNT, MPI_INT64_T, MPI_SUM, 0, comm) != MPI_SUCCESS ||
-        MPI_Reduce(s->count, cmax, TCI_C_COUNT, MPI_INT64_T, MPI_MAX, 0, comm) != MPI_SUCCESS ||
-        MPI_Reduce(s->time, tsum, TCI_T_COUNT, MPI_DOUBLE, MPI_SUM, 0, comm) != MPI_SUCCESS ||
-        MPI_Reduce(s->time, tmax, TCI_T_COUNT, MPI_DOUBLE, MPI_MAX, 0, comm) != MPI_SUCCESS ||
+    MPI_Comm_size(comm, &m.nprocs);
+    if (MPI_Reduce(s->count, m.csum, TCI_C_COUNT, MPI_INT64_T, MPI_SUM, 0, comm) != MPI_SUCCESS ||
+        MPI_Reduce(s->count, m.cmax, TCI_C_COUNT, MPI_INT64_T, MPI_MAX, 0, comm) != MPI_SUCCESS ||
+        MPI_Reduce(s->time, m.tsum, TCI_T_COUNT, MPI_DOUBLE, MPI_SUM, 0, comm) != MPI_SUCCESS ||
+        MPI_Reduce(s->time, m.tmax, TCI_T_COUNT, MPI_DOUBLE, MPI_MAX, 0, comm) != MPI_SUCCESS ||
         rank != 0)
         return;
-    printf("tcio stats: %s (%d ranks, %d aggregators)\n", fname ? fname : "?", nprocs,
-           naggregators);
-    printf("  %-28s %16s %16s\n", "count", "sum", "max/rank");
-    for (int i = 0; i < TCI_C_COUNT; i++)
-        printf("  %-28s %16lld %16lld\n", counter_names[i], (long long)csum[i],
-               (long long)cmax[i]);
-    printf("  %-28s %16s %16s\n", "time (s)", "sum", "max/rank");
-    for (int i = 0; i < TCI_T_COUNT; i++)
-        printf("  %-28s %16.6f %16.6f\n", phase_names[i], tsum[i], tmax[i]);
-    fflush(stdout);
+    FILE *out = format == TCI_STATS_JSON ? stderr : stdout;
+    FILE *file = path ? fopen(path, "a") : NULL;
+    if (file)
+        out = file;        /* a file that cannot be opened: the default stream */
+    if (format == TCI_STATS_JSON)
+        print_json(out, &m);
+    else
+        print_table(out, &m);
+    if (file)
+        fclose(file);
+    else
+        fflush(out);
 }

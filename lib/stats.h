@@ -23,9 +23,11 @@ typedef struct tci_stats {
     double  time[TCI_T_COUNT];
 } tci_stats;
 
-/* Collective over COMM: sum and maximum over the ranks; rank 0 prints one
- * summary for file FNAME to standard output. */
+/* Collective over COMM: sum and maximum over the ranks; rank 0 writes one
+ * summary for file FNAME in FORMAT (TCI_STATS_TEXT or TCI_STATS_JSON),
+ * appended to the file PATH, or when PATH is NULL (or cannot be opened)
+ * to standard output (text) or standard error (JSON). */
 void tci_stats_report(const tci_stats *s, MPI_Comm comm, const char *fname,
-                      int naggregators);
+                      int naggregators, int format, const char *path);
 
 #endif

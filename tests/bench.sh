@@ -46,6 +46,49 @@ if [ "$(grep -c '^tcio stats: ' "$dir/stats.txt")" -ne 2 ] ||
    ! grep -Eq '^  segments drained (early|at close) +[1-9]' "$dir/stats.txt"; then
     echo "FAIL: TCIO_STATS summary"; cat "$dir/stats.txt"; fail=1
 fi
+# TCIO_STATS=json: one JSON object per file, on standard error (nothing
+# on standard output) or appended to TCIO_STATS_FILE, same figures.
+check_json() {   # FILE: two objects, 8000 bytes written and read (4000 per rank)
+    if command -v python3 >/dev/null 2>&1; then
+        python3 - "$1" <<'PY'
+import json, sys
+objs = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+assert len(objs) == 2, "%d objects" % len(objs)
+for o in objs:
+    assert o["tcio_stats"] == 1 and o["ranks"] == 2 and o["aggregators"] >= 1
+    assert o["file"].endswith("st.dat")
+    assert set(o["seconds"]) == {"open", "write_moves", "read_moves", "loads", "spills",
+                                 "early_drains", "prefetch", "close"}
+    for v in o["seconds"].values():
+        assert 0 <= v["max"] <= v["sum"]
+w, r = objs
+assert w["counts"]["bytes_written"] == {"sum": 8000, "max": 4000}, w["counts"]
+assert r["counts"]["bytes_read"] == {"sum": 8000, "max": 4000}, r["counts"]
+assert w["counts"]["segments_drained_early"]["sum"] + w["counts"]["segments_drained_at_close"]["sum"] >= 1
+PY
+    else   # no python3: the shape of the lines and the byte counts
+        [ "$(grep -c '^{"tcio_stats":1,.*}$' "$1")" -eq 2 ] &&
+            grep -q '"bytes_written":{"sum":8000,"max":4000}' "$1" &&
+            grep -q '"bytes_read":{"sum":8000,"max":4000}' "$1"
+    fi
+}
+TCIO_STATS=json ./tests/run-mpi.sh 2 ./bench/tcio_bench -m 1 -n 1 -t i -l 1000 -s 1 -o "$dir/st.dat" --csv > "$dir/json.out" 2> "$dir/json.err"
+if grep -q '{' "$dir/json.out" || ! check_json "$dir/json.err"; then
+    echo "FAIL: TCIO_STATS=json on standard error"; cat "$dir/json.out" "$dir/json.err"; fail=1
+fi
+TCIO_STATS=json TCIO_STATS_FILE="$dir/stats.json" ./tests/run-mpi.sh 2 ./bench/tcio_bench -m 1 -n 1 -t i -l 1000 -s 1 -o "$dir/st.dat" --csv > "$dir/json.out" 2> "$dir/json.err"
+if grep -q '{' "$dir/json.out" "$dir/json.err" || ! check_json "$dir/stats.json"; then
+    echo "FAIL: TCIO_STATS=json with TCIO_STATS_FILE"; cat "$dir/json.out" "$dir/json.err" "$dir/stats.json"; fail=1
+fi
+# Options: --help prints the usage and exits 0, unknown options exit 2.
+for p in tcio_bench art_bench; do
+    ./tests/run-mpi.sh 1 ./bench/$p --help > "$dir/help.txt" 2>&1
+    if [ $? -ne 0 ] || ! grep -q '^usage: mpiexec' "$dir/help.txt"; then
+        echo "FAIL: $p --help"; cat "$dir/help.txt"; fail=1
+    fi
+    ./tests/run-mpi.sh 1 ./bench/$p -m 1 -o "$dir/x" --no-such-option >/dev/null 2>&1
+    [ $? -eq 2 ] || { echo "FAIL: $p accepted --no-such-option"; fail=1; }
+done
 ./tests/run-mpi.sh 1 ./bench/tcio_bench -m 1 -n 1 -t i -l 10 -s 1 -o "$dir/x" --prefetch maybe 2>/dev/null
 [ $? -eq 2 ] || { echo "FAIL: tcio_bench accepted --prefetch maybe"; fail=1; }
 if ./tests/run-mpi.sh 2 ./bench/art_bench -m 1 -T 4 -c 100 -o "$dir/x" --aggregators 3 >/dev/null 2>&1; then

@@ -13,8 +13,8 @@
  * Environment: TCIO_TEST_DIR (else TMPDIR, else /tmp) for the files,
  * TCIO_TEST_TIMEOUT (seconds per test, default 120), CK_VERBOSITY.
  * TCIO_AGGREGATORS, TCIO_AGGREGATOR_PLACEMENT, TCIO_EARLY_DRAIN and
- * TCIO_STATS apply to every test except test_bad_config, which sets them
- * itself (tests/mpi-agg.sh runs the suite's data tests under several of
+ * TCIO_STATS apply to every test except test_bad_config and
+ * test_last_error, which set them themselves (tests/mpi-agg.sh runs the suite's data tests under several of
  * them). */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <mpi.h>
@@ -1695,6 +1696,36 @@ static int try_bad_config_kv(tu_status *st, const char *existing, const char *fr
     return rc;
 }
 
+/* strstr ignoring case: TCIO_AGGREGATORS names tcio_aggregators too. */
+static const char *find_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0)
+            return hay;
+    return n == 0 ? hay : NULL;
+}
+
+/* tcio_last_error must report CODE with a message that starts with "rank
+ * R: " (R = REASON_RANK, the rank where the failure happened, or -1 for
+ * this rank) and contains each non-empty string of WANT (NULL-terminated;
+ * case-insensitive). */
+static void expect_last_error(tu_status *st, int code, int reason_rank,
+                              const char *const *want, const char *what)
+{
+    char msg[TCIO_MAX_ERROR_STRING], prefix[32];
+    int rc = tcio_last_error(msg, sizeof msg);
+    tu_expect_rc(st, rc, code, "%s: tcio_last_error", what);
+    snprintf(prefix, sizeof prefix, "rank %d: ", reason_rank >= 0 ? reason_rank : tu_rank);
+    if (strncmp(msg, prefix, strlen(prefix)) != 0)
+        tu_fail(st, "%s: tcio_last_error's message does not start with \"%s\": \"%s\"", what,
+                prefix, msg);
+    for (; *want; want++)
+        if (**want && !find_nocase(msg, *want))
+            tu_fail(st, "%s: tcio_last_error's message does not name \"%s\": \"%s\"", what,
+                    *want, msg);
+}
+
 static int try_bad_config(tu_status *st, const char *existing, const char *fresh,
                           const char *seg, const char *spp, int use_tcio_open, const char *what)
 {
@@ -1757,10 +1788,16 @@ START_TEST(test_bad_config)
     for (int i = 0; i < NS; i++) {
         snprintf(what, sizeof what, "info tcio_segment_size=\"%s\"", bad_sizes[i]);
         codes[n++] = try_bad_config(&st, existing, NULL, bad_sizes[i], "2", 0, what);
+        expect_last_error(&st, TCIO_ERR_BAD_CONFIG, -1,
+                          (const char *[]){ "info key tcio_segment_size", bad_sizes[i], NULL },
+                          what);
     }
     for (int i = 0; i < NC; i++) {
         snprintf(what, sizeof what, "info tcio_segments_per_proc=\"%s\"", bad_counts[i]);
         codes[n++] = try_bad_config(&st, existing, NULL, "4k", bad_counts[i], 0, what);
+        expect_last_error(&st, TCIO_ERR_BAD_CONFIG, -1,
+                          (const char *[]){ "info key tcio_segments_per_proc", bad_counts[i],
+                                            NULL }, what);
     }
     /* The environment overrides valid info keys. */
     for (int i = 0; i < NS; i++) {
@@ -1768,6 +1805,9 @@ START_TEST(test_bad_config)
         setenv("TCIO_SEGMENT_SIZE", bad_sizes[i], 1);
         codes[n++] = try_bad_config(&st, existing, NULL, "4k", "2", 1, what);
         unsetenv("TCIO_SEGMENT_SIZE");
+        expect_last_error(&st, TCIO_ERR_BAD_CONFIG, -1,
+                          (const char *[]){ "environment variable TCIO_SEGMENT_SIZE=",
+                                            bad_sizes[i], NULL }, what);
     }
     setenv("TCIO_SEGMENT_SIZE", "", 1);  /* set, but empty */
     codes[n++] = try_bad_config(&st, existing, fresh, "4k", "2", 1,
@@ -1778,6 +1818,9 @@ START_TEST(test_bad_config)
         setenv("TCIO_SEGMENTS_PER_PROC", bad_counts[i], 1);
         codes[n++] = try_bad_config(&st, existing, NULL, "4k", "2", 1, what);
         unsetenv("TCIO_SEGMENTS_PER_PROC");
+        expect_last_error(&st, TCIO_ERR_BAD_CONFIG, -1,
+                          (const char *[]){ "environment variable TCIO_SEGMENTS_PER_PROC=",
+                                            bad_counts[i], NULL }, what);
     }
 
     /* Aggregation settings.  All are found before MPI_File_open, also those
@@ -1807,6 +1850,7 @@ START_TEST(test_bad_config)
     for (int i = 0; i < NW; i++)
         agg[na++] = (bad_case){ { "tcio_early_drain", bad_switches[i] } };
     agg[na++] = (bad_case){ { "tcio_stats", "verbose" } };
+    int parse_cases = na;   /* the value itself is malformed: the message quotes it */
     /* A list and a count that differs from its length. */
     agg[na++] = (bad_case){ { "tcio_aggregator_placement", all_rev,
                               "tcio_aggregators", other_count } };
@@ -1821,6 +1865,11 @@ START_TEST(test_bad_config)
         describe_pairs(what, sizeof what, agg[i].kv, "");
         codes[n++] = try_bad_config_kv(&st, existing, fresh, "4k", "2",
                                        agg[i].kv, 0, what);
+        /* A malformed value is quoted with its key; a combination or a
+         * value too large for P names one of the aggregator settings. */
+        expect_last_error(&st, TCIO_ERR_BAD_CONFIG, -1,
+                          (const char *[]){ i < parse_cases ? agg[i].kv[0] : "tcio_aggregator",
+                                            i < parse_cases ? agg[i].kv[1] : "", NULL }, what);
     }
     /* The environment overrides valid info keys here too. */
     const char *const valid_kv[] = { "tcio_aggregator_placement", "spread",
@@ -1841,6 +1890,8 @@ START_TEST(test_bad_config)
         codes[n++] = try_bad_config_kv(&st, existing, fresh, "4k",
                                        "2", valid_kv, 1, what);
         tu_clear_aggregation_env();
+        expect_last_error(&st, TCIO_ERR_BAD_CONFIG, -1,
+                          (const char *[]){ e[2] ? "tcio_aggregator" : e[0], NULL }, what);
     }
     /* A list in the info, a count of another length in the environment. */
     {
@@ -1905,6 +1956,9 @@ START_TEST(test_bad_config)
         const char *seg = tu_rank == tu_nprocs - 1 ? "8k" : "4k";
         mc[m++] = try_bad_config(&st, existing, fresh, seg, "2", 0,
                                  "segment size differs on the last rank");
+        expect_last_error(&st, TCIO_ERR_BAD_CONFIG, -1,
+                          (const char *[]){ "disagree", "tcio_segment_size", NULL },
+                          "segment size differs on the last rank");
         const char *spp = tu_rank == 0 ? "3" : "2";
         mc[m++] = try_bad_config(&st, existing, fresh, "4k", spp, 0,
                                  "segment count differs on rank 0");
@@ -1924,13 +1978,135 @@ START_TEST(test_bad_config)
                                         tu_rank == tu_nprocs - 1 ? "0" : "1", NULL };
         mc[m++] = try_bad_config_kv(&st, existing, fresh, "4k", "2", zero_kv, 0,
                                     "tcio_aggregators=0 on the last rank only");
+        /* The ranks where the value was fine explain it with the last
+         * rank's reason. */
+        expect_last_error(&st, TCIO_ERR_BAD_CONFIG, tu_nprocs - 1,
+                          (const char *[]){ "info key tcio_aggregators=\"0\"", NULL },
+                          "tcio_aggregators=0 on the last rank only");
         mc[m++] = try_bad_config(&st, existing, fresh, tu_rank == 0 ? "abc" : "4k", "2", 0,
                                  "tcio_segment_size=abc on rank 0 only");
+        expect_last_error(&st, TCIO_ERR_BAD_CONFIG, 0,
+                          (const char *[]){ "tcio_segment_size=\"abc\"", NULL },
+                          "tcio_segment_size=abc on rank 0 only");
         expect_same_everywhere(mc, m, "mismatched configurations");
         CHECK_STATUS(st);
         expect_file_image(existing, orig, sizeof orig,
                           "existing file after failed TRUNC opens with mismatched configurations");
     }
+}
+END_TEST
+
+/* ---- 11b. explaining failures: tcio_last_error, tcio_get_info ------------------------------- */
+
+/* The value of KEY in INFO, "" if absent. */
+static const char *info_value(MPI_Info info, const char *key, char *buf)
+{
+    int found = 0;
+    buf[0] = '\0';
+    MPI_Info_get(info, key, MPI_MAX_INFO_VAL, buf, &found);
+    return found ? buf : "";
+}
+
+START_TEST(test_last_error)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    tu_status st;
+    tu_status_init(&st);
+    char path[4096];
+
+    /* A NULL tcio_open: a missing directory is named with MPI's reason. */
+    snprintf(path, sizeof path, "%s/no-such-dir/x.dat", tu_dir());
+    tcio_file *fh = tcio_open(path, MODE_NEW_WRONLY);
+    if (fh) {
+        tu_fail(&st, "tcio_open of %s returned a handle", path);
+        tcio_close(fh);
+    }
+    expect_last_error(&st, TCIO_ERR_NO_SUCH_FILE, -1,
+                      (const char *[]){ "MPI_File_open", "no-such-dir/x.dat", NULL },
+                      "open in a missing directory");
+
+    /* Truncation keeps the NUL; a NULL buffer only returns the code. */
+    char small[8];
+    memset(small, 'x', sizeof small);
+    tu_expect_rc(&st, tcio_last_error(small, 5), TCIO_ERR_NO_SUCH_FILE, "tcio_last_error(buf, 5)");
+    if (small[4] != '\0' || strlen(small) != 4 || small[5] != 'x')
+        tu_fail(&st, "tcio_last_error(buf, 5) did not write 4 characters and a NUL");
+    tu_expect_rc(&st, tcio_last_error(NULL, 0), TCIO_ERR_NO_SUCH_FILE, "tcio_last_error(NULL, 0)");
+
+    /* A bad mode, then a successful open: the failure stays the last. */
+    const char *file = tu_path("last-error");
+    fh = tcio_open(file, MPI_MODE_RDONLY | MPI_MODE_CREATE);
+    CHECK_ALL(fh == NULL, "tcio_open(RDONLY|CREATE) returned a handle");
+    expect_last_error(&st, TCIO_ERR_BAD_MODE, -1,
+                      (const char *[]){ "mode", "MPI_MODE_RDONLY", NULL }, "RDONLY|CREATE");
+    const char *const kv[] = { "tcio_aggregators", "1", "tcio_early_drain", "off",
+                               "tcio_stats", "off", NULL };
+    fh = NULL;
+    int rc = tu_open_kv(file, MODE_NEW_WRONLY, "4k", "3", kv, &fh);
+    CHECK_ALL(rc == TCIO_SUCCESS, "open of %s: %s", file, tcio_error_string(rc));
+    expect_last_error(&st, TCIO_ERR_BAD_MODE, -1, (const char *[]){ NULL },
+                      "after a successful open");
+
+    /* Local failures name the call. */
+    int v = 1;
+    tu_expect_rc(&st, tcio_write(fh, &v, -1, MPI_INT), TCIO_ERR_BAD_ARG, "tcio_write count -1");
+    expect_last_error(&st, TCIO_ERR_BAD_ARG, -1, (const char *[]){ "tcio_write", NULL },
+                      "tcio_write count -1");
+    tu_expect_rc(&st, tcio_read(fh, &v, 1, MPI_INT), TCIO_ERR_WRITE_ONLY, "tcio_read");
+    expect_last_error(&st, TCIO_ERR_WRITE_ONLY, -1, (const char *[]){ "tcio_read", NULL },
+                      "tcio_read on a write-only file");
+
+    /* The settings in effect. */
+    MPI_Info info = MPI_INFO_NULL;
+    tu_expect_rc(&st, tcio_get_info(fh, &info), TCIO_SUCCESS, "tcio_get_info");
+    if (info != MPI_INFO_NULL) {
+        char buf[MPI_MAX_INFO_VAL + 1];
+        static const char *const expected[][2] = {
+            { "tcio_segment_size", "4096" }, { "tcio_segments_per_proc", "3" },
+            { "tcio_level2_bytes", "12288" }, { "tcio_aggregators", "1" },
+            { "tcio_aggregator_placement", "spread" }, { "tcio_aggregator_ranks", "0" },
+            { "tcio_early_drain", "off" }, { "tcio_stats", "off" },
+            { "tcio_transport", "rma" },
+        };
+        for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+            if (strcmp(info_value(info, expected[i][0], buf), expected[i][1]) != 0)
+                tu_fail(&st, "tcio_get_info: %s is \"%s\", expected \"%s\"", expected[i][0], buf,
+                        expected[i][1]);
+        MPI_Info_free(&info);
+    }
+    tu_expect_rc(&st, tcio_get_info(fh, NULL), TCIO_ERR_BAD_ARG, "tcio_get_info(fh, NULL)");
+    expect_last_error(&st, TCIO_ERR_BAD_ARG, -1, (const char *[]){ "tcio_get_info", NULL },
+                      "tcio_get_info(fh, NULL)");
+    CHECK_ALL(tu_close(fh) == TCIO_SUCCESS, "tcio_close");
+    tu_expect_rc(&st, tcio_get_info(fh, &info), TCIO_ERR_BAD_HANDLE, "tcio_get_info(closed)");
+    expect_last_error(&st, TCIO_ERR_BAD_HANDLE, -1, (const char *[]){ "tcio_get_info", NULL },
+                      "tcio_get_info of a closed handle");
+
+    /* An open with default settings reports them within their limits. */
+    fh = tcio_open(file, MPI_MODE_RDONLY);
+    CHECK_ALL(fh != NULL, "tcio_open(RDONLY) of %s failed", file);
+    tu_expect_rc(&st, tcio_get_info(fh, &info), TCIO_SUCCESS, "tcio_get_info (defaults)");
+    if (info != MPI_INFO_NULL) {
+        char buf[MPI_MAX_INFO_VAL + 1];
+        int aggregators = atoi(info_value(info, "tcio_aggregators", buf));
+        if (aggregators < 1 || aggregators > tu_nprocs)
+            tu_fail(&st, "tcio_get_info (defaults): tcio_aggregators is \"%s\"", buf);
+        if (atoll(info_value(info, "tcio_segment_size", buf)) <= 0 ||
+            strcmp(info_value(info, "tcio_early_drain", buf), "on") != 0)
+            tu_fail(&st, "tcio_get_info (defaults): segment size or early drain wrong");
+        MPI_Info_free(&info);
+    }
+    CHECK_ALL(tcio_close(fh) == TCIO_SUCCESS, "tcio_close (read-only)");
+
+    /* The version the header and the library report agree. */
+    char version[32];
+    snprintf(version, sizeof version, "%d.%d.%d", TCIO_VERSION_MAJOR, TCIO_VERSION_MINOR,
+             TCIO_VERSION_PATCH);
+    if (strcmp(tcio_version(), version) != 0 || strcmp(TCIO_VERSION, version) != 0)
+        tu_fail(&st, "tcio_version() \"%s\", TCIO_VERSION \"%s\", macros %s", tcio_version(),
+                TCIO_VERSION, version);
+    CHECK_STATUS(st);
 }
 END_TEST
 
@@ -2274,6 +2450,7 @@ static Suite *mpi_suite(void)
     add_case(s, "seek_append", test_seek_append);
     add_case(s, "bad_input", test_bad_input);
     add_case(s, "bad_config", test_bad_config);
+    add_case(s, "last_error", test_last_error);
     add_case(s, "fs_errors", test_fs_errors);
     add_case(s, "prefetch", test_prefetch);
     return s;

@@ -16,6 +16,7 @@
 #include "level1.h"
 #include "level2.h"
 #include "datatype.h"
+#include "error.h"
 
 /* ---- size parsing ---- */
 
@@ -233,6 +234,7 @@ static void clear_env(void)
     unsetenv("TCIO_AGGREGATOR_PLACEMENT");
     unsetenv("TCIO_EARLY_DRAIN");
     unsetenv("TCIO_STATS");
+    unsetenv("TCIO_STATS_FILE");
 }
 
 START_TEST(config_defaults_and_striping_unit)
@@ -324,6 +326,110 @@ START_TEST(config_rejects_invalid_values)
     setenv("TCIO_SEGMENT_SIZE", "1073741825", 1);
     ck_assert_int_eq(tci_config_from_user(MPI_INFO_NULL, &c), TCIO_ERR_BAD_CONFIG);
     clear_env();
+}
+END_TEST
+
+/* The reason tcio_last_error gives for a configuration that
+ * tci_config_from_user rejects, as a public call would record it. */
+static void expect_reason(MPI_Info info, const char *const *parts)
+{
+    tci_config c;
+    int rc = tci_config_from_user(info, &c);
+    ck_assert_int_eq(tci_error_note("test", rc), TCIO_ERR_BAD_CONFIG);
+    char msg[TCIO_MAX_ERROR_STRING];
+    ck_assert_int_eq(tcio_last_error(msg, sizeof msg), TCIO_ERR_BAD_CONFIG);
+    ck_assert_msg(strncmp(msg, "rank 0: ", 8) == 0, "no rank in \"%s\"", msg);
+    for (; *parts; parts++)
+        ck_assert_msg(strstr(msg, *parts) != NULL, "\"%s\" does not contain \"%s\"", msg,
+                      *parts);
+}
+
+START_TEST(config_rejections_name_setting_source_and_value)
+{
+    static const char *const settings[][3] = {
+        /* variable, info key, a bad value */
+        { "TCIO_SEGMENT_SIZE", "tcio_segment_size", "1.5M" },
+        { "TCIO_SEGMENT_SIZE", "tcio_segment_size", "2G" },
+        { "TCIO_SEGMENTS_PER_PROC", "tcio_segments_per_proc", "0" },
+        { "TCIO_AGGREGATORS", "tcio_aggregators", "two" },
+        { "TCIO_AGGREGATOR_PLACEMENT", "tcio_aggregator_placement", "0,0" },
+        { "TCIO_EARLY_DRAIN", "tcio_early_drain", "maybe" },
+        { "TCIO_STATS", "tcio_stats", "verbose" },
+        { "TCIO_STATS_FILE", "tcio_stats_file", "" },
+    };
+    char env_name[64], key_name[64], quoted[64];
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        const char *env = settings[i][0], *key = settings[i][1], *value = settings[i][2];
+        snprintf(env_name, sizeof env_name, "environment variable %s=", env);
+        snprintf(key_name, sizeof key_name, "info key %s=", key);
+        snprintf(quoted, sizeof quoted, "\"%s\"", value);
+        clear_env();
+        setenv(env, value, 1);
+        expect_reason(MPI_INFO_NULL, (const char *const[]){ env_name, quoted, NULL });
+        clear_env();
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, key, value[0] ? value : " ");
+        if (value[0])
+            expect_reason(info, (const char *const[]){ key_name, quoted, NULL });
+        MPI_Info_free(&info);
+    }
+    /* Settings valid alone but not together, or not for this P. */
+    clear_env();
+    setenv("TCIO_AGGREGATORS", "3", 1);
+    setenv("TCIO_AGGREGATOR_PLACEMENT", "0,1", 1);
+    expect_reason(MPI_INFO_NULL, (const char *const[]){ "tcio_aggregators is 3",
+                                                        "lists 2 ranks", NULL });
+    setenv("TCIO_AGGREGATORS", "5", 1);
+    unsetenv("TCIO_AGGREGATOR_PLACEMENT");
+    tci_config c;
+    ck_assert_int_eq(tci_config_from_user(MPI_INFO_NULL, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(tci_error_note("t", tci_config_check_ranks(&c, 2)), TCIO_ERR_BAD_CONFIG);
+    tci_config_free(&c);
+    char msg[TCIO_MAX_ERROR_STRING];
+    tcio_last_error(msg, sizeof msg);
+    ck_assert_msg(strstr(msg, "tcio_aggregators is 5, more than the 2 ranks"), "%s", msg);
+    clear_env();
+}
+END_TEST
+
+START_TEST(last_error_keeps_the_last_failure)
+{
+    char msg[TCIO_MAX_ERROR_STRING];
+    /* A failure with a reason set, then a success: the failure stays. */
+    tci_error_note("t", tci_error_set(TCIO_ERR_IO, "the disk is on fire (%d)", 42));
+    ck_assert_int_eq(tci_error_note("t", TCIO_SUCCESS), TCIO_SUCCESS);
+    ck_assert_int_eq(tcio_last_error(msg, sizeof msg), TCIO_ERR_IO);
+    ck_assert_str_eq(msg, "rank 0: the disk is on fire (42)");
+    /* A reason set for another code than the call returns is not used;
+     * a reason set during a call that then succeeds is dropped. */
+    tci_error_set(TCIO_ERR_IO, "unrelated");
+    ck_assert_int_eq(tci_error_note("tcio_seek", TCIO_ERR_BAD_ARG), TCIO_ERR_BAD_ARG);
+    tcio_last_error(msg, sizeof msg);
+    ck_assert_msg(strstr(msg, "tcio_seek: invalid argument") != NULL, "%s", msg);
+    tci_error_set(TCIO_ERR_IO, "recovered");
+    tci_error_note("t", TCIO_SUCCESS);
+    ck_assert_int_eq(tci_error_note("tcio_close", TCIO_ERR_REMOTE), TCIO_ERR_REMOTE);
+    tcio_last_error(msg, sizeof msg);
+    ck_assert_msg(strstr(msg, "tcio_close") && strstr(msg, "another rank"), "%s", msg);
+    /* An MPI failure names the call and MPI's own message, on one line. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    ck_assert_int_eq(tci_error_note("t", tci_error_from_mpi(MPI_Barrier(MPI_COMM_NULL))),
+                     TCIO_ERR_MPI);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    tcio_last_error(msg, sizeof msg);
+    ck_assert_msg(strstr(msg, "MPI_Barrier failed: ") && !strchr(msg, '\n'), "%s", msg);
+    /* An error code from elsewhere names the library function. */
+    int err = MPI_ERR_ARG;
+    ck_assert_int_eq(tci_error_note("t", tci_error_from_io(err)), TCIO_ERR_IO);
+    tcio_last_error(msg, sizeof msg);
+    ck_assert_msg(strstr(msg, "an MPI call in last_error_keeps_the_last_failure"), "%s", msg);
+    /* Truncation. */
+    char small[6] = "xxxxx";
+    tcio_last_error(small, 4);
+    ck_assert_str_eq(small, "ran");
 }
 END_TEST
 
@@ -910,6 +1016,8 @@ static Suite *unit_suite(void)
     tcase_add_test(tc, config_defaults_and_striping_unit);
     tcase_add_test(tc, config_info_keys_and_env_precedence);
     tcase_add_test(tc, config_rejects_invalid_values);
+    tcase_add_test(tc, config_rejections_name_setting_source_and_value);
+    tcase_add_test(tc, last_error_keeps_the_last_failure);
     tcase_add_test(tc, config_aggregator_settings_defaults);
     tcase_add_test(tc, config_aggregator_info_keys_and_env_precedence);
     tcase_add_test(tc, config_aggregator_count_and_list);
