@@ -17,8 +17,15 @@
 !     declared ASYNCHRONOUS: it holds its data only after tcio_fetch,
 !     tcio_flush or tcio_close returns.  A COUNT and DATATYPE that reach
 !     past the end of the array are refused with TCIO_ERR_BAD_ARG.
+!   * tcio_last_error(message) fills a character(len=*) MESSAGE (optional);
+!     tcio_version() and tcio_error_string(code) return allocatable strings;
+!     the C macro TCIO_VERSION is the parameter tcio_version_string.
 !   * Offsets and lengths are integer(MPI_OFFSET_KIND), as in MPI-IO; they
 !     reach C as long long (tcio_fortran.c checks that MPI_Offset is one).
+! The version macros come from the generated tcio_version.h (C #defines,
+! which the preprocessor substitutes here; they are upper case, the
+! Fortran names below lower case, and cpp is case-sensitive).
+#include "tcio_version.h"
 module tcio
   use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_int, c_long_long, &
       c_char, c_null_char, c_associated, c_f_pointer, c_size_t
@@ -30,11 +37,14 @@ module tcio
   private
 
   ! ---- constants of tcio.h (tests/test_fortran checks them against C) ----
-  integer, parameter, public :: TCIO_VERSION_MAJOR = 0
-  integer, parameter, public :: TCIO_VERSION_MINOR = 1
-  integer, parameter, public :: TCIO_VERSION_PATCH = 0
-  character(len=*), parameter, public :: TCIO_VERSION = "0.1.0"
+  integer, parameter, public :: tcio_version_major = TCIO_VERSION_MAJOR
+  integer, parameter, public :: tcio_version_minor = TCIO_VERSION_MINOR
+  integer, parameter, public :: tcio_version_patch = TCIO_VERSION_PATCH
+  ! C's TCIO_VERSION: Fortran names ignore case, so the string cannot share
+  ! the name of the function tcio_version.
+  character(len=*), parameter, public :: tcio_version_string = TCIO_VERSION
   integer, parameter, public :: TCIO_MODE_TRUNC = 1073741824  ! 0x40000000
+  integer, parameter, public :: TCIO_MAX_ERROR_STRING = 512
 
   integer, parameter, public :: TCIO_SUCCESS = 0
   integer, parameter, public :: TCIO_ERR_BAD_HANDLE = 1
@@ -65,7 +75,7 @@ module tcio
   public :: tcio_write, tcio_write_at, tcio_read, tcio_read_at
   public :: tcio_seek, tcio_flush, tcio_fetch, tcio_close
   public :: tcio_prefetch, tcio_read_session, tcio_progress
-  public :: tcio_error_string
+  public :: tcio_error_string, tcio_last_error, tcio_get_info, tcio_version
 
   interface tcio_open_comm
     module procedure tcio_open_comm_int
@@ -95,6 +105,13 @@ module tcio
     module procedure tcio_read_at_int
 #ifdef TCIO_HAVE_MPI_F08
     module procedure tcio_read_at_f08
+#endif
+  end interface
+
+  interface tcio_get_info
+    module procedure tcio_get_info_int
+#ifdef TCIO_HAVE_MPI_F08
+    module procedure tcio_get_info_f08
 #endif
   end interface
 
@@ -176,6 +193,19 @@ module tcio
     type(c_ptr) function c_error_string(code) bind(C, name="tcio_error_string")
       import :: c_ptr, c_int
       integer(c_int), value :: code
+    end function
+    integer(c_int) function c_last_error(buf, length) bind(C, name="tcio_last_error")
+      import :: c_int, c_char
+      character(kind=c_char) :: buf(*)
+      integer(c_int), value :: length
+    end function
+    integer(c_int) function c_get_info(fh, info) bind(C, name="tcio_f_get_info")
+      import :: c_ptr, c_int
+      type(c_ptr), value :: fh
+      integer(c_int), intent(out) :: info
+    end function
+    type(c_ptr) function c_version() bind(C, name="tcio_version")
+      import :: c_ptr
     end function
     integer(c_size_t) function c_strlen(s) bind(C, name="strlen")
       import :: c_ptr, c_size_t
@@ -358,6 +388,45 @@ contains
     integer, intent(in) :: code
     character(len=:), allocatable :: message
     message = f_string(c_error_string(code))
+  end function
+
+  ! The code of this rank's last failure (TCIO_SUCCESS if none) and, in
+  ! MESSAGE when given, why it failed (blank-padded, cut to len(MESSAGE);
+  ! TCIO_MAX_ERROR_STRING - 1 characters hold any message).  Local.
+  integer function tcio_last_error(message) result(code)
+    character(len=*), intent(out), optional :: message
+    character(kind=c_char) :: buf(TCIO_MAX_ERROR_STRING)
+    integer :: i
+    code = c_last_error(buf, TCIO_MAX_ERROR_STRING)
+    if (present(message)) then
+      message = ''
+      do i = 1, min(len(message), TCIO_MAX_ERROR_STRING)
+        if (buf(i) == c_null_char) exit
+        message(i:i) = buf(i)
+      end do
+    end if
+  end function
+
+  ! The settings in effect, as a new info object for MPI_Info_free
+  ! (MPI_INFO_NULL on failure).  Local.
+  integer function tcio_get_info_int(fh, info) result(rc)
+    type(tcio_file), intent(in) :: fh
+    integer, intent(out) :: info
+    rc = c_get_info(fh%handle, info)
+  end function
+
+#ifdef TCIO_HAVE_MPI_F08
+  integer function tcio_get_info_f08(fh, info) result(rc)
+    type(tcio_file), intent(in) :: fh
+    type(MPI_Info), intent(out) :: info
+    rc = c_get_info(fh%handle, info%MPI_VAL)
+  end function
+#endif
+
+  ! The version of the library the program runs with ("MAJOR.MINOR.PATCH").
+  function tcio_version() result(version)
+    character(len=:), allocatable :: version
+    version = f_string(c_version())
   end function
 
 end module tcio

@@ -148,6 +148,17 @@ int tcio_f_read_at(tcio_file *fh, long long offset, CFI_cdesc_t *data, int count
     return read_descriptor(fh, true, offset, data, count, type);
 }
 
+/* ---- settings in effect: the new info object goes back as MPI_Fint ------ */
+
+int tcio_f_get_info(tcio_file *fh, MPI_Fint *info)
+{
+    MPI_Info c_info = MPI_INFO_NULL;
+    int rc = tcio_get_info(fh, &c_info);
+    *info = MPI_Info_c2f(rc == TCIO_SUCCESS ? c_info : MPI_INFO_NULL);
+    return rc;
+}
+
 /* ---- the rest take no MPI handles or buffers: the module binds tcio_seek,
  * tcio_flush, tcio_fetch, tcio_close, tcio_prefetch, tcio_read_session,
- * tcio_progress and tcio_error_string directly ----------------------------- */
+ * tcio_progress, tcio_error_string, tcio_last_error and tcio_version
+ * directly ----------------------------- */

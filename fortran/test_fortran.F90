@@ -69,7 +69,10 @@ subroutine integer_handle_tests()
     end subroutine
   end interface
   integer, parameter :: N = 6
-  integer :: fortran_values(22), c_values(22), k, rank, nprocs, ierr, info, vector
+  integer :: fortran_values(23), c_values(23), k, rank, nprocs, ierr, info, vector, code
+  logical :: found
+  character(len=MPI_MAX_INFO_VAL) :: value
+  character(len=TCIO_MAX_ERROR_STRING) :: message
   integer :: ints(N, 2), evens(2 * N), back(N, 2), picked(N), scalar_back
   integer, asynchronous :: other(N, 2)
   real(8) :: x, x_back
@@ -88,15 +91,16 @@ subroutine integer_handle_tests()
       TCIO_ERR_BAD_MODE, TCIO_ERR_READ_ONLY, TCIO_ERR_WRITE_ONLY, TCIO_ERR_BAD_CONFIG, &
       TCIO_ERR_NO_MEMORY, TCIO_ERR_NO_SUCH_FILE, TCIO_ERR_ACCESS, TCIO_ERR_FILE_EXISTS, &
       TCIO_ERR_OPEN, TCIO_ERR_NO_SPACE, TCIO_ERR_IO, TCIO_ERR_MPI, TCIO_ERR_REMOTE, &
-      TCIO_ERR_COUNT, TCIO_MODE_TRUNC, TCIO_VERSION_MAJOR, TCIO_VERSION_MINOR, &
-      TCIO_VERSION_PATCH]
+      TCIO_ERR_COUNT, TCIO_MODE_TRUNC, tcio_version_major, tcio_version_minor, &
+      tcio_version_patch, TCIO_MAX_ERROR_STRING]
   call check(test_c_constants(c_values, size(c_values)) == size(c_values), 'constant count')
   do k = 1, size(c_values)
     write (c_version, '(a,i0)') 'constant of tcio.h number ', k
     call check(fortran_values(k) == c_values(k), trim(c_version))
   end do
   call test_c_version(c_version, len(c_version))
-  call check(c_version == TCIO_VERSION, 'TCIO_VERSION')
+  call check(c_version == tcio_version_string, 'tcio_version_string is TCIO_VERSION')
+  call check(tcio_version() == tcio_version_string, 'tcio_version() of this build')
   call check(tcio_error_string(TCIO_SUCCESS) == 'success', 'tcio_error_string(TCIO_SUCCESS)')
   call check(len(tcio_error_string(TCIO_ERR_COUNT + 5)) > 0, 'tcio_error_string of an unknown code')
 
@@ -123,6 +127,16 @@ subroutine integer_handle_tests()
       'open_comm with tcio_aggregators=5 on 2 ranks')
   call check(.not. tcio_is_open(fh), 'no handle after a failed open_comm')
   call MPI_Info_free(info, ierr)
+  code = tcio_last_error(message)
+  call check_rc(code, TCIO_ERR_BAD_CONFIG, 'tcio_last_error after the bad setting')
+  call check(index(message, 'rank ') == 1 .and. index(message, 'tcio_aggregators') > 0, &
+      'tcio_last_error names the setting: ' // trim(message))
+  call check_rc(tcio_last_error(), TCIO_ERR_BAD_CONFIG, 'tcio_last_error without a message')
+  value = 'x'
+  code = tcio_last_error(value(1:4))
+  call check(value(1:4) == 'rank' .and. value(5:) == '', 'tcio_last_error cuts to len(message)')
+  call check_rc(tcio_get_info(never_opened, info), TCIO_ERR_BAD_HANDLE, 'get_info, no handle')
+  call check(info == MPI_INFO_NULL, 'get_info, no handle: MPI_INFO_NULL')
 
   ! Each rank writes a block: a 2-D integer array (tcio_write at the position
   ! set by tcio_seek), the odd elements of EVENS through a vector datatype,
@@ -161,6 +175,14 @@ subroutine integer_handle_tests()
       'read into a non-contiguous section')
   call check_rc(tcio_seek(fh, 0_MPI_OFFSET_KIND, 99), TCIO_ERR_BAD_ARG, 'seek with a bad whence')
   call check_rc(tcio_progress(fh), TCIO_SUCCESS, 'progress')
+  call check_rc(tcio_get_info(fh, info), TCIO_SUCCESS, 'get_info')
+  if (info /= MPI_INFO_NULL) then
+    call MPI_Info_get(info, 'tcio_segment_size', MPI_MAX_INFO_VAL, value, found, ierr)
+    call check(found .and. value == '64', 'get_info: tcio_segment_size is 64')
+    call MPI_Info_get(info, 'tcio_aggregators', MPI_MAX_INFO_VAL, value, found, ierr)
+    call check(found .and. verify(trim(value), '0123456789') == 0, 'get_info: tcio_aggregators')
+    call MPI_Info_free(info, ierr)
+  end if
   call check_rc(tcio_flush(fh), TCIO_SUCCESS, 'flush')
 
   ! Read the next rank's block back: lazy until tcio_fetch.
@@ -231,6 +253,8 @@ subroutine f08_handle_tests()
   real(8), asynchronous :: mine(N)
   integer(1), allocatable :: bytes(:)
   integer :: rank, k
+  logical :: found
+  character(len=MPI_MAX_INFO_VAL) :: value
   character(len=:), allocatable :: name
   character(len=8) :: digits
 
@@ -267,6 +291,12 @@ subroutine f08_handle_tests()
       MPI_DOUBLE_PRECISION), TCIO_SUCCESS, 'f08: write_at an element')
   call check_rc(tcio_write_at(fh, 0_MPI_OFFSET_KIND, values, 3, pair), TCIO_ERR_BAD_ARG, &
       'f08: write_at past the end of the array')
+  call check_rc(tcio_get_info(fh, info), TCIO_SUCCESS, 'f08: get_info')
+  if (info /= MPI_INFO_NULL) then
+    call MPI_Info_get(info, 'tcio_segments_per_proc', MPI_MAX_INFO_VAL, value, found)
+    call check(found .and. value == '2', 'f08: get_info: tcio_segments_per_proc is 2')
+    call MPI_Info_free(info)
+  end if
   call check_rc(tcio_flush(fh), TCIO_SUCCESS, 'f08: flush')
   mine = 0
   call check_rc(tcio_read_at(fh, int(8 * N * rank, MPI_OFFSET_KIND), mine, 2, pair), &

@@ -13,7 +13,7 @@ int test_c_constants(int *values, int n)
         TCIO_ERR_NO_MEMORY, TCIO_ERR_NO_SUCH_FILE, TCIO_ERR_ACCESS, TCIO_ERR_FILE_EXISTS,
         TCIO_ERR_OPEN, TCIO_ERR_NO_SPACE, TCIO_ERR_IO, TCIO_ERR_MPI, TCIO_ERR_REMOTE,
         TCIO_ERR_COUNT, TCIO_MODE_TRUNC, TCIO_VERSION_MAJOR, TCIO_VERSION_MINOR,
-        TCIO_VERSION_PATCH,
+        TCIO_VERSION_PATCH, TCIO_MAX_ERROR_STRING,
     };
     int k = 0;
     for (size_t i = 0; i < sizeof named / sizeof named[0] && k < n; i++)
