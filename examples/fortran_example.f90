@@ -51,7 +51,7 @@ program fortran_example
   allocate(ids(NRECORDS), back(3, NRECORDS))
   ids = -1
   fh = tcio_open(trim(fname), MPI_MODE_RDONLY)
-  if (.not. tcio_is_open(fh)) call stop_on_error(TCIO_ERR_OPEN, 'tcio_open')
+  if (.not. tcio_is_open(fh)) call stop_on_error(tcio_last_error(), 'tcio_open')
   do i = mod(rank + 1, nprocs), NRECORDS - 1, nprocs
     offset = int(i, MPI_OFFSET_KIND) * RECORD_BYTES
     rc = tcio_read_at(fh, offset, ids(i + 1), 1, MPI_INTEGER)
@@ -73,11 +73,15 @@ program fortran_example
 
 contains
 
+  ! On failure say why (tcio_last_error: the setting, file or MPI call that
+  ! failed, with the rank) and stop every rank.
   subroutine stop_on_error(code, what)
     integer, intent(in) :: code
     character(len=*), intent(in) :: what
+    character(len=TCIO_MAX_ERROR_STRING) :: why
     if (code /= TCIO_SUCCESS) then
-      write (*, '(4a)') 'fortran_example: ', what, ': ', tcio_error_string(code)
+      if (tcio_last_error(why) == TCIO_SUCCESS) why = tcio_error_string(code)
+      write (*, '(4a)') 'fortran_example: ', what, ' failed: ', trim(why)
       call MPI_Abort(MPI_COMM_WORLD, 1)
     end if
   end subroutine
