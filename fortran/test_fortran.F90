@@ -249,7 +249,7 @@ subroutine f08_handle_tests()
   type(tcio_file) :: fh
   type(MPI_Datatype) :: pair
   type(MPI_Info) :: info
-  real(8) :: values(N), back(N)
+  real(8) :: values(N), back(N), matrix(4, 3)
   real(8), asynchronous :: mine(N)
   integer(1), allocatable :: bytes(:)
   integer :: rank, k
@@ -267,14 +267,22 @@ subroutine f08_handle_tests()
   call check_rc(tcio_open_comm(MPI_COMM_SELF, name, ior(MPI_MODE_WRONLY, MPI_MODE_CREATE), &
       MPI_INFO_NULL, fh), TCIO_SUCCESS, 'f08: open_comm MPI_COMM_SELF')
   call check_rc(tcio_write(fh, values, N, MPI_DOUBLE_PRECISION), TCIO_SUCCESS, 'f08: write')
+  ! A 2-D section with gaps in both dimensions: packed in array element order.
+  matrix = reshape([(10.0d0 * rank + k, k = 1, 12)], [4, 3])
+  call check_rc(tcio_write(fh, matrix(2:3, 1:3:2), 4, MPI_DOUBLE_PRECISION), TCIO_SUCCESS, &
+      'f08: write a 2-D section')
   call check_rc(tcio_write(fh, values, 1, MPI_DATATYPE_NULL), TCIO_ERR_BAD_TYPE, &
       'f08: write MPI_DATATYPE_NULL')
   call check_rc(tcio_read(fh, back, 1, MPI_DOUBLE_PRECISION), TCIO_ERR_WRITE_ONLY, &
       'f08: read from a write-only file')
   call check_rc(tcio_close(fh), TCIO_SUCCESS, 'f08: close')
   call read_file(name, bytes)
-  call check(size(bytes) == 8 * N, 'f08: file size')
-  if (size(bytes) == 8 * N) call check(all(transfer(bytes, back) == values), 'f08: file content')
+  call check(size(bytes) == 8 * (N + 4), 'f08: file size')
+  if (size(bytes) == 8 * (N + 4)) then
+    call check(all(transfer(bytes(1 : 8 * N), back) == values), 'f08: file content')
+    call check(all(transfer(bytes(8 * N + 1 :), back(1:4)) == &
+        [matrix(2, 1), matrix(3, 1), matrix(2, 3), matrix(3, 3)]), 'f08: 2-D section in the file')
+  end if
 
   ! On MPI_COMM_WORLD with an info object and a derived datatype.
   name = dir // '/f08.dat'
