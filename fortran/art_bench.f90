@@ -10,6 +10,7 @@
 ! (tests/fortran-art.sh compares them).
 !   -r  restart only: read and verify FILE as written by either program
 !   -s  declare each rank's span of the file as a read session first
+!   -h, --help  print the usage
 ! Exit status 0 when every byte was verified, 1 otherwise, 2 for bad options.
 program art_bench_f
   use, intrinsic :: iso_fortran_env, only: int8, int64, real64, error_unit
@@ -85,6 +86,8 @@ contains
     do while (i <= command_argument_count())
       call get_command_argument(i, arg)
       select case (arg)
+      case ('-h', '--help')
+        call usage('')
       case ('-r')
         restart_only = .true.
       case ('-s')
@@ -114,13 +117,26 @@ contains
     if (fname == '') call usage('option -o is required')
   end subroutine
 
+  ! PROBLEM empty: -h/--help, the usage on standard output, status 0;
+  ! otherwise the problem and the usage on standard error, status 2.
   subroutine usage(problem)
     character(len=*), intent(in) :: problem
+    character(len=*), parameter :: text = &
+        'usage: mpiexec -n P art_bench_f -o FILE [-T TREES] [-c CELLS] [-r] [-s]' // &
+        new_line('a') // '  -T TREES  number of trees (default 1024)' // &
+        new_line('a') // '  -c CELLS  mean cells per tree (default 2048, at least 63)' // &
+        new_line('a') // '  -r        restart only: read and verify FILE' // &
+        new_line('a') // '  -s        declare the restart''s read session' // &
+        new_line('a') // '  -h, --help  print this help'
     integer :: ierr2
-    if (rank == 0) write (error_unit, '(a/a)') 'art_bench_f: ' // problem, &
-        'usage: mpiexec -n P art_bench_f -o FILE [-T TREES] [-c CELLS] [-r] [-s]'
+    if (problem == '') then
+      if (rank == 0) write (*, '(a)') text
+      call MPI_Finalize(ierr2)
+      stop
+    end if
+    if (rank == 0) write (error_unit, '(a/a)') 'art_bench_f: ' // problem, text
     call MPI_Finalize(ierr2)
-    error stop 2
+    stop 2
   end subroutine
 
   ! ---- the trees: art_bench.c's definition, step for step ----

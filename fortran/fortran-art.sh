@@ -24,5 +24,10 @@ if ! cmp "$dir/c7.dat" "$dir/f7.dat"; then echo "FAIL: the C and Fortran dumps (
 if "$run" 2 ./art_bench_f -r -T 25 -c 300 -o "$dir/c.dat" > "$dir/out" 2>&1; then
     echo "FAIL: art_bench_f verified a file of other trees"; cat "$dir/out"; fail=1
 fi
+# Options: --help answers with the usage, a bad option is refused with 2.
+"$run" 1 ./art_bench_f --help | grep -q '^usage: mpiexec -n P art_bench_f' ||
+    { echo "FAIL: art_bench_f --help"; fail=1; }
+"$run" 1 ./art_bench_f -T x -o "$dir/x" 2>/dev/null
+[ $? -eq 2 ] || { echo "FAIL: art_bench_f accepted -T x"; fail=1; }
 if [ $fail -eq 0 ]; then echo "fortran-art: 1 passed, 0 failed"; else echo "fortran-art: 0 passed, 1 failed"; fi
 exit $fail
