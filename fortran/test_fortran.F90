@@ -250,6 +250,7 @@ subroutine f08_handle_tests()
   type(MPI_Datatype) :: pair
   type(MPI_Info) :: info
   real(8) :: values(N), back(N), matrix(4, 3)
+  character(len=6) :: word = 'tcio!?'
   real(8), asynchronous :: mine(N)
   integer(1), allocatable :: bytes(:)
   integer :: rank, k
@@ -271,16 +272,21 @@ subroutine f08_handle_tests()
   matrix = reshape([(10.0d0 * rank + k, k = 1, 12)], [4, 3])
   call check_rc(tcio_write(fh, matrix(2:3, 1:3:2), 4, MPI_DOUBLE_PRECISION), TCIO_SUCCESS, &
       'f08: write a 2-D section')
+  ! A character scalar: its length is the element size the descriptor gives.
+  call check_rc(tcio_write(fh, word, len(word), MPI_CHARACTER), TCIO_SUCCESS, 'f08: write a string')
+  call check_rc(tcio_write(fh, word, len(word) + 1, MPI_CHARACTER), TCIO_ERR_BAD_ARG, &
+      'f08: write past the end of a string')
   call check_rc(tcio_write(fh, values, 1, MPI_DATATYPE_NULL), TCIO_ERR_BAD_TYPE, &
       'f08: write MPI_DATATYPE_NULL')
   call check_rc(tcio_read(fh, back, 1, MPI_DOUBLE_PRECISION), TCIO_ERR_WRITE_ONLY, &
       'f08: read from a write-only file')
   call check_rc(tcio_close(fh), TCIO_SUCCESS, 'f08: close')
   call read_file(name, bytes)
-  call check(size(bytes) == 8 * (N + 4), 'f08: file size')
-  if (size(bytes) == 8 * (N + 4)) then
+  call check(size(bytes) == 8 * (N + 4) + len(word), 'f08: file size')
+  if (size(bytes) == 8 * (N + 4) + len(word)) then
+    call check(all(bytes(8 * (N + 4) + 1 :) == transfer(word, bytes)), 'f08: the string in the file')
     call check(all(transfer(bytes(1 : 8 * N), back) == values), 'f08: file content')
-    call check(all(transfer(bytes(8 * N + 1 :), back(1:4)) == &
+    call check(all(transfer(bytes(8 * N + 1 : 8 * (N + 4)), back(1:4)) == &
         [matrix(2, 1), matrix(3, 1), matrix(2, 3), matrix(3, 3)]), 'f08: 2-D section in the file')
   end if
 
