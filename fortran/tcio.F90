@@ -117,7 +117,7 @@ module tcio
 
   ! ---- the C side: stubs in tcio_fortran.c and libtcio itself ----
   interface
-    type(c_ptr) function c_open(fname, mode) bind(C, name="tcio_f_open")
+    type(c_ptr) function c_open(fname, mode) bind(C, name="tcio_open")
       import :: c_ptr, c_char, c_int
       character(kind=c_char), intent(in) :: fname(*)
       integer(c_int), value :: mode

@@ -71,12 +71,7 @@ static void *pack(const CFI_cdesc_t *d, long long nbytes)
     return out;
 }
 
-/* ---- open ----------------------------------------------------------------- */
-
-tcio_file *tcio_f_open(const char *fname, int mode)
-{
-    return tcio_open(fname, mode);
-}
+/* ---- open (tcio_open itself takes no handle: the module binds it) -------- */
 
 int tcio_f_open_comm(MPI_Fint comm, const char *fname, int mode, MPI_Fint info,
                      tcio_file **fh)
@@ -160,5 +155,6 @@ int tcio_f_get_info(tcio_file *fh, MPI_Fint *info)
 
 /* ---- the rest take no MPI handles or buffers: the module binds tcio_seek,
  * tcio_flush, tcio_fetch, tcio_close, tcio_prefetch, tcio_read_session,
- * tcio_progress, tcio_error_string, tcio_last_error and tcio_version
+ * tcio_progress, tcio_error_string, tcio_last_error, tcio_version and
+ * tcio_open
  * directly ----------------------------- */
