@@ -117,7 +117,9 @@ int tcio_f_write_at(tcio_file *fh, long long offset, const CFI_cdesc_t *data,
 }
 
 /* ---- reads: lazy, so the library must fill the user's own memory: a
- * non-contiguous array (a strided section) is refused ---------------------- */
+ * non-contiguous array (a strided section) is refused ----------------------
+ * (These refusals, and a COUNT past the end of the array, are the module's
+ * own: libtcio's tcio_last_error does not record them.) */
 
 static int read_descriptor(tcio_file *fh, bool at, MPI_Offset offset,
                            CFI_cdesc_t *data, int count, MPI_Fint ftype)
@@ -153,8 +155,7 @@ int tcio_f_get_info(tcio_file *fh, MPI_Fint *info)
     return rc;
 }
 
-/* ---- the rest take no MPI handles or buffers: the module binds tcio_seek,
- * tcio_flush, tcio_fetch, tcio_close, tcio_prefetch, tcio_read_session,
- * tcio_progress, tcio_error_string, tcio_last_error, tcio_version and
- * tcio_open
- * directly ----------------------------- */
+/* ---- the rest take no MPI handles or buffers: the module binds tcio_open,
+ * tcio_seek, tcio_flush, tcio_fetch, tcio_close, tcio_prefetch,
+ * tcio_read_session, tcio_progress, tcio_error_string, tcio_last_error and
+ * tcio_version directly ------------------------------------------------- */
