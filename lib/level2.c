@@ -43,7 +43,11 @@ static int have_scratch(tci_level2 *l2)
         l2->scratch = malloc((size_t)l2->t.map->segment_size);
     if (!l2->bitmap)
         l2->bitmap = malloc((size_t)tci_bitmap_bytes(l2->t.map->segment_size));
-    return l2->scratch && l2->bitmap ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
+    if (l2->scratch && l2->bitmap)
+        return TCIO_SUCCESS;
+    return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for a %lld-byte scratch segment "
+                         "(needed to spill or load a written segment)",
+                         (long long)l2->t.map->segment_size);
 }
 
 /* Copy the locked slot's bitmap and data into the scratch buffers. */
@@ -174,10 +178,18 @@ static int load_into_slot(tcio_file *fh, tci_location loc, tci_slot_header *h, c
      * the caller needs the segment in SEG as well. */
     char *direct = !need_copy && !(h->flags & TCI_SLOT_DIRTY) ? t->ops->memory(t, loc, NULL)
                                                               : NULL;
-    if (direct)
+    int rc = TCIO_SUCCESS;
+    if (direct) {
         seg = direct;
+        /* Order the earlier holders' completed updates of the slot before
+         * our stores into it (as the owner's early drain does before it
+         * reads). */
+        rc = t->ops->sync(t);
+        if (rc != TCIO_SUCCESS)
+            return rc;
+    }
     double t0 = MPI_Wtime();
-    int rc = tci_segio_read(fh->file, &fh->map, h->segment, seg);
+    rc = tci_segio_read(fh->file, &fh->map, h->segment, seg);
     fh->stats.count[TCI_C_LOADS]++;
     fh->stats.time[TCI_T_LOADS] += MPI_Wtime() - t0;
     if (rc != TCIO_SUCCESS)

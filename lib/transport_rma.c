@@ -107,6 +107,16 @@ static inline MPI_Aint data_disp(const rma *r, int64_t slot)
 
 /* ---- datatypes of the moves -------------------------------------------- */
 
+/* Commit a newly created TYPE; free it if that fails, so that a failed
+ * move leaks no datatype. */
+static int commit_or_free(MPI_Datatype *type)
+{
+    int err = MPI_Type_commit(type);
+    if (err != MPI_SUCCESS)
+        MPI_Type_free(type);
+    return err;
+}
+
 /* A vector type for COUNT blocks of LEN bytes STRIDE apart, from the cache
  * or newly built and cached (evicting the oldest). */
 static int cached_vector(vector_cache *c, int count, int len, int stride, MPI_Datatype *type)
@@ -118,7 +128,7 @@ static int cached_vector(vector_cache *c, int count, int len, int stride, MPI_Da
         }
     int err = MPI_Type_vector(count, len, stride, MPI_BYTE, type);
     if (err == MPI_SUCCESS)
-        err = MPI_Type_commit(type);
+        err = commit_or_free(type);
     if (err != MPI_SUCCESS)
         return err;
     int slot = c->next;
@@ -167,9 +177,7 @@ static int framed_vector(rma *r, const tci_extents *e, MPI_Datatype *type)
     MPI_Aint displs[3] = { 0, e->disp[1] - e->disp[0], e->disp[n - 1] - e->disp[0] };
     MPI_Datatype types[3] = { MPI_BYTE, middle, MPI_BYTE };
     err = MPI_Type_create_struct(3, lengths, displs, types, type);
-    if (err == MPI_SUCCESS)
-        err = MPI_Type_commit(type);
-    return err;
+    return err == MPI_SUCCESS ? commit_or_free(type) : err;
 }
 
 /* Describe the (normalised) extents of a move as one datatype, relative
@@ -197,7 +205,7 @@ static int build_move_type(rma *r, const tci_extents *e, move_type *m)
     }
     int err = MPI_Type_indexed(e->count, e->len, e->disp, MPI_BYTE, &m->type);
     if (err == MPI_SUCCESS)
-        err = MPI_Type_commit(&m->type);
+        err = commit_or_free(&m->type);
     if (err == MPI_SUCCESS) {
         m->offset = 0;       /* the indexed type carries the displacements */
         m->temporary = true;
