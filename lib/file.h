@@ -15,9 +15,11 @@
 #include "datatype.h"
 #include "stats.h"
 #include "drain.h"
+#include "comm_cache.h"
 
 struct tcio_file {
     MPI_Comm    comm;          /* private duplicate, errors returned */
+    tci_comm_entry *comm_entry; /* where COMM is cached, NULL if it is the file's own */
     int         rank;
     int         nprocs;
     MPI_File    file;

@@ -1,0 +1,109 @@
+/* comm_cache.c - the private communicator of the files opened on one user
+ * communicator, kept between opens.
+ *
+ * Every open file needs a communicator of its own, so that the library's
+ * collectives never match the application's.  MPI_Comm_dup is collective
+ * (a context-id agreement, one synchronising collective), and codes open
+ * many files on one communicator: the duplicate is kept as an attribute of
+ * the user's communicator and reused by the next file opened on it once
+ * the previous one is closed.  Files open at the same time on one
+ * communicator get duplicates of their own.  The entry is freed with the
+ * user's communicator; a duplicate still in use then is freed at its
+ * file's close. */
+#include <stdbool.h>
+#include <stdlib.h>
+#include "comm_cache.h"
+
+struct tci_comm_entry {
+    MPI_Comm dup;
+    bool     in_use;     /* by an open file */
+    bool     orphaned;   /* the user's communicator is freed */
+};
+
+static int comm_keyval = MPI_KEYVAL_INVALID;   /* lives as long as the process */
+
+static int delete_entry(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm, (void)keyval, (void)extra;
+    tci_comm_entry *e = value;
+    if (e->in_use) {
+        e->orphaned = true;         /* its file frees it at close */
+        return MPI_SUCCESS;
+    }
+    MPI_Comm_free(&e->dup);
+    free(e);
+    return MPI_SUCCESS;
+}
+
+static tci_comm_entry *cached_entry(MPI_Comm comm)
+{
+    void *value = NULL;
+    int found = 0;
+    if (comm_keyval == MPI_KEYVAL_INVALID ||
+        MPI_Comm_get_attr(comm, comm_keyval, &value, &found) != MPI_SUCCESS || !found)
+        return NULL;
+    return value;
+}
+
+/* Keeps DUP as COMM's cached duplicate; NULL if it cannot. */
+static tci_comm_entry *cache(MPI_Comm comm, MPI_Comm dup)
+{
+    if (comm_keyval == MPI_KEYVAL_INVALID &&
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_entry, &comm_keyval, NULL) !=
+            MPI_SUCCESS)
+        return NULL;
+    tci_comm_entry *e = malloc(sizeof *e);
+    if (!e)
+        return NULL;
+    *e = (tci_comm_entry){ .dup = dup, .in_use = true };
+    if (MPI_Comm_set_attr(comm, comm_keyval, e) != MPI_SUCCESS) {
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+int tci_comm_acquire(MPI_Comm comm, MPI_Comm *dup, tci_comm_entry **entry, int *cache_failed)
+{
+    *cache_failed = 0;
+    tci_comm_entry *e = cached_entry(comm);
+    if (e && !e->in_use) {
+        e->in_use = true;
+        *dup = e->dup;
+        *entry = e;
+        return MPI_SUCCESS;
+    }
+    *entry = NULL;
+    int err = MPI_Comm_dup(comm, dup);
+    if (err != MPI_SUCCESS) {
+        *dup = MPI_COMM_NULL;
+        return err;
+    }
+    MPI_Comm_set_errhandler(*dup, MPI_ERRORS_RETURN);
+    if (!e) {
+        *entry = cache(comm, *dup);
+        *cache_failed = *entry == NULL;
+    }
+    return MPI_SUCCESS;
+}
+
+void tci_comm_uncache(MPI_Comm comm, tci_comm_entry *entry)
+{
+    /* The attribute's deletion marks the entry orphaned (it is in use):
+     * the file's close frees it. */
+    if (entry && cached_entry(comm) == entry)
+        MPI_Comm_delete_attr(comm, comm_keyval);
+}
+
+void tci_comm_release(MPI_Comm *dup, tci_comm_entry *entry)
+{
+    if (*dup == MPI_COMM_NULL)
+        return;
+    if (entry && !entry->orphaned) {
+        entry->in_use = false;
+        *dup = MPI_COMM_NULL;
+        return;
+    }
+    MPI_Comm_free(dup);
+    free(entry);
+}
