@@ -138,10 +138,8 @@ const char *bench_parse_options(int argc, char **argv, bench_options *opt)
         case 'h': opt->help = true; break;
         case BENCH_OPT_CSV: opt->csv = true; break;
         case 'm':
-            if (!parse_count(v, &n) && strcmp(v, "0") != 0)
-                return "METHOD must be 0, 1 or 2";
-            if (n > 2)
-                return "METHOD must be 0, 1 or 2";
+            if ((!parse_count(v, &n) && strcmp(v, "0") != 0) || n > BENCH_LAST_METHOD)
+                return "METHOD must be 0, 1, 2, 3 or 4";
             opt->method = (int)n;
             break;
         case 'n':

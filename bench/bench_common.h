@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #define BENCH_MAX_ARRAYS 16
+#define BENCH_LAST_METHOD 4   /* tcio_bench's methods are 0..4 */
 
 /* libtcio settings given on the command line (NULL/false: not given). */
 typedef struct bench_tuning {
@@ -55,7 +56,8 @@ const char *bench_getopt_problem(int argc, char **argv);
 void bench_apply_tuning(const bench_tuning *t);
 
 typedef struct bench_options {
-    int         method;                       /* 0 ocio, 1 tcio, 2 mpiio */
+    int         method;                       /* 0 ocio, 1 tcio, 2 mpiio, 3 contiguous,
+                                                 4 pnetcdf */
     int         num_array;
     char        types[BENCH_MAX_ARRAYS];      /* one of c s i f d per array */
     const char *types_text;

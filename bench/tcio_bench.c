@@ -10,8 +10,13 @@
  * turn, the blocks of the ranks interleaved round-robin (the paper's
  * Figure 1).  METHOD 0 writes and reads it with ROMIO's collective I/O as in
  * Program 2 (OCIO), 1 with libtcio as in Program 3 (TCIO), 2 with one
- * independent MPI-IO call per access (MPI-IO).  Every element read back is
- * checked.  The three methods write byte-identical files.  The tuning
+ * independent MPI-IO call per access (MPI-IO), 3 with one contiguous block
+ * per rank and one collective call (the file system's ceiling; another
+ * layout), 4 with PnetCDF's nonblocking requests, one per access, on one
+ * record variable per array (the same record layout, in netCDF's big-endian
+ * encoding, after PnetCDF's header).
+ * Every element read back is checked.  Methods 0-2 write byte-identical
+ * files.  The tuning
  * options set libtcio's aggregators and early drain; --prefetch on declares
  * the read-back as a read session.  The report gives the share of the
  * write time spent in tcio_close. */
@@ -21,6 +26,9 @@
 #include <mpi.h>
 #include "tcio.h"
 #include "bench_common.h"
+#ifdef TCIO_HAVE_PNETCDF       /* configure found PnetCDF built for this MPI */
+#include <pnetcdf.h>
+#endif
 
 /* ---- the benchmark's data ---------------------------------------------- */
 
@@ -176,6 +184,126 @@ static int mpiio_access(const char *fname, const layout *l, char **arrays, int w
 static int mpiio_write(const char *f, const layout *l, char **a) { return mpiio_access(f, l, a, 1); }
 static int mpiio_read(const char *f, const layout *l, char **a) { return mpiio_access(f, l, a, 0); }
 
+/* ---- contiguous: the file system's ceiling ------------------------------ */
+
+/* Each rank's data as one contiguous block of the file (its arrays one
+ * after another), moved with one collective call straight from the arrays
+ * (an hindexed memory type, no packing): what any method can reach at
+ * best.  The file differs from the other methods' (not interleaved). */
+static int contiguous_access(const char *fname, const layout *l, char **arrays, int writing)
+{
+    int lengths[BENCH_MAX_ARRAYS];
+    MPI_Aint displs[BENCH_MAX_ARRAYS];
+    MPI_Offset rank_bytes = 0;
+    for (int j = 0; j < l->num_array; j++) {
+        lengths[j] = (int)(l->elem_size[j] * (size_t)l->len_array);
+        MPI_Get_address(arrays[j], &displs[j]);
+        rank_bytes += lengths[j];
+    }
+    MPI_Datatype memtype;
+    MPI_Type_create_hindexed(l->num_array, lengths, displs, MPI_BYTE, &memtype);
+    MPI_Type_commit(&memtype);
+    MPI_File fh;
+    int mode = writing ? MPI_MODE_WRONLY | MPI_MODE_CREATE : MPI_MODE_RDONLY;
+    int err = MPI_File_open(MPI_COMM_WORLD, fname, mode, MPI_INFO_NULL, &fh);
+    if (err == MPI_SUCCESS) {
+        MPI_Offset at = rank_bytes * l->rank;
+        if (writing) {
+            MPI_File_set_size(fh, 0);
+            err = MPI_File_write_at_all(fh, at, MPI_BOTTOM, 1, memtype, MPI_STATUS_IGNORE);
+        } else {
+            err = MPI_File_read_at_all(fh, at, MPI_BOTTOM, 1, memtype, MPI_STATUS_IGNORE);
+        }
+        MPI_File_close(&fh);
+    }
+    MPI_Type_free(&memtype);
+    return err;
+}
+
+static int contiguous_write(const char *f, const layout *l, char **a) { return contiguous_access(f, l, a, 1); }
+static int contiguous_read(const char *f, const layout *l, char **a) { return contiguous_access(f, l, a, 0); }
+
+/* ---- PnetCDF: nonblocking requests aggregated by ncmpi_wait_all ---------- */
+
+#ifdef TCIO_HAVE_PNETCDF
+static const bool pnetcdf_built = true;
+
+/* One record variable per array, of SIZE_ACCESS elements per record: record
+ * r holds block r of the interleaved layout (one access of each array, the
+ * ranks round-robin), the layout of the other methods' file in netCDF's
+ * big-endian encoding after PnetCDF's header.  One nonblocking request per
+ * access (one element in Table II's shape), all completed by one collective
+ * ncmpi_wait_all, which aggregates them into MPI-IO collective calls. */
+
+/* The netCDF type of an element of ELEM_SIZE bytes and the MPI type of
+ * the buffer (bytes move unchanged: 4-byte elements as int, whether the
+ * array holds int or float). */
+static nc_type pnetcdf_type(size_t elem_size, MPI_Datatype *buftype)
+{
+    switch (elem_size) {
+    case 1: *buftype = MPI_SIGNED_CHAR; return NC_BYTE;
+    case 2: *buftype = MPI_SHORT; return NC_SHORT;
+    case 4: *buftype = MPI_INT; return NC_INT;
+    default: *buftype = MPI_DOUBLE; return NC_DOUBLE;
+    }
+}
+
+static int pnetcdf_access(const char *fname, const layout *l, char **arrays, int writing)
+{
+    int ncid, dims[2], vars[BENCH_MAX_ARRAYS], rc;
+    MPI_Datatype buftypes[BENCH_MAX_ARRAYS];
+    for (int j = 0; j < l->num_array; j++)
+        pnetcdf_type(l->elem_size[j], &buftypes[j]);
+    if (writing) {
+        rc = ncmpi_create(MPI_COMM_WORLD, fname, NC_CLOBBER | NC_64BIT_DATA, MPI_INFO_NULL, &ncid);
+        if (rc != NC_NOERR)
+            return rc;
+        ncmpi_def_dim(ncid, "record", NC_UNLIMITED, &dims[0]);
+        ncmpi_def_dim(ncid, "access", (MPI_Offset)l->size_access, &dims[1]);
+        for (int j = 0; j < l->num_array; j++) {
+            char name[16];
+            snprintf(name, sizeof name, "array%d", j);
+            ncmpi_def_var(ncid, name, pnetcdf_type(l->elem_size[j], &buftypes[j]), 2, dims,
+                          &vars[j]);
+        }
+        rc = ncmpi_enddef(ncid);
+    } else {
+        rc = ncmpi_open(MPI_COMM_WORLD, fname, NC_NOWRITE, MPI_INFO_NULL, &ncid);
+        if (rc != NC_NOERR)
+            return rc;
+        for (int j = 0; j < l->num_array && rc == NC_NOERR; j++) {
+            char name[16];
+            snprintf(name, sizeof name, "array%d", j);
+            rc = ncmpi_inq_varid(ncid, name, &vars[j]);
+        }
+    }
+    MPI_Offset count[2] = { 1, l->size_access };
+    for (long i = 0; i < l->len_array && rc == NC_NOERR; i += l->size_access) {
+        MPI_Offset start[2] = { (MPI_Offset)(i / l->size_access) * l->nprocs + l->rank, 0 };
+        for (int j = 0; j < l->num_array && rc == NC_NOERR; j++) {
+            void *p = arrays[j] + i * l->elem_size[j];
+            rc = writing ? ncmpi_iput_vara(ncid, vars[j], start, count, p, l->size_access,
+                                           buftypes[j], NULL)
+                         : ncmpi_iget_vara(ncid, vars[j], start, count, p, l->size_access,
+                                           buftypes[j], NULL);
+        }
+    }
+    int wait_rc = ncmpi_wait_all(ncid, NC_REQ_ALL, NULL, NULL);
+    int close_rc = ncmpi_close(ncid);
+    return rc != NC_NOERR ? rc : wait_rc != NC_NOERR ? wait_rc : close_rc;
+}
+#else
+static const bool pnetcdf_built = false;   /* main() says so and exits 77 */
+static int pnetcdf_access(const char *fname, const layout *l, char **arrays, int writing)
+{
+    (void)fname, (void)l, (void)arrays, (void)writing;
+    return -1;
+}
+#endif
+
+static int pnetcdf_write(const char *f, const layout *l, char **a) { return pnetcdf_access(f, l, a, 1); }
+static int pnetcdf_read(const char *f, const layout *l, char **a) { return pnetcdf_access(f, l, a, 0); }
+
 /* ---- driver -------------------------------------------------------------- */
 
 typedef int (*io_fn)(const char *, const layout *, char **);
@@ -187,6 +315,8 @@ static const struct method {
     { "ocio", ocio_write, ocio_read },
     { "tcio", tcio_bench_write, tcio_bench_read },
     { "mpiio", mpiio_write, mpiio_read },
+    { "contiguous", contiguous_write, contiguous_read },
+    { "pnetcdf", pnetcdf_write, pnetcdf_read },
 };
 
 static const char usage[] =
@@ -194,7 +324,11 @@ static const char usage[] =
     "                               -s SIZE_ACCESS -o FILE [--csv] [tuning options]\n"
     "(bench/tcio_bench in the build tree)\n"
     "  -m METHOD       0 = OCIO (ROMIO collective I/O, Program 2), 1 = TCIO (libtcio,\n"
-    "                  Program 3), 2 = MPI-IO (one independent call per access)\n"
+    "                  Program 3), 2 = MPI-IO (one independent call per access),\n"
+    "                  3 = contiguous (one block per rank, MPI_File_write_at_all/\n"
+    "                  read_at_all: the ceiling), 4 = PnetCDF (one nonblocking\n"
+    "                  request per access, then ncmpi_wait_all; exit status 77 if\n"
+    "                  built without PnetCDF)\n"
     "  -n NUM_ARRAY    arrays per rank (1..16)\n"
     "  -t TYPES        comma-separated element type of each array: c,s,i,f,d\n"
     "  -l LEN_ARRAY    elements per array, a multiple of SIZE_ACCESS (k/m suffix ok)\n"
@@ -233,6 +367,13 @@ int main(int argc, char **argv)
         readback[j] = calloc((size_t)l.len_array, l.elem_size[j]);
     }
     const struct method *m = &methods[opt.method];
+    if (m->write == pnetcdf_write && !pnetcdf_built) {
+        if (l.rank == 0)
+            fprintf(stderr, "tcio_bench: method 4 (pnetcdf) skipped: this tcio_bench was built "
+                    "without PnetCDF (configure found none for this MPI)\n");
+        MPI_Finalize();
+        return 77;
+    }
     bench_result r = { 0 };
     r.bytes = (double)l.block_size * (double)(l.len_array / l.size_access) * l.nprocs;
     double t0 = bench_start();

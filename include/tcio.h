@@ -52,10 +52,15 @@
  *   Every int-returning call returns TCIO_SUCCESS (0) or one of the codes
  *   below; tcio_error_string turns any of them into a one-line message, and
  *   tcio_last_error tells why the last failure on this rank happened.  The
- *   library never prints and never aborts.  A rejected call changes nothing:
- *   no data moves and the file position stays.  A file-system error while
- *   data is being written sticks to the handle: tcio_close then returns an
- *   error on every rank.
+ *   library reports errors only through these codes and never aborts on its
+ *   own (the two exceptions are opt-in or silenceable: see "Misuse" in
+ *   doc/semantics.md).  A rejected call changes nothing:
+ *   no data moves and the file position stays.  A file-system or MPI error
+ *   while data is being moved or written (a spill, an early drain) sticks
+ *   to the handle: every later call on it that can fail (tcio_write*,
+ *   tcio_read*, tcio_fetch, tcio_prefetch, tcio_progress, and the
+ *   collective tcio_flush, tcio_read_session and tcio_close) returns it,
+ *   and tcio_close returns an error on every rank.
  */
 #ifndef TCIO_H
 #define TCIO_H
@@ -84,8 +89,10 @@ enum tcio_error {
     TCIO_SUCCESS = 0,
     TCIO_ERR_BAD_HANDLE,   /* NULL handle, or a handle already closed      */
     TCIO_ERR_BAD_ARG,      /* negative count or offset, NULL data, bad whence,
-                              NULL out-pointer or file name, offset overflow,
-                              over 2 GiB of a non-contiguous type per call */
+                              NULL out-pointer or file name, an end past the
+                              largest addressable offset (2^63 minus one
+                              segment), or a single element of a
+                              non-contiguous type over 2 GiB */
     TCIO_ERR_BAD_TYPE,     /* MPI_DATATYPE_NULL or a type not committed    */
     TCIO_ERR_BAD_MODE,     /* no or several of RDONLY/WRONLY/RDWR, RDONLY
                               with CREATE/EXCL/TRUNC, SEQUENTIAL, unknown bit */
@@ -101,7 +108,9 @@ enum tcio_error {
     TCIO_ERR_ACCESS,       /* open: permission denied                      */
     TCIO_ERR_FILE_EXISTS,  /* open: MPI_MODE_EXCL and the file exists      */
     TCIO_ERR_OPEN,         /* open: any other reason the file system gave  */
-    TCIO_ERR_NO_SPACE,     /* the file system is full                      */
+    TCIO_ERR_NO_SPACE,     /* the file system is full (or the quota reached;
+                              recognised also where ROMIO reports it as a
+                              plain I/O error, from its message)           */
     TCIO_ERR_IO,           /* the file system failed a read or write       */
     TCIO_ERR_MPI,          /* an MPI call inside the library failed        */
     TCIO_ERR_REMOTE,       /* tcio_close/flush: another rank failed; this
@@ -148,15 +157,20 @@ tcio_file *tcio_open(const char *fname, int mode);
  *                           makes rank 0 write a summary of the file's
  *                           traffic and phase times, a text table on
  *                           standard output ("on") or one JSON object on
- *                           one line on standard error ("json"); the only
- *                           output the library ever produces.
+ *                           one line on standard error ("json").
  *   tcio_stats_file         a file name: the summary is appended to it
  *                           instead (rank 0 opens it at each close; if it
  *                           cannot, the default stream is used).
  * Each has an environment variable of the same name in capitals
  * (TCIO_SEGMENT_SIZE, ..., TCIO_STATS_FILE) that takes
  * precedence over the info key (so that a run can be tuned without
- * recompiling).  Every other info key passes through to MPI_File_open:
+ * recompiling).  The first open of a process warns on rank 0's standard
+ * error about each TCIO_* variable the library does not know (a typo
+ * would otherwise be ignored); TCIO_WARN_UNKNOWN=off silences it.
+ * TCIO_COLLECTIVE_TIMEOUT=<seconds> (environment only) makes a rank that
+ * waits longer than that in a collective call for the other ranks print a
+ * message naming the call and abort the job (doc/semantics.md, Misuse).
+ * Every other info key passes through to MPI_File_open:
  * striping_unit and striping_factor set the striping of a file created
  * on Lustre or GPFS.  The file position starts at 0 (at the end of
  * the file with MPI_MODE_APPEND).
@@ -169,6 +183,11 @@ tcio_file *tcio_open(const char *fname, int mode);
  * ranks or name more aggregators or higher ranks than the communicator
  * has) are found before MPI_File_open; only a failure after it (out of
  * memory, an MPI error) can leave a file that MPI_MODE_CREATE created.
+ * TCIO_ERR_NO_MEMORY also when the level-2 windows of a node would take
+ * more than half its physical memory or the free space of /dev/shm, or
+ * exceed the address-space limit (RLIMIT_AS): checked before
+ * MPI_File_open for one window of the given (or default) sizes, and again
+ * once the aggregators are known.
  * TCIO_ERR_MPI also when the MPI library cannot create the level-2 window
  * (for example Open MPI's osc/rdma without an RDMA-capable transport) or
  * gives it the separate memory model (MPI_WIN_MODEL), which libtcio does
@@ -218,7 +237,9 @@ int tcio_read_at(tcio_file *fh, MPI_Offset offset, void *data, int count,
  * (MPI_SEEK_END; the end as defined in the header comment above, as far as
  * this rank can see it without communication: the size at open and this
  * rank's own writes).  Local.  Returns TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE, or
- * TCIO_ERR_BAD_ARG for a bad whence or a resulting position < 0.
+ * TCIO_ERR_BAD_ARG for a bad whence, a resulting position < 0 or past the
+ * largest addressable offset (about 2^63 - segment size), or an overflow;
+ * the position is then unchanged.
  */
 int tcio_seek(tcio_file *fh, MPI_Offset offset, int whence);
 
@@ -228,7 +249,9 @@ int tcio_seek(tcio_file *fh, MPI_Offset offset, int whence);
  * rank, every rank's reads see every write made before it.  The data is not
  * necessarily in the file yet (tcio_close writes it).  Returns
  * TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE, TCIO_ERR_IO, TCIO_ERR_NO_SPACE,
- * TCIO_ERR_MPI, or TCIO_ERR_REMOTE if only another rank failed.
+ * TCIO_ERR_MPI (also a failure that an earlier call of this rank met and
+ * that stuck to the handle), or TCIO_ERR_REMOTE if only another rank
+ * failed.
  */
 int tcio_flush(tcio_file *fh);
 

@@ -8,11 +8,13 @@
  *           within each node and ordered so that consecutive segments go
  *           to different nodes;
  *   list    the ranks the user listed, in that order. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tcio.h"
 #include "aggregators.h"
 #include "error.h"
+#include "finalize.h"
 
 /* The node of every rank, numbered in order of first appearance: NODE_OF
  * gets P entries.  Returns the number of nodes, or -1 on an MPI error. */
@@ -49,13 +51,18 @@ typedef struct node_cache {
     int node_of[];
 } node_cache;
 
-static int node_keyval = MPI_KEYVAL_INVALID;   /* lives as long as the process */
+static int node_keyval = MPI_KEYVAL_INVALID;   /* freed at MPI_Finalize */
 
 static int free_node_cache(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm, (void)keyval, (void)extra;
     free(value);
     return MPI_SUCCESS;
+}
+
+static void free_node_keyval(void)
+{
+    MPI_Comm_free_keyval(&node_keyval);   /* the caches go with their comms */
 }
 
 static const node_cache *cached_nodes(MPI_Comm comm, int nprocs)
@@ -73,13 +80,21 @@ void tci_aggregators_cache_nodes(MPI_Comm comm, const tci_aggregators *a)
 {
     if (a->nnodes <= 0 || !a->node_of || cached_nodes(comm, a->nprocs))
         return;
-    if (node_keyval == MPI_KEYVAL_INVALID &&
-        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_node_cache, &node_keyval, NULL) !=
-            MPI_SUCCESS)
-        return;
+    if (node_keyval == MPI_KEYVAL_INVALID) {
+        if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_node_cache, &node_keyval,
+                                   NULL) != MPI_SUCCESS) {
+            node_keyval = MPI_KEYVAL_INVALID;
+            return;
+        }
+        if (tci_at_finalize(free_node_keyval) != 0) {
+            free_node_keyval();
+            return;
+        }
+    }
     node_cache *c = malloc(sizeof *c + (size_t)a->nprocs * sizeof c->node_of[0]);
     if (!c)
-        return;   /* the next open finds the nodes again */
+        return;   /* the next open on COMM finds the nodes again, on every
+                     rank: tci_aggregators_choose agrees on the cache first */
     c->nprocs = a->nprocs;
     c->nnodes = a->nnodes;
     memcpy(c->node_of, a->node_of, (size_t)a->nprocs * sizeof c->node_of[0]);
@@ -87,15 +102,30 @@ void tci_aggregators_cache_nodes(MPI_Comm comm, const tci_aggregators *a)
         free(c);
 }
 
-/* The node map of COMM (whose ranks are those of CACHE_COMM): from the
- * cache when present, else found collectively. */
-static int nodes_of(MPI_Comm comm, MPI_Comm cache_comm, int nprocs, int *node_of)
+/* The node map of COMM from cache C when every rank has it cached
+ * (EVERYWHERE), else found collectively. */
+static int nodes_of(MPI_Comm comm, const node_cache *c, bool everywhere, int nprocs,
+                    int *node_of)
 {
-    const node_cache *c = cached_nodes(cache_comm, nprocs);
-    if (!c)
+    if (!everywhere)
         return find_nodes(comm, nprocs, node_of);
     memcpy(node_of, c->node_of, (size_t)nprocs * sizeof node_of[0]);
     return c->nnodes;
+}
+
+/* One reduction before anything else collective: a rank without memory
+ * must not skip find_nodes' collectives while the others run them, and a
+ * node map cached on some ranks only (caching it can fail) must be found
+ * again by all of them.  Returns TCIO_SUCCESS, TCIO_ERR_NO_MEMORY (on
+ * every rank if any lacks memory) or TCIO_ERR_MPI; *EVERYWHERE says
+ * whether every rank has the map cached. */
+static int agree_before_nodes(MPI_Comm comm, bool no_memory, bool cached, bool *everywhere)
+{
+    int mine[2] = { no_memory, !cached }, any[2];
+    if (MPI_Allreduce(mine, any, 2, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+        return TCIO_ERR_MPI;
+    *everywhere = !any[1];
+    return any[0] ? TCIO_ERR_NO_MEMORY : TCIO_SUCCESS;
 }
 
 int tci_aggregators_default(int nprocs, int nnodes, int64_t stripe_factor)
@@ -179,10 +209,12 @@ int tci_aggregators_choose(const tci_config *cfg, MPI_Comm comm, MPI_Comm cache_
     out->nprocs = nprocs;
     out->node_of = malloc((size_t)nprocs * sizeof *out->node_of);
     out->ranks = malloc((size_t)nprocs * sizeof *out->ranks);
-    if (!out->node_of || !out->ranks)
-        return TCIO_ERR_NO_MEMORY;      /* the caller agrees on the outcome */
-    int rc = TCIO_SUCCESS;
-    out->nnodes = nodes_of(comm, cache_comm, nprocs, out->node_of);
+    const node_cache *cache = cached_nodes(cache_comm, nprocs);
+    bool everywhere;
+    int rc = agree_before_nodes(comm, !out->node_of || !out->ranks, cache != NULL, &everywhere);
+    if (rc != TCIO_SUCCESS)
+        return rc;                      /* the caller agrees on the outcome */
+    out->nnodes = nodes_of(comm, cache, everywhere, nprocs, out->node_of);
     int count = cfg->aggregators > 0 ? (int)cfg->aggregators
                                      : tci_aggregators_default(nprocs, out->nnodes, stripe_factor);
     if (out->nnodes < 0)

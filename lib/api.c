@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "file.h"
+#include "collective.h"
 #include "drain.h"
 #include "error.h"
 #include "prefetch.h"
@@ -44,7 +45,7 @@ static void forget_open(tcio_file *fh)
 static int agree(MPI_Comm comm, int rc)
 {
     int all = rc;
-    if (MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+    if (tci_allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
         return rc != TCIO_SUCCESS ? rc : TCIO_ERR_MPI;
     return all;
 }
@@ -167,7 +168,7 @@ static int agree_on(MPI_Comm comm, agreement *a)
     }
     for (int i = 0; i < a->nfacts; i++)
         mine[n++] = a->facts[i];
-    if (MPI_Allreduce(mine, all, n, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
+    if (tci_allreduce(mine, all, n, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
         return a->rc != TCIO_SUCCESS ? a->rc : TCIO_ERR_MPI;
     for (int i = 0; i < a->nfacts; i++)
         a->facts[i] = all[1 + 2 * a->nsettings + i];
@@ -213,6 +214,30 @@ static void final_settings(agreement *a, const tcio_file *fh)
     a->names = names;
     a->nsettings = (int)(sizeof settings / sizeof settings[0]);
     memcpy(a->settings, settings, sizeof settings);
+}
+
+/* Whether the level-2 window of settings C fits in this node's memory:
+ * before the file is opened with the user's settings (AGGR NULL: one
+ * window, default sizes for what is unset), and again once the sizes and
+ * the aggregators on this node (AGGR) are known. */
+static int level2_fits(const tci_config *c, const tci_aggregators *aggr, int me)
+{
+    int64_t size = c->segment_size > 0 ? c->segment_size : TCI_DEFAULT_SEGMENT_SIZE;
+    int64_t slots = c->segments_per_proc > 0 ? c->segments_per_proc
+                                             : TCI_DEFAULT_SEGMENTS_PER_PROC;
+    int windows = 1;
+    if (aggr && aggr->node_of && aggr->nnodes > 0) {
+        windows = 0;
+        for (int i = 0; i < aggr->count; i++)
+            windows += aggr->node_of[aggr->ranks[i]] == aggr->node_of[me];
+    }
+    int64_t bytes = tci_level2_window_bytes(slots, size);
+    const char *limit = tci_level2_exceeds(bytes, windows);
+    if (!limit)
+        return TCIO_SUCCESS;
+    return tci_error_set(TCIO_ERR_NO_MEMORY, "level 2 needs %d window(s) of %lld bytes on this "
+                         "node (%lld segments of %lld bytes each), more than %s", windows,
+                         (long long)bytes, (long long)slots, (long long)size, limit);
 }
 
 /* The largest end offset: segment numbers must fit a slot's state word,
@@ -263,6 +288,11 @@ static int set_up(tcio_file *fh, MPI_Comm user_comm, const tci_striping *stripin
                                            &fh->aggr);
     if (rc == TCIO_SUCCESS)
         rc = choose_rc;
+    /* A level 2 that this node cannot hold is refused before the window
+     * exists (ranks of one node decide alike): such ranks take part in
+     * the window's creation with an empty one. */
+    if (rc == TCIO_SUCCESS)
+        rc = level2_fits(&fh->config, &fh->aggr, fh->rank);
     if (rc == TCIO_SUCCESS && tci_level1_init(&fh->l1, (int)fh->config.segment_size) != 0)
         rc = TCIO_ERR_NO_MEMORY;
     /* Ranks that are not aggregators expose an empty window. */
@@ -297,26 +327,35 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
         *fhp = NULL;
     if (comm == MPI_COMM_NULL)
         return tci_error_set(TCIO_ERR_BAD_ARG, "tcio_open_comm: the communicator is MPI_COMM_NULL");
+    tci_collective_enter("tcio_open_comm");
     double t0 = MPI_Wtime();
-    int nprocs = 0;
+    int nprocs = 0, me = 0;
     MPI_Comm_size(comm, &nprocs);
+    MPI_Comm_rank(comm, &me);
+    static bool env_checked;        /* once per process, by rank 0 */
+    if (!env_checked && me == 0)
+        tci_config_report_unknown_env(stderr);
+    env_checked = true;
     /* Every check that needs no file comes before anything is opened,
      * agreed over the caller's communicator in one reduction with the
      * settings and the private communicator's outcome, so that a bad
      * setting on some ranks fails the open everywhere and touches no
      * file. */
     tci_config config = { .list = NULL };
+    tcio_file *fh = NULL;
     int rc = !fname ? tci_error_set(TCIO_ERR_BAD_ARG, "tcio_open_comm: the file name is NULL")
              : !fhp ? tci_error_set(TCIO_ERR_BAD_ARG, "tcio_open_comm: the handle pointer is NULL")
                     : check_mode(mode);
     if (rc == TCIO_SUCCESS && (rc = tci_config_from_user(info, &config)) == TCIO_SUCCESS)
         rc = tci_config_check_ranks(&config, nprocs);
-    tcio_file *fh = new_handle(mode);
-    int cache_failed = 0;
-    if (!fh && rc == TCIO_SUCCESS)
+    if (rc == TCIO_SUCCESS)
+        rc = level2_fits(&config, NULL, 0);
+    /* The handle too, before the agreement, and the private communicator,
+     * which every rank asks for, also one whose checks failed: a first
+     * open on COMM duplicates it collectively. */
+    if (rc == TCIO_SUCCESS && !(fh = new_handle(mode)))
         rc = TCIO_ERR_NO_MEMORY;
-    /* The private communicator: every rank asks, also one whose checks
-     * failed, since a first open duplicates collectively. */
+    int cache_failed = 0;
     MPI_Comm dup = MPI_COMM_NULL;
     tci_comm_entry *entry = NULL;
     if (tci_comm_acquire(comm, &dup, &entry, &cache_failed) != MPI_SUCCESS &&
@@ -369,6 +408,8 @@ typedef struct request {
 static int check_request(tcio_file *fh, bool writing, MPI_Offset offset, const void *data,
                          int count, MPI_Datatype type, request *req)
 {
+    if (fh->failure != TCIO_SUCCESS)
+        return fh->failure;                 /* sticky: data was lost already */
     if (writing && !fh->can_write)
         return TCIO_ERR_READ_ONLY;
     if (!writing && !fh->can_read)
@@ -387,8 +428,9 @@ static int check_request(tcio_file *fh, bool writing, MPI_Offset offset, const v
         return TCIO_ERR_BAD_ARG;
     if (offset > fh->max_end - req->bytes)
         return TCIO_ERR_BAD_ARG;
-    /* Non-contiguous types go through MPI_Pack, whose sizes are int. */
-    if (!req->type.contiguous && req->bytes > INT32_MAX)
+    /* Non-contiguous types go through MPI_Pack, whose sizes are int: any
+     * count is packed in pieces, but one element must fit. */
+    if (!tci_type_fits_pack(&req->type))
         return TCIO_ERR_BAD_ARG;
     return TCIO_SUCCESS;
 }
@@ -452,7 +494,7 @@ static int read_typed(tcio_file *fh, MPI_Offset offset, void *data, int count,
     fh->stats.count[TCI_C_BYTES_READ] += req->bytes;
     if (req->type.contiguous)
         return read_bytes(fh, offset, data, req->bytes);
-    tci_staged_read *staged = tci_staged_new(data, count, type, req->bytes);
+    tci_staged_read *staged = tci_staged_new(data, count, type, &req->type);
     if (!staged)
         return TCIO_ERR_NO_MEMORY;
     int rc = read_bytes(fh, offset, staged->staging, req->bytes);
@@ -539,28 +581,48 @@ static int write_bytes(tcio_file *fh, MPI_Offset offset, const char *src, int64_
 }
 
 /* A non-contiguous type is packed straight into the level-1 buffer when it
- * fits in one segment, else through a temporary buffer. */
+ * fits in one segment, else through a temporary buffer of at most
+ * tci_pack_piece_bytes (or one element), a piece of whole elements at a
+ * time. */
 static int write_packed(tcio_file *fh, MPI_Offset offset, const void *data, int count,
-                        MPI_Datatype type, int64_t bytes)
+                        MPI_Datatype type, const tci_type_info *info)
 {
+    int64_t bytes = (int64_t)count * info->size;
     int disp = (int)tci_disp_of(&fh->map, offset);
     if (disp + bytes <= fh->map.segment_size) {
         int rc = level1_for_writing(fh, tci_segment_of(&fh->map, offset));
-        /* Record first: a failure then leaves the buffered bytes intact. */
-        if (rc == TCIO_SUCCESS && tci_extents_add(&fh->l1.extents, disp, (int)bytes) != 0)
+        /* Room for the extent first (no buffered byte changes if there is
+         * none), the extent recorded only once the bytes are packed (a
+         * failed pack must not send stale buffer bytes to the file). */
+        if (rc == TCIO_SUCCESS && tci_extents_reserve(&fh->l1.extents) != 0)
             rc = TCIO_ERR_NO_MEMORY;
         if (rc == TCIO_SUCCESS)
-            rc = tci_type_pack(data, count, type, fh->l1.buf + disp, bytes);
+            rc = tci_type_pack(data, count, type, info, fh->l1.buf + disp);
+        if (rc == TCIO_SUCCESS && tci_extents_add(&fh->l1.extents, disp, (int)bytes) != 0)
+            rc = TCIO_ERR_NO_MEMORY;     /* cannot happen after the reserve */
         if (rc == TCIO_SUCCESS)
             note_written(fh, offset + bytes);
         return rc;
     }
-    char *packed = malloc((size_t)bytes);
+    int64_t per_piece = info->size > 0 ? tci_pack_piece_bytes / info->size : count;
+    if (per_piece < 1)
+        per_piece = 1;
+    if (per_piece > count)
+        per_piece = count;
+    char *packed = malloc((size_t)(per_piece * info->size));
     if (!packed)
         return TCIO_ERR_NO_MEMORY;
-    int rc = tci_type_pack(data, count, type, packed, bytes);
-    if (rc == TCIO_SUCCESS)
-        rc = write_bytes(fh, offset, packed, bytes);
+    int rc = TCIO_SUCCESS;
+    const char *in = data;
+    for (int done = 0; done < count && rc == TCIO_SUCCESS;) {
+        int n = count - done < per_piece ? count - done : (int)per_piece;
+        rc = tci_type_pack(in, n, type, info, packed);
+        if (rc == TCIO_SUCCESS)
+            rc = write_bytes(fh, offset, packed, (int64_t)n * info->size);
+        offset += (int64_t)n * info->size;
+        in += (int64_t)n * info->extent;
+        done += n;
+    }
     free(packed);
     return rc;
 }
@@ -573,7 +635,7 @@ static int write_typed(tcio_file *fh, MPI_Offset offset, const void *data, int c
     fh->stats.count[TCI_C_BYTES_WRITTEN] += req->bytes;
     if (req->type.contiguous)
         return write_bytes(fh, offset, data, req->bytes);
-    return write_packed(fh, offset, data, count, type, req->bytes);
+    return write_packed(fh, offset, data, count, type, &req->type);
 }
 
 static int write_at_call(tcio_file *fh, MPI_Offset offset, const void *data, int count,
@@ -619,6 +681,8 @@ static int seek_call(tcio_file *fh, MPI_Offset offset, int whence)
     }
     if ((offset > 0 && base > INT64_MAX - offset) || base + offset < 0)
         return TCIO_ERR_BAD_ARG;
+    if (base + offset > fh->max_end)
+        return TCIO_ERR_BAD_ARG;            /* no byte there is addressable */
     fh->position = base + offset;
     return TCIO_SUCCESS;
 }
@@ -627,7 +691,8 @@ static int fetch_call(tcio_file *fh)
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
-    return complete_reads(fh);
+    int rc = complete_reads(fh);
+    return rc != TCIO_SUCCESS ? rc : fh->failure;
 }
 
 /* Complete reads, move buffered writes and complete every one-sided
@@ -664,7 +729,7 @@ static int prefetch_call(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
-    int rc = check_prefetch(fh, offset, length);
+    int rc = fh->failure != TCIO_SUCCESS ? fh->failure : check_prefetch(fh, offset, length);
     return rc != TCIO_SUCCESS ? rc : tci_prefetch_range(fh, offset, length);
 }
 
@@ -672,8 +737,10 @@ static int read_session_call(tcio_file *fh, MPI_Offset offset, MPI_Offset length
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
-    /* A rank with bad arguments still takes part, declaring nothing. */
-    int rc = check_prefetch(fh, offset, length);
+    tci_collective_enter("tcio_read_session");
+    /* A rank with bad arguments (or a failed handle) still takes part,
+     * declaring nothing. */
+    int rc = fh->failure != TCIO_SUCCESS ? fh->failure : check_prefetch(fh, offset, length);
     if (rc != TCIO_SUCCESS)
         offset = length = 0;
     int session_rc = tci_prefetch_session(fh, offset, length);
@@ -684,7 +751,11 @@ static int flush_call(tcio_file *fh)
 {
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
-    return collective_result(fh->comm, settle_local(fh));
+    tci_collective_enter("tcio_flush");
+    int rc = settle_local(fh);
+    /* A failure that an earlier call met (an early drain, a spill) is
+     * this rank's failure too. */
+    return collective_result(fh->comm, rc != TCIO_SUCCESS ? rc : fh->failure);
 }
 
 static int close_call(tcio_file *fh)
@@ -692,10 +763,11 @@ static int close_call(tcio_file *fh)
     if (!fh || !is_open(fh))
         return TCIO_ERR_BAD_HANDLE;
     forget_open(fh);
+    tci_collective_enter("tcio_close");
     double t0 = MPI_Wtime();
     int rc = settle_local(fh);
     /* No rank drains before every rank's last put has completed. */
-    MPI_Barrier(fh->comm);
+    tci_barrier(fh->comm);
     int drain_rc = tci_drain_own_slots(fh);
     if (rc == TCIO_SUCCESS)
         rc = drain_rc;

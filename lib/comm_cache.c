@@ -9,23 +9,37 @@
  * the previous one is closed.  Files open at the same time on one
  * communicator get duplicates of their own.  The entry is freed with the
  * user's communicator; a duplicate still in use then is freed at its
- * file's close. */
+ * file's close.  MPI_Finalize frees what is left (MPI_COMM_WORLD's
+ * attributes are never deleted): every rank holds the same entries in the
+ * same order, so the frees match. */
 #include <stdbool.h>
 #include <stdlib.h>
 #include "comm_cache.h"
+#include "finalize.h"
 
 struct tci_comm_entry {
+    MPI_Comm user;       /* whose attribute it is, while attached */
     MPI_Comm dup;
     bool     in_use;     /* by an open file */
-    bool     orphaned;   /* the user's communicator is freed */
+    bool     orphaned;   /* detached from USER */
+    tci_comm_entry *next, *prev;   /* the attached entries, oldest first */
 };
 
-static int comm_keyval = MPI_KEYVAL_INVALID;   /* lives as long as the process */
+static int comm_keyval = MPI_KEYVAL_INVALID;   /* freed at MPI_Finalize */
+static tci_comm_entry *attached, *attached_last;
+
+static void detach(tci_comm_entry *e)
+{
+    *(e->prev ? &e->prev->next : &attached) = e->next;
+    *(e->next ? &e->next->prev : &attached_last) = e->prev;
+    e->next = e->prev = NULL;
+}
 
 static int delete_entry(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm, (void)keyval, (void)extra;
     tci_comm_entry *e = value;
+    detach(e);
     if (e->in_use) {
         e->orphaned = true;         /* its file frees it at close */
         return MPI_SUCCESS;
@@ -33,6 +47,18 @@ static int delete_entry(MPI_Comm comm, int keyval, void *value, void *extra)
     MPI_Comm_free(&e->dup);
     free(e);
     return MPI_SUCCESS;
+}
+
+/* At MPI_Finalize: every entry still attached (to MPI_COMM_WORLD, or to a
+ * communicator the user never freed), then the keyval. */
+static void free_all(void)
+{
+    while (attached) {
+        tci_comm_entry *e = attached;
+        if (MPI_Comm_delete_attr(e->user, comm_keyval) != MPI_SUCCESS && attached == e)
+            detach(e);              /* left to MPI_Finalize */
+    }
+    MPI_Comm_free_keyval(&comm_keyval);
 }
 
 static tci_comm_entry *cached_entry(MPI_Comm comm)
@@ -48,15 +74,25 @@ static tci_comm_entry *cached_entry(MPI_Comm comm)
 /* Keeps DUP as COMM's cached duplicate; NULL if it cannot. */
 static tci_comm_entry *cache(MPI_Comm comm, MPI_Comm dup)
 {
-    if (comm_keyval == MPI_KEYVAL_INVALID &&
-        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_entry, &comm_keyval, NULL) !=
-            MPI_SUCCESS)
-        return NULL;
+    if (comm_keyval == MPI_KEYVAL_INVALID) {
+        if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_entry, &comm_keyval, NULL) !=
+            MPI_SUCCESS) {
+            comm_keyval = MPI_KEYVAL_INVALID;
+            return NULL;
+        }
+        if (tci_at_finalize(free_all) != 0) {
+            MPI_Comm_free_keyval(&comm_keyval);
+            return NULL;
+        }
+    }
     tci_comm_entry *e = malloc(sizeof *e);
     if (!e)
         return NULL;
-    *e = (tci_comm_entry){ .dup = dup, .in_use = true };
+    *e = (tci_comm_entry){ .user = comm, .dup = dup, .in_use = true, .prev = attached_last };
+    *(attached_last ? &attached_last->next : &attached) = e;
+    attached_last = e;
     if (MPI_Comm_set_attr(comm, comm_keyval, e) != MPI_SUCCESS) {
+        detach(e);
         free(e);
         return NULL;
     }

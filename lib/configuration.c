@@ -4,6 +4,7 @@
  * aggregators.c. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,14 @@
 #define ENV_STATS             "TCIO_STATS"
 #define KEY_STATS_FILE        "tcio_stats_file"
 #define ENV_STATS_FILE        "TCIO_STATS_FILE"
+
+/* Every TCIO_* variable the library reads (the unknown ones are
+ * reported: a typo would otherwise be silently ignored). */
+static const char *const tcio_env_names[] = {
+    ENV_SEGMENT_SIZE, ENV_SEGMENTS_PER_PROC, ENV_AGGREGATORS, ENV_PLACEMENT,
+    ENV_EARLY_DRAIN, ENV_STATS, ENV_STATS_FILE, TCI_ENV_COLLECTIVE_TIMEOUT,
+    TCI_ENV_WARN_UNKNOWN
+};
 
 static const char *const tcio_keys[] = {
     KEY_SEGMENT_SIZE, KEY_SEGMENTS_PER_PROC, KEY_AGGREGATORS, KEY_PLACEMENT,
@@ -341,4 +350,35 @@ int tci_config_passthrough_info(MPI_Info info, MPI_Info *out)
             MPI_Info_delete(*out, tcio_keys[i]);
     }
     return MPI_SUCCESS;
+}
+
+extern char **environ;
+
+static bool is_known_env(const char *entry)
+{
+    size_t len = strcspn(entry, "=");
+    for (size_t i = 0; i < sizeof tcio_env_names / sizeof tcio_env_names[0]; i++)
+        if (strlen(tcio_env_names[i]) == len && strncmp(entry, tcio_env_names[i], len) == 0)
+            return true;
+    return false;
+}
+
+int tci_config_report_unknown_env(FILE *out)
+{
+    int value = 1;
+    const char *warn = getenv(TCI_ENV_WARN_UNKNOWN);
+    if (warn && tci_parse_switch(warn, &value) == 0 && value == 0)
+        return 0;
+    int n = 0;
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "TCIO_", 5) != 0 || is_known_env(*e))
+            continue;
+        fprintf(out, "libtcio: warning: unknown environment variable %.*s ignored "
+                "(%s=off silences this; doc/configuration.md lists the settings)\n",
+                (int)strcspn(*e, "="), *e, TCI_ENV_WARN_UNKNOWN);
+        n++;
+    }
+    if (n > 0)
+        fflush(out);
+    return n;
 }

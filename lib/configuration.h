@@ -4,6 +4,7 @@
 #define TCIO_CONFIGURATION_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <mpi.h>
 
 #define TCI_DEFAULT_SEGMENT_SIZE      (1 << 20)  /* when no striping_unit */
@@ -73,6 +74,14 @@ void tci_config_free(tci_config *cfg);
  * segment count.  Returns TCIO_SUCCESS or TCIO_ERR_BAD_CONFIG. */
 int tci_config_finish(tci_config *cfg, int64_t striping_unit);
 
+
+#define TCI_ENV_COLLECTIVE_TIMEOUT "TCIO_COLLECTIVE_TIMEOUT"   /* collective.c */
+#define TCI_ENV_WARN_UNKNOWN       "TCIO_WARN_UNKNOWN"
+
+/* Print one line on OUT for each TCIO_* environment variable that the
+ * library does not know, unless TCIO_WARN_UNKNOWN is off.  Returns how
+ * many were reported. */
+int tci_config_report_unknown_env(FILE *out);
 
 /* A copy of INFO without the tcio_* keys, for MPI_File_open (MPI_INFO_NULL
  * when INFO is).  Returns an MPI error code. */

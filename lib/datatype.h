@@ -8,8 +8,18 @@
 
 typedef struct tci_type_info {
     int64_t size;        /* bytes of data per element */
-    bool    contiguous;  /* element bytes lie in memory as in the file */
+    int64_t extent;      /* bytes from one element to the next in memory */
+    bool    contiguous;  /* element bytes lie in memory as in the file: a
+                            predefined type without padding, or a derived
+                            type whose typemap walks memory in order with
+                            no gap (contiguous, vector with stride =
+                            block, adjacent indexed/struct blocks...) */
 } tci_type_info;
+
+/* MPI_Pack and MPI_Unpack take int sizes: requests of non-contiguous types
+ * are packed and unpacked in pieces of whole elements of at most this many
+ * bytes (a variable so that the tests can make it small). */
+extern int64_t tci_pack_piece_bytes;
 
 /* Check that TYPE is a committed datatype and describe it (the slow path
  * of tci_type_inspect).  Returns TCIO_SUCCESS or TCIO_ERR_BAD_TYPE. */
@@ -34,8 +44,19 @@ static inline int tci_type_inspect(MPI_Datatype type, tci_type_info *info)
     return tci_type_inspect_slow(type, info);
 }
 
-/* Pack COUNT elements of TYPE at SRC into OUT (BYTES bytes). */
-int tci_type_pack(const void *src, int count, MPI_Datatype type, void *out, int64_t bytes);
+/* Pack COUNT elements of TYPE (described by INFO) at SRC into OUT,
+ * count x size bytes, in pieces of at most tci_pack_piece_bytes (one
+ * element if it is larger: then at most INT32_MAX bytes, which
+ * tci_type_fits_pack checks).  Returns TCIO_SUCCESS or TCIO_ERR_MPI. */
+int tci_type_pack(const void *src, int count, MPI_Datatype type, const tci_type_info *info,
+                  void *out);
+
+/* Whether elements of a non-contiguous type INFO can go through MPI_Pack
+ * (one element at most INT32_MAX bytes). */
+static inline bool tci_type_fits_pack(const tci_type_info *info)
+{
+    return info->contiguous || info->size <= INT32_MAX;
+}
 
 /* A read into a non-contiguous type lands in STAGING first and is
  * unpacked into the user's buffer when the reads complete. */
@@ -44,12 +65,15 @@ typedef struct tci_staged_read {
     void        *dst;
     int          count;
     MPI_Datatype type;    /* a duplicate: the user may free theirs */
+    tci_type_info info;
     int64_t      bytes;
     struct tci_staged_read *next;
 } tci_staged_read;
 
-/* Allocate a staged read; NULL when out of memory (or MPI fails). */
-tci_staged_read *tci_staged_new(void *dst, int count, MPI_Datatype type, int64_t bytes);
+/* Allocate a staged read of COUNT elements of TYPE (INFO); NULL when out
+ * of memory (or MPI fails). */
+tci_staged_read *tci_staged_new(void *dst, int count, MPI_Datatype type,
+                                const tci_type_info *info);
 
 /* Unpack every staged read of LIST into its destination and free them.
  * Returns TCIO_SUCCESS or TCIO_ERR_MPI. */

@@ -12,6 +12,7 @@
  * every byte was written, writes those segments and releases the slots
  * clean: they still serve reads, and a new segment can claim them without
  * a spill. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "file.h"
@@ -26,12 +27,18 @@ static MPI_Offset segment_start(const tcio_file *fh, int64_t segment)
 static int write_run(tcio_file *fh, MPI_Offset offset, const char *data, int len)
 {
     MPI_Status status;
+    errno = 0;
     int err = MPI_File_write_at(fh->file, offset, data, len, MPI_BYTE, &status);
     if (err != MPI_SUCCESS)
         return tci_error_from_io(err);
     int written = 0;
     MPI_Get_count(&status, MPI_BYTE, &written);
-    return written == len ? TCIO_SUCCESS : TCIO_ERR_IO;
+    if (written == len)
+        return TCIO_SUCCESS;
+    /* A short write reported as a success: Open MPI 4.1's OMPIO does that
+     * on a full file system (it prints the failed pwritev's error and
+     * returns MPI_SUCCESS with a short count).  Its errno tells why. */
+    return errno == ENOSPC || errno == EDQUOT ? TCIO_ERR_NO_SPACE : TCIO_ERR_IO;
 }
 
 int tci_drain_segment(tcio_file *fh, int64_t segment, const char *data,
@@ -143,28 +150,36 @@ static void release_drained(tcio_file *fh, int64_t slot, tci_slot_header *h, boo
 }
 
 /* Write the complete segments of own slots, one at a time, each straight
- * from the window while its slot is locked.  A lock holder here waits only
+ * from the window while its slot is locked.  Returns whether every slot
+ * was looked at: a slot that another rank (a reader, a prefetcher) held
+ * during the snapshot may be full, and as readers send no notice, the
+ * notice that led here must stay unconsumed until a later look sees it.  A lock holder here waits only
  * for its own file system, never for another rank, so the protocol stays
  * deadlock-free.  The writes are blocking: a write left in flight would
  * either keep its slot locked until this rank enters the library again
  * (movers would spin on it while this rank computes) or let a load of the
  * segment by another rank race it; and MPICH 4.0's MPI_File_iwrite_at
  * never completes when the device fails (doc/design.md). */
-static void drain_complete_slots(tcio_file *fh)
+static bool drain_complete_slots(tcio_file *fh)
 {
     tci_level2 *l2 = &fh->l2;
     /* Lock only the slots that a snapshot shows full: a lock round trip per
      * slot would cost more than the drains. */
     const int words_per_slot = TCI_HEADER_BYTES / 8;
     int64_t *words = malloc((size_t)(l2->local_slots * words_per_slot) * sizeof *words);
-    if (!words || tci_level2_peek_states(l2, words) != MPI_SUCCESS) {
+    if (!words)
+        return false;     /* nothing lost: the next look tries again */
+    if (tci_level2_peek_states(l2, words) != MPI_SUCCESS) {
         free(words);
-        tci_note_failure(fh, words ? TCIO_ERR_MPI : TCIO_ERR_NO_MEMORY);
-        return;
+        tci_note_failure(fh, TCIO_ERR_MPI);
+        return false;
     }
+    bool seen_all = true;
     for (int64_t slot = 0; slot < l2->local_slots; slot++) {
         int64_t state = words[slot * words_per_slot];
         tci_slot_header h = tci_state_decode(state);
+        if (state == TCI_STATE_LOCKED)
+            seen_all = false;
         if (state == TCI_STATE_LOCKED || !(h.flags & TCI_SLOT_FULL))
             continue;
         if (!take_if_complete(fh, slot, &h))
@@ -178,6 +193,7 @@ static void drain_complete_slots(tcio_file *fh)
         release_drained(fh, slot, &h, rc == TCIO_SUCCESS);
     }
     free(words);
+    return seen_all;
 }
 
 void tci_drain_full_slots(tcio_file *fh)
@@ -191,9 +207,7 @@ void tci_drain_full_slots(tcio_file *fh)
         tci_note_failure(fh, TCIO_ERR_MPI);
         return;
     }
-    if (notices != fh->notices_seen) {
+    if (notices != fh->notices_seen && drain_complete_slots(fh))
         fh->notices_seen = notices;
-        drain_complete_slots(fh);
-    }
     fh->stats.time[TCI_T_EARLY_DRAINS] += MPI_Wtime() - t0;
 }

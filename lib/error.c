@@ -1,5 +1,6 @@
 /* error.c - error messages, the mapping from MPI error classes, and the
  * record of this rank's last failure (tcio_last_error). */
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -12,7 +13,7 @@
 static const char *const messages[TCIO_ERR_COUNT] = {
     [TCIO_SUCCESS]          = "success",
     [TCIO_ERR_BAD_HANDLE]   = "invalid tcio file handle (NULL or already closed)",
-    [TCIO_ERR_BAD_ARG]      = "invalid argument (negative count or offset, NULL pointer, bad whence or offset overflow)",
+    [TCIO_ERR_BAD_ARG]      = "invalid argument (negative count, offset or length, NULL pointer, bad whence, an end past the largest addressable offset (2^63 minus a segment), or one element of a non-contiguous datatype over 2 GiB)",
     [TCIO_ERR_BAD_TYPE]     = "invalid datatype (MPI_DATATYPE_NULL or not committed)",
     [TCIO_ERR_BAD_MODE]     = "invalid access mode",
     [TCIO_ERR_READ_ONLY]    = "write to a file opened read-only",
@@ -72,6 +73,20 @@ static int open_code(int mpi_err)
     return TCIO_ERR_OPEN;
 }
 
+/* ROMIO (MPICH 4.0) reports a full file system as class MPI_ERR_IO, its
+ * message ending in strerror(ENOSPC) ("Other I/O error No space left on
+ * device"): the message is the only place where the cause is known. */
+static bool says_no_space(int mpi_err)
+{
+    char text[MPI_MAX_ERROR_STRING + 1];
+    int len = 0;
+    if (MPI_Error_string(mpi_err, text, &len) != MPI_SUCCESS)
+        return false;
+    text[len < 0 ? 0 : len > MPI_MAX_ERROR_STRING ? MPI_MAX_ERROR_STRING : len] = '\0';
+    return strstr(text, strerror(ENOSPC)) || strstr(text, strerror(EDQUOT)) ||
+           strstr(text, "No space left on device") || strstr(text, "Disk quota exceeded");
+}
+
 int tci_error_from_open_at(int mpi_err, const char *expr, const char *func)
 {
     (void)expr;
@@ -92,6 +107,8 @@ static int io_code(int mpi_err)
 {
     int cls = error_class(mpi_err);
     if (cls == MPI_ERR_NO_SPACE || cls == MPI_ERR_QUOTA)
+        return TCIO_ERR_NO_SPACE;
+    if (cls == MPI_ERR_IO && says_no_space(mpi_err))
         return TCIO_ERR_NO_SPACE;
     if (cls == MPI_ERR_NO_MEM)
         return TCIO_ERR_NO_MEMORY;

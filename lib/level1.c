@@ -7,10 +7,10 @@
 
 int tci_extents_init(tci_extents *e, int segment_size)
 {
+    (void)segment_size;    /* the list grows as needed (see reserve_one) */
     e->disp = malloc(INITIAL_EXTENTS * sizeof *e->disp);
     e->len = malloc(INITIAL_EXTENTS * sizeof *e->len);
     e->capacity = INITIAL_EXTENTS;
-    e->limit = segment_size;
     tci_extents_clear(e);
     if (!e->disp || !e->len) {
         tci_extents_free(e);
@@ -44,7 +44,7 @@ static int grow_extents(tci_extents *e)
 
 /* Make room for one more range.  Rewrites of the same bytes would grow the
  * list without bound, so a full list is normalised first: a normalised list
- * holds at most limit/2 + 1 ranges, which bounds the memory. */
+ * holds at most segment size / 2 + 1 ranges, which bounds the memory. */
 static int reserve_one(tci_extents *e)
 {
     if (e->count < e->capacity)
@@ -54,6 +54,11 @@ static int reserve_one(tci_extents *e)
     if (e->count * 2 < e->capacity)
         return 0;
     return grow_extents(e);
+}
+
+int tci_extents_reserve(tci_extents *e)
+{
+    return reserve_one(e);
 }
 
 int tci_extents_append(tci_extents *e, int disp, int len)

@@ -17,12 +17,15 @@ typedef struct tci_extents {
     int     count;
     int     capacity;
     bool    sorted;     /* disp ascending and no two ranges overlap/touch */
-    int     limit;      /* segment size: bounds how many ranges can exist */
 } tci_extents;
 
 int  tci_extents_init(tci_extents *e, int segment_size);
 void tci_extents_free(tci_extents *e);
 static inline void tci_extents_clear(tci_extents *e) { e->count = 0; e->sorted = true; }
+
+/* Make sure that the next tci_extents_add cannot fail.  Returns 0 or -1
+ * (no memory; the set is unchanged). */
+int tci_extents_reserve(tci_extents *e);
 
 /* Append [disp, disp+len) as a new range (the slow half of
  * tci_extents_add).  Returns 0 or -1 (no memory; the set is unchanged). */

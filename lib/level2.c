@@ -2,7 +2,8 @@
  *
  * The window is opened once, at tcio_open, with a shared MPI_Win_lock_all
  * epoch that lasts until tcio_close; exclusive access to a slot comes from
- * a lock word in its header, taken with an atomic fetch-and-OR.  A mover
+ * a lock word in its header, taken with an atomic swap (MPI_REPLACE in
+ * MPI_Rget_accumulate: the old word tells whether it was free).  A mover
  * holds at most one slot lock at a time and never waits, while holding it,
  * for another rank to call the library: inside the lock it may write the
  * slot's previous segment to the file and load the segment from the file,
@@ -11,8 +12,12 @@
  * one-sided operations need the target's progress engine (MPICH ch4 over
  * UCX, measured in doc/design.md) the target may be a process that shares
  * our core.  See doc/design.md for the protocol and why it cannot deadlock. */
+#define _POSIX_C_SOURCE 200809L
 #include <sched.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <stdlib.h>
 #include <string.h>
 #include "file.h"
@@ -141,6 +146,42 @@ static bool window_is_unified(MPI_Win win)
            *model == MPI_WIN_UNIFIED;
 }
 
+static int bitmap_bytes_of(int64_t segment_size)
+{
+    return (int)(((segment_size + 7) / 8 + 7) / 8 * 8);
+}
+
+int64_t tci_level2_window_bytes(int64_t nslots, int64_t segment_size)
+{
+    int64_t bytes = TCI_NOTICE_BYTES +
+                    nslots * (TCI_HEADER_BYTES + bitmap_bytes_of(segment_size) + segment_size);
+    return (bytes + 63) / 64 * 64;
+}
+
+const char *tci_level2_exceeds(int64_t bytes, int windows)
+{
+    if (windows <= 0 || bytes <= 0)
+        return NULL;
+    if (bytes > INT64_MAX / windows)
+        return "64-bit byte counts";
+    int64_t total = bytes * windows;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && total > (int64_t)pages / 2 * page)
+        return "half of this node's physical memory";
+    struct rlimit as;
+    if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY &&
+        (uint64_t)total >= (uint64_t)as.rlim_cur)
+        return "the address-space limit (RLIMIT_AS, ulimit -v)";
+    /* MPICH and Open MPI place a node's windows in shared memory files
+     * under /dev/shm: one larger than its free space would not fail at
+     * MPI_Win_allocate but kill the process (SIGBUS) when first touched. */
+    struct statvfs shm;
+    if (statvfs("/dev/shm", &shm) == 0 && shm.f_frsize > 0 &&
+        (uint64_t)total > (uint64_t)shm.f_bavail * shm.f_frsize)
+        return "the free space of /dev/shm";
+    return NULL;
+}
+
 int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment_size,
                       bool aggregator)
 {
@@ -149,11 +190,11 @@ int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment
     l2->comm = comm;
     l2->nslots = nslots;
     l2->segment_size = segment_size;
-    l2->bitmap_bytes = ((segment_size + 7) / 8 + 7) / 8 * 8;
+    l2->bitmap_bytes = bitmap_bytes_of(segment_size);
     /* MPICH 4.0.2 (ch4) places other ranks' accesses wrongly in a window
-     * whose size is not a multiple of 16 bytes (doc/design.md): round the
-     * size up to a cache line. */
-    MPI_Aint bytes = aggregator ? (tci_data_disp(l2, nslots) + 63) / 64 * 64 : 0;
+     * whose size is not a multiple of 16 bytes (doc/design.md): the size is
+     * rounded up to a cache line. */
+    MPI_Aint bytes = aggregator ? (MPI_Aint)tci_level2_window_bytes(nslots, segment_size) : 0;
     int err = MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, &l2->base, &l2->win);
     if (err != MPI_SUCCESS) {
         l2->win = MPI_WIN_NULL;
@@ -539,10 +580,13 @@ static int put_extents_locked(tcio_file *fh, tci_location loc, tci_slot_header *
                        &req[n]);
     if (err == MPI_SUCCESS && ++n)
         err = mark_written(l2, loc, &fh->l1.extents, &req[n]);
-    if (err == MPI_SUCCESS && ++n && fh->config.early_drain)
+    if (err == MPI_SUCCESS && ++n && fh->config.early_drain) {
         err = MPI_Rget_accumulate(&moved, 1, MPI_INT64_T, &before, 1, MPI_INT64_T, loc.rank,
                                   tci_header_disp(l2, loc.slot) + TCI_WRITTEN_OFFSET, 1,
-                                  MPI_INT64_T, MPI_SUM, l2->win, &req[n++]);
+                                  MPI_INT64_T, MPI_SUM, l2->win, &req[n]);
+        if (err == MPI_SUCCESS)
+            n++;                  /* counted only once it has started */
+    }
     err = finish_started(n, req, err);
     if (err != MPI_SUCCESS)
         return tci_error_from_mpi(err);

@@ -19,19 +19,33 @@ struct tcio_file;
 /* What a slot holds, decoded from its state word. */
 typedef struct tci_slot_header {
     int64_t segment;   /* file segment held, or TCI_SLOT_EMPTY */
-    int64_t flags;     /* TCI_SLOT_LOADED | TCI_SLOT_DIRTY */
+    int64_t flags;     /* TCI_SLOT_LOADED | TCI_SLOT_DIRTY | TCI_SLOT_FULL */
 } tci_slot_header;
 
 /* Each slot's header holds two int64 words (padded to TCI_HEADER_BYTES):
  *   state    TCI_STATE_LOCKED while a mover holds the slot, else the header
  *            packed as (segment + 1) << TCI_FLAG_BITS | flags.  Changed only
  *            with MPI_REPLACE, so that taking the lock and reading the
- *            header is one atomic swap (see doc/design.md).  Segments are
- *            below 2^59 (api.c bounds offsets).
+ *            header is one atomic swap (see doc/design.md).  Segment
+ *            numbers are at most TCI_MAX_SEGMENT = 2^60 - 2, so that
+ *            (segment + 1) << TCI_FLAG_BITS stays below 2^63 (api.c bounds
+ *            offsets accordingly).
  *   written  bytes moved into the segment since it was claimed (MPI_SUM by
- *            movers, reset by the holder of the lock): a cheap trigger for
- *            early drain; overwrites make it overcount, so the owner
- *            confirms with the bitmap. */
+ *            movers): a cheap trigger for early drain; overwrites make it
+ *            overcount, so the owner confirms with the bitmap.  Reset to 0
+ *            by a mover that claims the slot for another segment (an
+ *            MPI_REPLACE accumulate, claim_slot) and by the owner after an
+ *            early drain (a plain store into its own window, under the slot
+ *            lock, followed by MPI_Win_sync).
+ * Mixing operations on one location (the bitmap: MPI_REPLACE when a slot
+ * is claimed, MPI_BOR for each write; the counter: MPI_REPLACE, MPI_SUM and
+ * the owner's store) is legal under the window's default accumulate_ops
+ * (same_op_no_op), which only forbids different operations that are
+ * concurrent: all of them happen under the slot lock, a holder's own
+ * accumulates are ordered (the default accumulate_ordering), and a release
+ * completes them at the owner (MPI_Win_flush) before the next holder can
+ * take the lock.  Only the lock word itself is touched by every rank at
+ * once, and only ever with MPI_REPLACE (and MPI_NO_OP reads). */
 #define TCI_STATE_LOCKED    INT64_MIN
 #define TCI_HEADER_BYTES    32
 #define TCI_WRITTEN_OFFSET  8
@@ -100,6 +114,18 @@ typedef struct tci_level2 {
  * memory. */
 int  tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment_size,
                        bool aggregator);
+
+/* Bytes of the window of an aggregator with NSLOTS slots of SEGMENT_SIZE
+ * bytes (the layout below, rounded up to 64 bytes). */
+int64_t tci_level2_window_bytes(int64_t nslots, int64_t segment_size);
+
+/* Whether WINDOWS windows of BYTES each may be allocated on this node:
+ * together at most half its physical memory and the free space of
+ * /dev/shm (where MPI keeps shared windows), and within the process's
+ * address-space limit (MPI maps a node's shared windows into every process
+ * of the node).  Returns NULL if they fit, else the limit they exceed, in
+ * words for tcio_last_error. */
+const char *tci_level2_exceeds(int64_t bytes, int windows);
 
 /* Close the epoch and free everything (collective). */
 void tci_level2_free(tci_level2 *l2);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "prefetch.h"
+#include "collective.h"
 #include "error.h"
 
 /* Segments FIRST..LAST (inclusive) of the bytes [offset, end), clipped to
@@ -129,7 +130,7 @@ int tci_prefetch_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
     /* Agree on the buffer first: a rank without one cannot take part in
      * the gather. */
     int missing = all == NULL, any_missing = 1;
-    int err = MPI_Allreduce(&missing, &any_missing, 1, MPI_INT, MPI_MAX, fh->comm);
+    int err = tci_allreduce(&missing, &any_missing, 1, MPI_INT, MPI_MAX, fh->comm);
     int rc = err != MPI_SUCCESS ? tci_error_from_mpi(err)
            : missing ? TCIO_ERR_NO_MEMORY
            : any_missing ? TCIO_ERR_REMOTE : TCIO_SUCCESS;

@@ -1,6 +1,8 @@
 /* segmap.h - which rank and slot hold a file segment (equations 1-3 of the
- * TCIO paper, with the owners restricted to the aggregators).  This is the
- * only place that knows the placement. */
+ * TCIO paper, with the owners restricted to the aggregators).  The
+ * placement is defined here; prefetch.c's read sessions walk it in the
+ * other direction for an aggregator's own segments (load_own_segments),
+ * and must change with it. */
 #ifndef TCIO_SEGMAP_H
 #define TCIO_SEGMAP_H
 

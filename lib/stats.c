@@ -1,8 +1,9 @@
 /* stats.c - the TCIO_STATS summary written by tcio_close on rank 0: a text
  * table (to standard output unless TCIO_STATS_FILE names a file) or one
  * JSON object per file on one line (to standard error unless
- * TCIO_STATS_FILE names a file).  This is the only output the library
- * ever produces, and only when asked. */
+ * TCIO_STATS_FILE names a file).  This, when asked, and the warning about
+ * unknown TCIO_* variables (configuration.c, on standard error) are the
+ * only output the library produces. */
 #include <stdio.h>
 #include "configuration.h"
 #include "stats.h"

@@ -1965,7 +1965,17 @@ START_TEST(test_bad_config)
     agg[na++] = (bad_case){ { "tcio_aggregator_placement", zero_and_p } };
     agg[na++] = (bad_case){ { "tcio_aggregator_placement", zero_and_p,
                               "tcio_aggregators", "2" } };
+    /* An empty info value reaches libtcio only where MPI_Info_set accepts
+     * it; the standard does not say it must, so elsewhere those cases are
+     * skipped with the reason (the environment cases below still give
+     * libtcio empty values). */
+    char info_why[MPI_MAX_ERROR_STRING + 200];
+    int empty_info_ok = tu_info_accepts_empty_value(info_why, sizeof info_why), skipped = 0;
     for (int i = 0; i < na && n < MAXCODES; i++) {
+        if (!empty_info_ok && (!agg[i].kv[1][0] || (agg[i].kv[2] && !agg[i].kv[3][0]))) {
+            skipped++;
+            continue;
+        }
         describe_pairs(what, sizeof what, agg[i].kv, "");
         codes[n++] = try_bad_config_kv(&st, existing, fresh, "4k", "2",
                                        agg[i].kv, 0, what);
@@ -1975,6 +1985,9 @@ START_TEST(test_bad_config)
                           (const char *[]){ i < parse_cases ? agg[i].kv[0] : "tcio_aggregator",
                                             i < parse_cases ? agg[i].kv[1] : "", NULL }, what);
     }
+    if (skipped && tu_rank == 0)
+        printf("bad_config: skipped %d case(s) with an empty info value: %s "
+               "(MPI leaves empty values to the implementation)\n", skipped, info_why);
     /* The environment overrides valid info keys here too. */
     const char *const valid_kv[] = { "tcio_aggregator_placement", "spread",
                                      "tcio_early_drain", "on", "tcio_stats", "off", NULL };

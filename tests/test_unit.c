@@ -993,11 +993,104 @@ START_TEST(datatype_checks_commit_and_contiguity)
     ck_assert_int_eq(info.size, 12);
 
     int in[5] = { 1, 2, 3, 4, 5 }, out[3];
-    ck_assert_int_eq(tci_type_pack(in, 1, vec, out, sizeof out), TCIO_SUCCESS);
+    ck_assert_int_eq(tci_type_pack(in, 1, vec, &info, out), TCIO_SUCCESS);
     ck_assert_int_eq(out[0], 1);
     ck_assert_int_eq(out[1], 3);
     ck_assert_int_eq(out[2], 5);
     MPI_Type_free(&vec);
+}
+END_TEST
+
+/* Derived types whose typemap walks memory in order with no gap are plain
+ * bytes (at any size: no MPI_Pack, whose sizes are int); the others not. */
+static bool contiguous_after_commit(MPI_Datatype *type, int64_t *size)
+{
+    tci_type_info info;
+    MPI_Type_commit(type);
+    ck_assert_int_eq(tci_type_inspect(*type, &info), TCIO_SUCCESS);
+    *size = info.size;
+    MPI_Type_free(type);
+    return info.contiguous;
+}
+
+START_TEST(derived_contiguous_types_are_plain_bytes)
+{
+    MPI_Datatype t, inner;
+    int64_t size;
+    /* Over 2 GiB in one element: 2^29 + 2 ints. */
+    MPI_Type_contiguous((1 << 29) + 2, MPI_INT, &t);
+    ck_assert(contiguous_after_commit(&t, &size));
+    ck_assert_int_eq(size, (INT64_C(1) << 31) + 8);
+    MPI_Type_vector(4, 3, 3, MPI_DOUBLE, &t);               /* stride = block */
+    ck_assert(contiguous_after_commit(&t, &size));
+    MPI_Type_contiguous(2, MPI_INT, &inner);
+    MPI_Type_create_hvector(3, 2, 16, inner, &t);           /* 2 x 8 bytes = 16 */
+    ck_assert(contiguous_after_commit(&t, &size));
+    int lens[2] = { 2, 3 }, disps[2] = { 0, 2 };
+    MPI_Type_indexed(2, lens, disps, inner, &t);            /* adjacent blocks */
+    ck_assert(contiguous_after_commit(&t, &size));
+    int blocks[2] = { 1, 2 };
+    MPI_Aint at[2] = { 0, 8 };
+    MPI_Datatype parts[2] = { MPI_DOUBLE, inner };
+    MPI_Type_create_struct(2, blocks, at, parts, &t);       /* 8 + 2 x 8 bytes */
+    ck_assert(contiguous_after_commit(&t, &size));
+    ck_assert_int_eq(size, 24);
+
+    /* Gaps, reordering, resized extents, padded basics: packed. */
+    MPI_Type_vector(4, 2, 3, MPI_INT, &t);
+    ck_assert(!contiguous_after_commit(&t, &size));
+    int rev[2] = { 2, 0 };
+    int ones[2] = { 2, 2 };
+    MPI_Type_indexed(2, ones, rev, MPI_INT, &t);            /* later block first */
+    ck_assert(!contiguous_after_commit(&t, &size));
+    MPI_Aint swapped[2] = { 8, 0 };
+    MPI_Datatype two[2] = { MPI_DOUBLE, MPI_DOUBLE };
+    int single[2] = { 1, 1 };
+    MPI_Type_create_struct(2, single, swapped, two, &t);    /* same bytes, reversed */
+    ck_assert(!contiguous_after_commit(&t, &size));
+    MPI_Type_create_resized(MPI_INT, 0, 8, &t);
+    ck_assert(!contiguous_after_commit(&t, &size));
+    MPI_Type_contiguous(3, MPI_DOUBLE_INT, &t);
+    ck_assert(!contiguous_after_commit(&t, &size));
+    MPI_Type_free(&inner);
+}
+END_TEST
+
+/* Packing and unpacking go in pieces of whole elements (as for requests
+ * over 2 GiB, here with 10-byte pieces): the bytes are the same. */
+START_TEST(pack_and_unpack_in_pieces)
+{
+    MPI_Datatype pair;
+    MPI_Type_vector(2, 1, 3, MPI_INT, &pair);      /* 8 bytes of data, extent 16 */
+    MPI_Type_commit(&pair);
+    tci_type_info info;
+    ck_assert_int_eq(tci_type_inspect(pair, &info), TCIO_SUCCESS);
+    ck_assert_int_eq(info.extent, 16);
+    int in[4 * 7], out[2 * 7], back[4 * 7];
+    for (int i = 0; i < 4 * 7; i++)
+        in[i] = 100 + i;
+    int64_t saved = tci_pack_piece_bytes;
+    for (int piece = 1; piece <= 3; piece++) {
+        tci_pack_piece_bytes = piece == 1 ? 10 : piece == 2 ? 17 : saved;
+        memset(out, 0, sizeof out);
+        ck_assert_int_eq(tci_type_pack(in, 7, pair, &info, out), TCIO_SUCCESS);
+        for (int e = 0; e < 7; e++) {
+            ck_assert_int_eq(out[2 * e], 100 + 4 * e);
+            ck_assert_int_eq(out[2 * e + 1], 100 + 4 * e + 3);
+        }
+        memset(back, 0, sizeof back);
+        tci_staged_read *s = tci_staged_new(back, 7, pair, &info);
+        ck_assert_ptr_nonnull(s);
+        memcpy(s->staging, out, sizeof out);
+        ck_assert_int_eq(tci_staged_complete(&s), TCIO_SUCCESS);
+        for (int e = 0; e < 7; e++) {
+            ck_assert_int_eq(back[4 * e], 100 + 4 * e);
+            ck_assert_int_eq(back[4 * e + 3], 100 + 4 * e + 3);
+            ck_assert_int_eq(back[4 * e + 1], 0);
+        }
+    }
+    tci_pack_piece_bytes = saved;
+    MPI_Type_free(&pair);
 }
 END_TEST
 
@@ -1006,6 +1099,8 @@ static Suite *unit_suite(void)
     Suite *s = suite_create("tcio-unit");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, parse_accepts_plain_and_suffixed_sizes);
+    tcase_add_test(tc, derived_contiguous_types_are_plain_bytes);
+    tcase_add_test(tc, pack_and_unpack_in_pieces);
     tcase_add_test(tc, parse_rejects_malformed_sizes);
     tcase_add_test(tc, parse_count_accepts_positive_integers);
     tcase_add_test(tc, parse_count_rejects_the_rest);

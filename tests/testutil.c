@@ -113,6 +113,8 @@ void tu_init(void)
     /* The tests set the configuration variables themselves. */
     unsetenv("TCIO_SEGMENT_SIZE");
     unsetenv("TCIO_SEGMENTS_PER_PROC");
+    /* The TCIO_TEST_* variables of the tests are not the library's. */
+    setenv("TCIO_WARN_UNKNOWN", "off", 0);
     timeout_msg_len = strlen(timeout_msg);
     size_t used = 0;
     aggregation_text[0] = '\0';
@@ -276,6 +278,44 @@ int tu_open_kv(const char *path, int mode, const char *seg, const char *spp,
     if (rc == TCIO_SUCCESS && *fh && nopen < MAX_TRACKED)
         open_handles[nopen++] = *fh;
     return rc;
+}
+
+/* MPI leaves open whether an info value may be empty (the standard gives
+ * only the maximum lengths; MPICH accepts "", Open MPI 4.1 raises
+ * MPI_ERR_INFO_VALUE).  Ask this MPI once, with errors returned rather than
+ * fatal; the answer and the reason go to the caller. */
+int tu_info_accepts_empty_value(char *why, size_t size)
+{
+    static int known, accepted;
+    static char reason[MPI_MAX_ERROR_STRING + 200];
+    if (!known) {
+        MPI_Errhandler world_eh, self_eh;
+        MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world_eh);
+        MPI_Comm_get_errhandler(MPI_COMM_SELF, &self_eh);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        MPI_Info info;
+        MPI_Info_create(&info);
+        int err = MPI_Info_set(info, "tcio_test_probe", "");
+        MPI_Info_free(&info);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, world_eh);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, self_eh);
+        MPI_Errhandler_free(&world_eh);
+        MPI_Errhandler_free(&self_eh);
+        accepted = err == MPI_SUCCESS;
+        char msg[MPI_MAX_ERROR_STRING] = "", lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+        int len;
+        if (!accepted)
+            MPI_Error_string(err, msg, &len);
+        MPI_Get_library_version(lib, &len);
+        lib[strcspn(lib, "\n,")] = '\0';
+        snprintf(reason, sizeof reason, "%s: MPI_Info_set(info, key, \"\") %s%s", lib,
+                 accepted ? "succeeds" : "fails: ", msg);
+        known = 1;
+    }
+    if (why && size)
+        snprintf(why, size, "%s", reason);
+    return accepted;
 }
 
 int tu_close(tcio_file *fh)

@@ -171,6 +171,10 @@ int tu_compare_mem(const void *got, const void *expected, size_t len, char *why,
 int tu_open(const char *path, int mode, const char *seg, const char *spp, tcio_file **fh);
 /* tu_open with further info keys: KV holds key, value, key, value, ...,
  * NULL (KV itself may be NULL). */
+/* Whether MPI_Info_set accepts an empty value in this MPI (the standard
+ * leaves it open); WHY (may be NULL) gets the MPI library and its answer. */
+int tu_info_accepts_empty_value(char *why, size_t size);
+
 int tu_open_kv(const char *path, int mode, const char *seg, const char *spp,
                const char *const *kv, tcio_file **fh);
 /* tcio_close, forgetting the handle. */

@@ -1,0 +1,95 @@
+/* collective.c - waiting in the library's own collective steps.
+ *
+ * A blocking MPI collective spins: ranks that wait in tcio_close for a rank
+ * that is late, or that skipped the call, keep their cores busy (and, on a
+ * shared node, slow down the rank they wait for).  The library's own
+ * agreements therefore use the nonblocking collectives and poll them:
+ * yielding first (a collective whose ranks all arrive costs no sleep),
+ * then sleeping 50 us per poll, and after 100 ms sleeping up to 1 ms, so
+ * that a long wait costs little processor time while each poll still runs
+ * MPI's progress engine for other ranks' one-sided moves. */
+#define _POSIX_C_SOURCE 200809L
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "collective.h"
+#include "configuration.h"
+
+#define YIELD_POLLS      256
+#define SHORT_SLEEP_NS   50000L
+#define SHORT_SLEEP_TIME 0.1        /* seconds of short sleeps */
+#define LONG_SLEEP_NS    1000000L
+
+static const char *current_call = "tcio";
+
+void tci_collective_enter(const char *call)
+{
+    current_call = call;
+}
+
+/* TCIO_COLLECTIVE_TIMEOUT in seconds, 0 when unset or not a positive
+ * integer (read once). */
+static double timeout_seconds(void)
+{
+    static double seconds = -1;
+    if (seconds < 0) {
+        const char *text = getenv(TCI_ENV_COLLECTIVE_TIMEOUT);
+        char *end = NULL;
+        long n = text ? strtol(text, &end, 10) : 0;
+        seconds = text && *text && end && *end == '\0' && n > 0 ? (double)n : 0;
+    }
+    return seconds;
+}
+
+static void pause_for(long ns)
+{
+    struct timespec t = { 0, ns };
+    nanosleep(&t, NULL);
+}
+
+static void give_up(MPI_Comm comm, double waited)
+{
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    fprintf(stderr,
+            "libtcio: rank %d waited %.0f s in %s for the other ranks of the file "
+            "(TCIO_COLLECTIVE_TIMEOUT): some rank did not call %s; aborting\n",
+            rank, waited, current_call, current_call);
+    fflush(stderr);
+    MPI_Abort(comm, 1);
+}
+
+int tci_collective_wait(MPI_Request *req, MPI_Comm comm)
+{
+    double start = MPI_Wtime(), limit = timeout_seconds();
+    for (long polls = 0;; polls++) {
+        int done = 0;
+        int err = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (err != MPI_SUCCESS || done)
+            return err;
+        if (polls < YIELD_POLLS) {
+            sched_yield();
+            continue;
+        }
+        double waited = MPI_Wtime() - start;
+        if (limit > 0 && waited > limit)
+            give_up(comm, waited);
+        pause_for(waited < SHORT_SLEEP_TIME ? SHORT_SLEEP_NS : LONG_SLEEP_NS);
+    }
+}
+
+int tci_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
+                  MPI_Comm comm)
+{
+    MPI_Request req;
+    int err = MPI_Iallreduce(in, out, count, type, op, comm, &req);
+    return err != MPI_SUCCESS ? err : tci_collective_wait(&req, comm);
+}
+
+int tci_barrier(MPI_Comm comm)
+{
+    MPI_Request req;
+    int err = MPI_Ibarrier(comm, &req);
+    return err != MPI_SUCCESS ? err : tci_collective_wait(&req, comm);
+}

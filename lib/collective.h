@@ -1,0 +1,26 @@
+/* collective.h - the library's own collective steps: waits that give the
+ * processor away, and an opt-in timeout for ranks that never arrive. */
+#ifndef TCIO_COLLECTIVE_H
+#define TCIO_COLLECTIVE_H
+
+#include <mpi.h>
+
+/* Name the public call whose collective steps follow ("tcio_close"), for
+ * the timeout's message. */
+void tci_collective_enter(const char *call);
+
+/* MPI_Allreduce and MPI_Barrier through their nonblocking forms, waited
+ * for with tci_collective_wait.  Return an MPI error code. */
+int tci_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
+                  MPI_Comm comm);
+int tci_barrier(MPI_Comm comm);
+
+/* Wait for a collective request: poll, yielding the processor, then
+ * sleeping longer and longer, so that ranks waiting for one that is late
+ * (or never comes: a skipped collective call hangs, as in MPI) do not keep
+ * their cores busy.  With TCIO_COLLECTIVE_TIMEOUT=<seconds> set, a wait
+ * longer than that prints a message naming the call on stderr and calls
+ * MPI_Abort on COMM. */
+int tci_collective_wait(MPI_Request *req, MPI_Comm comm);
+
+#endif

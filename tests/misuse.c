@@ -1,0 +1,88 @@
+/* misuse.c - a program that misuses libtcio on purpose, for tests/misuse.sh.
+ *
+ *   misuse DIR env          open and close a file (the script checks what
+ *                           rank 0 printed about unknown TCIO_* variables)
+ *   misuse DIR late CALL    the last rank enters CALL (close, flush or
+ *                           session) 1.5 s after the others; the others
+ *                           report the processor time they spent waiting
+ *                           in it, and fail if it is over half the time
+ *   misuse DIR skip CALL    the last rank never calls CALL and sleeps
+ *                           instead (TCIO_COLLECTIVE_TIMEOUT must end it) */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <mpi.h>
+#include "tcio.h"
+
+static double cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int call(tcio_file *fh, const char *name)
+{
+    if (strcmp(name, "flush") == 0)
+        return tcio_flush(fh);
+    if (strcmp(name, "session") == 0)
+        return tcio_read_session(fh, 0, 100);
+    return tcio_close(fh);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, nprocs;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    if (argc < 3 || (strcmp(argv[2], "env") != 0 && argc < 4)) {
+        if (rank == 0)
+            fprintf(stderr, "usage: misuse DIR env | late CALL | skip CALL\n");
+        MPI_Finalize();
+        return 2;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tcio-misuse-%s", argv[1], argv[2]);
+    tcio_file *fh = NULL;
+    int rc = tcio_open_comm(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE |
+                            MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh);
+    if (rc != TCIO_SUCCESS) {
+        fprintf(stderr, "misuse: rank %d: tcio_open_comm: %s\n", rank, tcio_error_string(rc));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    int status = 0;
+    const int last = nprocs - 1;
+    if (strcmp(argv[2], "late") == 0) {
+        double wall = MPI_Wtime(), cpu = cpu_seconds();
+        if (rank == last) {
+            struct timespec late = { 1, 500000000 };
+            nanosleep(&late, NULL);
+        }
+        rc = call(fh, argv[3]);
+        wall = MPI_Wtime() - wall;
+        cpu = cpu_seconds() - cpu;
+        if (rank != last) {
+            printf("misuse: rank %d waited %.2f s in %s using %.2f s of processor time\n",
+                   rank, wall, argv[3], cpu);
+            status = rc != TCIO_SUCCESS || cpu > 0.5 * wall;
+        }
+        if (strcmp(argv[3], "close") != 0)
+            tcio_close(fh);
+    } else if (strcmp(argv[2], "skip") == 0) {
+        if (rank == last)
+            sleep(60);                  /* the others must give up first */
+        rc = call(fh, argv[3]);
+        if (strcmp(argv[3], "close") != 0)
+            tcio_close(fh);
+        status = 1;                     /* not reached when the timeout works */
+    } else {
+        rc = tcio_close(fh);
+        status = rc != TCIO_SUCCESS;
+    }
+    MPI_Finalize();
+    return status;
+}

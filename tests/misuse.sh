@@ -1,0 +1,49 @@
+#!/bin/sh
+# Misuse that must not go unnoticed (tests/misuse.c, 2 ranks):
+# - an unknown TCIO_* variable is reported once, on rank 0's stderr, and
+#   TCIO_WARN_UNKNOWN=off silences it;
+# - ranks waiting in a collective call for a late rank (tcio_close,
+#   tcio_flush, tcio_read_session) use at most half of their time on the
+#   processor;
+# - with TCIO_COLLECTIVE_TIMEOUT set, a rank that skips tcio_close makes
+#   the others abort with a message naming the call.
+dir=${TCIO_TEST_DIR:-${TMPDIR:-/tmp}}
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+failed=0
+fail() { echo "misuse.sh: FAILED: $*"; failed=$((failed + 1)); }
+unset TCIO_WARN_UNKNOWN TCIO_COLLECTIVE_TIMEOUT
+
+TCIO_PLACEMENT=spread ./tests/run-mpi.sh 2 ./tests/misuse "$dir" env >"$out" 2>"$err" ||
+    fail "env: the program failed"
+n=$(grep -c "unknown environment variable TCIO_PLACEMENT" "$err")
+[ "$n" = 1 ] || fail "TCIO_PLACEMENT reported $n times (expected once)"
+cat "$err"
+TCIO_PLACEMENT=spread TCIO_WARN_UNKNOWN=off ./tests/run-mpi.sh 2 ./tests/misuse "$dir" env \
+    >"$out" 2>"$err" || fail "env (silenced): the program failed"
+grep -q "unknown environment variable" "$err" && fail "TCIO_WARN_UNKNOWN=off did not silence"
+
+for c in close flush session; do
+    if ./tests/run-mpi.sh 2 ./tests/misuse "$dir" late $c >"$out" 2>"$err"; then
+        cat "$out"
+    else
+        cat "$out" "$err"
+        fail "late $c: the waiting rank failed or kept its processor busy"
+    fi
+done
+
+start=$(date +%s)
+TCIO_COLLECTIVE_TIMEOUT=2 timeout 50 ./tests/run-mpi.sh 2 ./tests/misuse "$dir" skip close \
+    >"$out" 2>"$err"
+rc=$? took=$(($(date +%s) - start))
+grep "libtcio:" "$err"
+if [ $rc -eq 0 ] || [ $rc -eq 124 ] || ! grep -q "libtcio: .* in tcio_close .*TCIO_COLLECTIVE_TIMEOUT" "$err"; then
+    fail "skip close: exit $rc after $took s, no timeout message naming tcio_close"
+fi
+rm -f "$dir/tcio-misuse-skip"
+
+if [ $failed -ne 0 ]; then
+    echo "misuse.sh: $failed check(s) failed"
+    exit 1
+fi
+echo "misuse.sh: all checks passed"

@@ -1,0 +1,729 @@
+/* test_faults.c - fault injection and misuse tests of libtcio (issue 12).
+ *
+ * Linked with the library's objects (lib/libtcio_core.la) and with
+ * -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc, so that the n-th
+ * allocation the library makes on a chosen rank can be made to fail.  MPI
+ * calls fail through the profiling interface: the MPI_* functions defined
+ * below replace the MPI library's for the whole program and call the PMPI_*
+ * ones unless a test armed a failure.  Every check is collective (CHECK_ALL
+ * in testutil.h); a hang is caught by the fixture's watchdog
+ * (TCIO_TEST_TIMEOUT).  The cases run in the order listed in main: the
+ * first one needs a process in which no derived datatype was seen yet.
+ * TCIO_TEST_VERBOSE=1 prints each round of the allocation sweep;
+ * TCIO_TEST_FULL_FS=<dir of a small file system> and TCIO_TEST_SMALL_SHM=1
+ * (under a 16 MiB /dev/shm) enable two cases that tests/full-fs.sh runs. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <mpi.h>
+#include "tcio.h"
+#include "datatype.h"      /* tci_pack_piece_bytes */
+#include "testutil.h"
+
+#define MODE_NEW_WRONLY (MPI_MODE_WRONLY | MPI_MODE_CREATE | TCIO_MODE_TRUNC)
+#define MODE_NEW_RDWR   (MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC)
+
+/* ---- allocation faults ----------------------------------------------------- */
+
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t size);
+
+static long malloc_countdown;   /* 0: off; n: the n-th allocation from now fails */
+static long malloc_failures;    /* allocations failed so far */
+static int in_library;          /* allocations are counted only inside LIB(...) */
+
+/* Evaluate a library call with its allocations counted (Check and the
+ * test's own helpers allocate too, and are linked in as well). */
+#define LIB(call) (in_library = 1, lib_result = (call), in_library = 0, lib_result)
+static int lib_result;
+
+static int allocation_fails(void)
+{
+    if (!in_library || malloc_countdown <= 0 || --malloc_countdown > 0)
+        return 0;
+    malloc_failures++;
+    return 1;
+}
+
+void *__wrap_malloc(size_t size)
+{
+    return allocation_fails() ? NULL : __real_malloc(size);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    return allocation_fails() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t size)
+{
+    return allocation_fails() ? NULL : __real_realloc(p, size);
+}
+
+static void fail_allocation(long nth)
+{
+    malloc_countdown = nth;
+    malloc_failures = 0;
+}
+
+/* ---- MPI faults (profiling interface) --------------------------------------- */
+
+enum fault_call {
+    F_RGET_ACC_SUM,      /* MPI_Rget_accumulate with MPI_SUM (the written counter) */
+    F_TYPE_KEYVAL,       /* MPI_Type_create_keyval */
+    F_PACK,              /* MPI_Pack of a nonzero count */
+    F_PEEK_LOCKED,       /* MPI_Get_accumulate with MPI_NO_OP: report every slot locked */
+    F_COUNT
+};
+
+static int mpi_countdown[F_COUNT];   /* 0: off; n: the n-th such call fails */
+static int comm_self_dups, comm_self_dup_frees;
+static int type_keyvals, type_keyval_frees, comm_keyvals, comm_keyval_frees;
+static MPI_Comm self_dups[16];
+
+static int call_fails(enum fault_call c)
+{
+    if (mpi_countdown[c] <= 0 || --mpi_countdown[c] > 0)
+        return 0;
+    return 1;
+}
+
+int MPI_Rget_accumulate(const void *origin, int ocount, MPI_Datatype otype, void *result,
+                        int rcount, MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
+                        MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+    if (op == MPI_SUM && call_fails(F_RGET_ACC_SUM)) {
+        /* The request is undefined after a failed call: make it garbage. */
+        memset(request, 0x5a, sizeof *request);
+        return MPI_ERR_OTHER;
+    }
+    return PMPI_Rget_accumulate(origin, ocount, otype, result, rcount, rtype, target, disp,
+                                tcount, ttype, op, win, request);
+}
+
+int MPI_Get_accumulate(const void *origin, int ocount, MPI_Datatype otype, void *result,
+                       int rcount, MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
+                       MPI_Datatype ttype, MPI_Op op, MPI_Win win)
+{
+    int err = PMPI_Get_accumulate(origin, ocount, otype, result, rcount, rtype, target, disp,
+                                  tcount, ttype, op, win);
+    if (err == MPI_SUCCESS && op == MPI_NO_OP && rtype == MPI_INT64_T &&
+        call_fails(F_PEEK_LOCKED)) {
+        /* As if every slot were held by another rank at this moment. */
+        err = PMPI_Win_flush(target, win);
+        int64_t *words = result;
+        for (int i = 0; i < rcount; i += 4)
+            words[i] = INT64_MIN;
+    }
+    return err;
+}
+
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *copy,
+                           MPI_Type_delete_attr_function *del, int *keyval, void *extra)
+{
+    if (call_fails(F_TYPE_KEYVAL))
+        return MPI_ERR_OTHER;
+    int err = PMPI_Type_create_keyval(copy, del, keyval, extra);
+    type_keyvals += err == MPI_SUCCESS;
+    return err;
+}
+
+int MPI_Type_free_keyval(int *keyval)
+{
+    int err = PMPI_Type_free_keyval(keyval);
+    type_keyval_frees += err == MPI_SUCCESS;
+    return err;
+}
+
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy,
+                           MPI_Comm_delete_attr_function *del, int *keyval, void *extra)
+{
+    int err = PMPI_Comm_create_keyval(copy, del, keyval, extra);
+    comm_keyvals += err == MPI_SUCCESS;
+    return err;
+}
+
+int MPI_Comm_free_keyval(int *keyval)
+{
+    int err = PMPI_Comm_free_keyval(keyval);
+    comm_keyval_frees += err == MPI_SUCCESS;
+    return err;
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out)
+{
+    int err = PMPI_Comm_dup(comm, out);
+    if (err == MPI_SUCCESS && comm == MPI_COMM_SELF && comm_self_dups < 16)
+        self_dups[comm_self_dups++] = *out;
+    return err;
+}
+
+int MPI_Comm_free(MPI_Comm *comm)
+{
+    for (int i = 0; i < comm_self_dups; i++)
+        if (self_dups[i] == *comm && self_dups[i] != MPI_COMM_NULL) {
+            self_dups[i] = MPI_COMM_NULL;
+            comm_self_dup_frees++;
+        }
+    return PMPI_Comm_free(comm);
+}
+
+int MPI_Pack(const void *in, int count, MPI_Datatype type, void *out, int outsize, int *pos,
+             MPI_Comm comm)
+{
+    if (count > 0 && call_fails(F_PACK))
+        return MPI_ERR_OTHER;
+    return PMPI_Pack(in, count, type, out, outsize, pos, comm);
+}
+
+static void fail_mpi_call(enum fault_call c, int nth)
+{
+    mpi_countdown[c] = nth;
+}
+
+static void no_faults(void)
+{
+    malloc_countdown = 0;
+    for (int i = 0; i < F_COUNT; i++)
+        mpi_countdown[i] = 0;
+}
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+static void expect_all(int rc, int want, const char *ctx, const char *call)
+{
+    CHECK_ALL(rc == want, "%s: %s returned %d (%s), expected %d (%s)", ctx, call, rc,
+              tcio_error_string(rc), want, tcio_error_string(want));
+}
+
+/* RC is WANT on rank R and TCIO_ERR_REMOTE elsewhere. */
+static void expect_on_rank(int rc, int r, int want, const char *ctx, const char *call)
+{
+    int expected = tu_rank == r ? want : TCIO_ERR_REMOTE;
+    CHECK_ALL(rc == expected, "%s: %s returned %d (%s), expected %d (%s)", ctx, call, rc,
+              tcio_error_string(rc), expected, tcio_error_string(expected));
+}
+
+/* Every rank failed, or every rank succeeded. */
+static void expect_same_outcome(int rc, const char *ctx, const char *call)
+{
+    int failed = tu_sum_int(rc != TCIO_SUCCESS);
+    CHECK_ALL(failed == 0 || failed == tu_nprocs,
+              "%s: %s failed on %d of %d ranks (this rank: %d, %s)", ctx, call, failed,
+              tu_nprocs, rc, tcio_error_string(rc));
+}
+
+static MPI_Info settings(const char *const *kv)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    for (int i = 0; kv[i]; i += 2)
+        MPI_Info_set(info, kv[i], kv[i + 1]);
+    return info;
+}
+
+/* ---- 5: the datatype keyval (first case: no derived type seen yet) ----------- */
+
+START_TEST(test_type_keyval_failure)
+{
+    TU_BEGIN();
+    const char *path = tu_path("keyval");
+    tcio_file *fh = NULL;
+    expect_all(tu_open(path, MODE_NEW_WRONLY, "1k", "2", &fh), TCIO_SUCCESS, "keyval", "open");
+    MPI_Datatype pair;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    int data[4] = { 1, 2, 3, 4 };
+    int dups_before = comm_self_dups;
+    fail_mpi_call(F_TYPE_KEYVAL, 1);
+    int rc1 = tcio_write_at(fh, 8 * tu_rank, data, 1, pair);
+    no_faults();
+    int rc2 = tcio_write_at(fh, 8 * tu_rank, data, 1, pair);
+    int rc3 = tcio_write_at(fh, 8 * tu_rank, data, 1, pair);
+    MPI_Type_free(&pair);
+    int rc = tu_close(fh);
+    expect_all(rc1, TCIO_ERR_BAD_TYPE, "keyval creation fails", "tcio_write_at");
+    expect_all(rc2, TCIO_SUCCESS, "after a failed keyval creation", "tcio_write_at");
+    expect_all(rc3, TCIO_SUCCESS, "after a failed keyval creation", "second tcio_write_at");
+    expect_all(rc, TCIO_SUCCESS, "after a failed keyval creation", "tcio_close");
+    int dups = comm_self_dups - dups_before;
+    CHECK_ALL(dups <= 1, "the library duplicated MPI_COMM_SELF %d times (at most once)", dups);
+}
+END_TEST
+
+/* ---- 1, 2 and every other allocation: a sweep over open, writes, close --------- */
+
+/* One round: on rank VICTIM the NTH allocation from the open on fails.  A
+ * fresh communicator each time, so that the node map is found anew (and
+ * cached, or not, by the round).  Returns whether the fault was hit. */
+static int allocation_round(const char *path, int victim, long nth, tu_status *st)
+{
+    char ctx[160];
+    snprintf(ctx, sizeof ctx, "allocation %ld fails on rank %d", nth, victim);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    const char *const kv[] = { "tcio_segment_size", "256", "tcio_segments_per_proc", "2",
+                               "tcio_aggregator_placement", "node", NULL };
+    MPI_Info info = settings(kv);
+    tcio_file *fh = NULL;
+    if (tu_rank == victim)
+        fail_allocation(nth);
+    int rc = LIB(tcio_open_comm(comm, path, MODE_NEW_WRONLY, info, &fh));
+    expect_same_outcome(rc, ctx, "tcio_open_comm");
+    if (rc == TCIO_SUCCESS) {
+        /* Interleaved 8-byte pieces over 12 segments: moves, spills, drains. */
+        unsigned char piece[8];
+        for (int k = 0; k < 48; k++) {
+            tu_fill_pattern(piece, sizeof piece, (uint64_t)(k * 64 + tu_rank));
+            int wrc = LIB(tcio_write_at(fh, ((MPI_Offset)k * tu_nprocs + tu_rank) * 8, piece,
+                                        8, MPI_BYTE));
+            if (wrc != TCIO_SUCCESS && wrc != TCIO_ERR_NO_MEMORY && wrc != TCIO_ERR_MPI)
+                tu_fail(st, "%s: tcio_write_at returned %d (%s)", ctx, wrc,
+                        tcio_error_string(wrc));
+        }
+        rc = LIB(tcio_close(fh));
+        expect_same_outcome(rc, ctx, "tcio_close");
+    }
+    int hit = malloc_failures > 0;
+    if (getenv("TCIO_TEST_VERBOSE"))     /* which round hangs, if one does */
+        fprintf(stderr, "rank %d: victim %d, allocation %ld: hit %d, close %d\n", tu_rank,
+                victim, nth, hit, rc);
+    no_faults();
+    /* The node map may or may not be cached on some ranks now: a second
+     * open on the same communicator must still succeed everywhere. */
+    rc = tcio_open_comm(comm, path, MODE_NEW_WRONLY, info, &fh);
+    expect_all(rc, TCIO_SUCCESS, ctx, "the next tcio_open_comm on the communicator");
+    expect_all(tcio_close(fh), TCIO_SUCCESS, ctx, "its tcio_close");
+    MPI_Info_free(&info);
+    MPI_Comm_free(&comm);
+    return tu_max_int(hit);
+}
+
+START_TEST(test_allocation_sweep)
+{
+    TU_BEGIN();
+    const char *path = tu_path("alloc");
+    int victims[2] = { 0, tu_nprocs - 1 };
+    int rounds = 0;
+    for (int v = 0; v < (tu_nprocs > 1 ? 2 : 1); v++) {
+        tu_status st;
+        tu_status_init(&st);
+        long nth = 1;
+        while (allocation_round(path, victims[v], nth, &st) && nth < 400)
+            nth++;
+        rounds += (int)nth;
+        CHECK_STATUS(st);
+    }
+    if (tu_rank == 0)
+        printf("test_allocation_sweep: %d rounds\n", rounds);
+}
+END_TEST
+
+/* ---- 3: a failed counter update in a write move ---------------------------------- */
+
+START_TEST(test_failed_counter_update)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    const char *path = tu_path("counter");
+    tcio_file *fh = NULL;
+    const char *const kv[] = { "tcio_early_drain", "on", NULL };
+    expect_all(tu_open_kv(path, MODE_NEW_WRONLY, "1k", "4", kv, &fh), TCIO_SUCCESS,
+               "counter", "open");
+    unsigned char data[512];
+    tu_fill_pattern(data, sizeof data, 31 + (uint64_t)tu_rank);
+    int wrc = tcio_write_at(fh, 1024 * (MPI_Offset)tu_rank, data, sizeof data, MPI_BYTE);
+    int victim = tu_nprocs - 1;
+    if (tu_rank == victim)
+        fail_mpi_call(F_RGET_ACC_SUM, 1);
+    int frc = tcio_flush(fh);
+    no_faults();
+    int rc = tu_close(fh);
+    expect_all(wrc, TCIO_SUCCESS, "counter", "tcio_write_at");
+    expect_on_rank(frc, victim, TCIO_ERR_MPI, "the counter update fails", "tcio_flush");
+    expect_all(rc, TCIO_SUCCESS, "after a failed counter update", "tcio_close");
+}
+END_TEST
+
+/* ---- 4: early drain after a scan that could not see every slot -------------------- */
+
+/* Rank 0, the only aggregator, is told that segment 0 is full; its first
+ * look fails in the way FAULT selects; a second look must drain it. */
+static void notice_case(int fault, const char *ctx)
+{
+    const char *path = tu_path("notice");
+    tcio_file *fh = NULL;
+    const char *const kv[] = { "tcio_early_drain", "on", "tcio_aggregator_placement", "0",
+                               NULL };
+    expect_all(tu_open_kv(path, MODE_NEW_WRONLY, "1k", "4", kv, &fh), TCIO_SUCCESS, ctx,
+               "open");
+    unsigned char seg[1024];
+    tu_fill_pattern(seg, sizeof seg, 4711);
+    int wrc = tu_rank == tu_nprocs - 1 ? tcio_write_at(fh, 0, seg, sizeof seg, MPI_BYTE) : 0;
+    int frc = tcio_flush(fh);     /* the move and its notice are complete */
+    int prc1 = 0, prc2 = 0;
+    if (tu_rank == 0) {
+        if (fault == 0)
+            fail_mpi_call(F_PEEK_LOCKED, 1);
+        else
+            fail_allocation(1);
+        prc1 = LIB(tcio_progress(fh));
+        no_faults();
+        prc2 = tcio_progress(fh);
+    }
+    /* Before close: the segment is in the file already. */
+    char why[400] = "";
+    int drained = tu_rank != 0 || tu_compare_file_mem(path, seg, sizeof seg, why, sizeof why) == 0;
+    int rc = tu_close(fh);
+    expect_all(wrc, TCIO_SUCCESS, ctx, "tcio_write_at");
+    expect_all(frc, TCIO_SUCCESS, ctx, "tcio_flush");
+    expect_all(prc1, TCIO_SUCCESS, ctx, "the first tcio_progress");
+    expect_all(prc2, TCIO_SUCCESS, ctx, "the second tcio_progress");
+    CHECK_ALL(drained, "%s: the full segment was not drained before close: %s", ctx, why);
+    expect_all(rc, TCIO_SUCCESS, ctx, "tcio_close");
+}
+
+START_TEST(test_notice_not_lost)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    if (tu_nprocs < 2) {
+        printf("test_notice_not_lost: needs 2 ranks: skipped\n");
+        return;
+    }
+    notice_case(0, "a full slot locked by another rank during the scan");
+    notice_case(1, "no memory for the scan");
+}
+END_TEST
+
+/* ---- 6: a failed pack records nothing ------------------------------------------------ */
+
+START_TEST(test_failed_pack)
+{
+    TU_BEGIN();
+    const char *path = tu_path("pack");
+    tcio_file *fh = NULL;
+    expect_all(tu_open(path, MODE_NEW_WRONLY, "1k", "4", &fh), TCIO_SUCCESS, "pack", "open");
+    /* Rank 0 fills level 1 with bytes of segment 0, then a packed write to
+     * segment 1 fails: none of those bytes may reach segment 1. */
+    unsigned char first[100];
+    tu_fill_pattern(first, sizeof first, 99);
+    MPI_Datatype pair;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    int ints[4] = { 5, 6, 7, 8 };
+    int wrc1 = 0, wrc2 = 0;
+    if (tu_rank == 0) {
+        wrc1 = tcio_write_at(fh, 0, first, sizeof first, MPI_BYTE);
+        fail_mpi_call(F_PACK, 1);
+        wrc2 = tcio_write_at(fh, 1024, ints, 1, pair);
+        no_faults();
+    }
+    MPI_Type_free(&pair);
+    int rc = tu_close(fh);
+    expect_all(wrc1, TCIO_SUCCESS, "pack", "tcio_write_at of bytes");
+    expect_all(wrc2, tu_rank == 0 ? TCIO_ERR_MPI : TCIO_SUCCESS, "MPI_Pack fails",
+               "tcio_write_at of a vector");
+    expect_all(rc, TCIO_SUCCESS, "after a failed pack", "tcio_close");
+    char why[400] = "";
+    int ok = tu_rank != 0 || tu_compare_file_mem(path, first, sizeof first, why, sizeof why) == 0;
+    CHECK_ALL(ok, "a failed packed write left bytes in the file: %s", why);
+}
+END_TEST
+
+/* ---- 8: a level 2 larger than the node ------------------------------------------------- */
+
+START_TEST(test_level2_too_large)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    const char *path = tu_path("huge");
+    tcio_file *fh = NULL;
+    /* 1M slots of 1 MiB: over a TiB per aggregator. */
+    expect_all(tu_open(path, MODE_NEW_WRONLY, "1M", "1048576", &fh), TCIO_ERR_NO_MEMORY,
+               "1M segments of 1 MiB", "tcio_open_comm");
+    CHECK_ALL(tu_rank != 0 || tu_file_size(path) < 0, "a refused open created %s", path);
+}
+END_TEST
+
+/* A level 2 larger than the free space of /dev/shm (tests/full-fs.sh runs
+ * this in a private mount namespace with a 16 MiB /dev/shm): refused, not
+ * a SIGBUS when the window is first touched. */
+START_TEST(test_level2_over_shm)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    if (!getenv("TCIO_TEST_SMALL_SHM")) {
+        if (tu_rank == 0)
+            printf("test_level2_over_shm: TCIO_TEST_SMALL_SHM not set: skipped "
+                   "(tests/full-fs.sh sets it under a 16 MiB /dev/shm)\n");
+        return;
+    }
+    const char *path = tu_path("shm");
+    tcio_file *fh = NULL;
+    expect_all(tu_open(path, MODE_NEW_WRONLY, "1M", "32", &fh), TCIO_ERR_NO_MEMORY,
+               "32 segments of 1 MiB, 16 MiB /dev/shm", "tcio_open_comm");
+    CHECK_ALL(tu_rank != 0 || tu_file_size(path) < 0, "a refused open created %s", path);
+    /* What fits still opens. */
+    expect_all(tu_open(path, MODE_NEW_WRONLY, "64k", "16", &fh), TCIO_SUCCESS,
+               "16 segments of 64 KiB, 16 MiB /dev/shm", "tcio_open_comm");
+    expect_all(tu_close(fh), TCIO_SUCCESS, "16 segments of 64 KiB", "tcio_close");
+}
+END_TEST
+
+/* ---- 9, 10: a failed early drain sticks to every later call --------------------------- */
+
+START_TEST(test_sticky_drain_failure)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    if (access("/dev/full", W_OK) != 0) {
+        if (tu_rank == 0)
+            printf("test_sticky_drain_failure: /dev/full is not writable: skipped\n");
+        return;
+    }
+    const char *ctx = "/dev/full, early drain on rank 0";
+    tcio_file *fh = NULL;
+    const char *const kv[] = { "tcio_early_drain", "on", "tcio_aggregator_placement", "0",
+                               NULL };
+    expect_all(tu_open_kv("/dev/full", MPI_MODE_WRONLY, "1k", "8", kv, &fh), TCIO_SUCCESS, ctx,
+               "open");
+    unsigned char seg[1024];
+    tu_fill_pattern(seg, sizeof seg, 5 + (uint64_t)tu_rank);
+    int wrc = tcio_write_at(fh, 1024 * (MPI_Offset)tu_rank, seg, sizeof seg, MPI_BYTE);
+    int frc1 = tcio_flush(fh);
+    int prc = tu_rank == 0 ? tcio_progress(fh) : TCIO_ERR_NO_SPACE;
+    int frc2 = tcio_flush(fh);
+    int wrc2 = tu_rank == 0 ? tcio_write_at(fh, 0, seg, 1, MPI_BYTE) : TCIO_ERR_NO_SPACE;
+    int fetch = tu_rank == 0 ? tcio_fetch(fh) : TCIO_ERR_NO_SPACE;
+    int rc = tu_close(fh);
+    expect_all(wrc, TCIO_SUCCESS, ctx, "tcio_write_at");
+    /* Rank 0 may already drain in its own move during this flush (it does
+     * when the others' notices arrive first, as with Open MPI). */
+    int early = tu_max_int(frc1 != TCIO_SUCCESS);
+    if (early)
+        expect_on_rank(frc1, 0, TCIO_ERR_NO_SPACE, ctx, "tcio_flush (draining in it)");
+    expect_all(prc, TCIO_ERR_NO_SPACE, ctx, "tcio_progress (the drain fails with ENOSPC)");
+    expect_on_rank(frc2, 0, TCIO_ERR_NO_SPACE, ctx, "tcio_flush after the failed drain");
+    expect_all(wrc2, TCIO_ERR_NO_SPACE, ctx, "tcio_write_at after the failed drain");
+    expect_all(fetch, TCIO_ERR_NO_SPACE, ctx, "tcio_fetch after the failed drain");
+    expect_on_rank(rc, 0, TCIO_ERR_NO_SPACE, ctx, "tcio_close");
+}
+END_TEST
+
+/* ---- 12: an impossible seek is refused at the seek --------------------------------------- */
+
+START_TEST(test_impossible_seek)
+{
+    TU_BEGIN();
+    const char *path = tu_path("seek");
+    tcio_file *fh = NULL;
+    expect_all(tu_open(path, MODE_NEW_RDWR, "1k", "2", &fh), TCIO_SUCCESS, "seek", "open");
+    tu_status st;
+    tu_status_init(&st);
+    tu_expect_rc(&st, tcio_seek(fh, INT64_MAX, MPI_SEEK_SET), TCIO_ERR_BAD_ARG,
+                 "tcio_seek to INT64_MAX");
+    tu_expect_rc(&st, tcio_seek(fh, 1000, MPI_SEEK_SET), 0, "tcio_seek to 1000");
+    tu_expect_rc(&st, tcio_seek(fh, INT64_MAX - 1000, MPI_SEEK_CUR), TCIO_ERR_BAD_ARG,
+                 "tcio_seek by INT64_MAX - 1000 from 1000");
+    tu_expect_rc(&st, tcio_seek(fh, INT64_MAX - 100, MPI_SEEK_END), TCIO_ERR_BAD_ARG,
+                 "tcio_seek to INT64_MAX - 100 from the end");
+    /* The position did not move: a write lands at 1000. */
+    unsigned char b = 0x42;
+    if (tu_rank == 0)
+        tu_expect_rc(&st, tcio_write(fh, &b, 1, MPI_BYTE), 0, "tcio_write after refused seeks");
+    /* Far offsets stay reachable (a sparse file: 2^40 fits ext4 and tmpfs). */
+    MPI_Offset far = ((MPI_Offset)1 << 40) + 3;
+    tu_expect_rc(&st, tcio_seek(fh, far, MPI_SEEK_SET), 0, "tcio_seek to 2^40 + 3");
+    if (tu_rank == 0)
+        tu_expect_rc(&st, tcio_write(fh, &b, 1, MPI_BYTE), 0, "tcio_write at 2^40 + 3");
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_all(rc, TCIO_SUCCESS, "seek", "tcio_close");
+    CHECK_ALL(tu_rank != 0 || tu_file_size(path) == far + 1, "file size is not 2^40 + 4");
+}
+END_TEST
+
+/* ---- 3, 12: 64-bit offsets and requests packed in pieces, on a sparse file ------------- */
+
+/* Each rank writes 10 elements of a strided vector type (8 data bytes in a
+ * 16-byte extent) across 2^31, 2^32 and 2^40, with packing in pieces of 3
+ * elements (the path of requests over 2 GiB), reads them back through the
+ * library into a vector of the same shape, and rank 0 checks the file with
+ * pread.  The file is sparse: only a few KiB reach the disk. */
+START_TEST(test_large_offsets_in_pieces)
+{
+    TU_BEGIN();
+    const char *path = tu_path("sparse");
+    tcio_file *fh = NULL;
+    expect_all(tu_open(path, MODE_NEW_RDWR, "4k", "4", &fh), TCIO_SUCCESS, "sparse", "open");
+    const MPI_Offset bases[3] = { (INT64_C(1) << 31) - 37, (INT64_C(1) << 32) - 5,
+                                  (INT64_C(1) << 40) + 11 };
+    MPI_Datatype vec;
+    MPI_Type_vector(2, 1, 3, MPI_INT, &vec);   /* ints 0 and 3 of every 4 */
+    MPI_Type_commit(&vec);
+    int64_t saved = tci_pack_piece_bytes;
+    tci_pack_piece_bytes = 24;
+    int src[3][40], got[3][40];
+    tu_status st;
+    tu_status_init(&st);
+    for (int b = 0; b < 3; b++) {
+        tu_fill_pattern(src[b], sizeof src[b], (uint64_t)(b * 10 + tu_rank));
+        memset(got[b], 0, sizeof got[b]);
+        MPI_Offset at = bases[b] + 80 * tu_rank;
+        tu_expect_rc(&st, tcio_write_at(fh, at, src[b], 10, vec), 0, "write at %lld",
+                     (long long)at);
+        tu_expect_rc(&st, tcio_read_at(fh, at, got[b], 10, vec), 0, "read at %lld",
+                     (long long)at);
+    }
+    tu_expect_rc(&st, tcio_fetch(fh), 0, "tcio_fetch");
+    for (int b = 0; b < 3 && st.ok; b++)
+        for (int e = 0; e < 10; e++)
+            if (got[b][4 * e] != src[b][4 * e] || got[b][4 * e + 3] != src[b][4 * e + 3] ||
+                got[b][4 * e + 1] != 0) {
+                tu_fail(&st, "read back at base %d, element %d differs", b, e);
+                break;
+            }
+    tci_pack_piece_bytes = saved;
+    MPI_Type_free(&vec);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_all(rc, TCIO_SUCCESS, "sparse", "tcio_close");
+    if (tu_rank == 0) {
+        int fd = open(path, O_RDONLY);
+        for (int r = 0; r < tu_nprocs && st.ok; r++)
+            for (int b = 0; b < 3 && st.ok; b++) {
+                int want[40], file[20];
+                tu_fill_pattern(want, sizeof want, (uint64_t)(b * 10 + r));
+                if (fd < 0 || pread(fd, file, sizeof file, bases[b] + 80 * r) != sizeof file) {
+                    tu_fail(&st, "cannot pread %s", path);
+                    break;
+                }
+                for (int e = 0; e < 10; e++)
+                    if (file[2 * e] != want[4 * e] || file[2 * e + 1] != want[4 * e + 3]) {
+                        tu_fail(&st, "file bytes of rank %d at base %d, element %d differ", r,
+                                b, e);
+                        break;
+                    }
+            }
+        if (fd >= 0)
+            close(fd);
+    }
+    CHECK_STATUS(st);
+    CHECK_ALL(tu_rank != 0 || tu_file_size(path) == bases[2] + 80 * tu_nprocs,
+              "sparse file size");
+}
+END_TEST
+
+/* ---- 6: a full file system ----------------------------------------------------------- */
+
+/* Write about 1 MiB of interleaved 64-byte pieces into a file on the small
+ * file system at DIR (tests/full-fs.sh mounts one), in 4 KiB segments.
+ * With SPILL, one slot per aggregator makes segments leave level 2 before
+ * close (spills, or early drains when DRAIN is on and they are complete);
+ * without, every segment fits level 2 and leaves it at close (or earlier
+ * through early drain).  The disk fills up on the way: every rank must get
+ * an error from tcio_close or earlier, without a hang. */
+static void full_fs_case(const char *dir, int drain, int spill)
+{
+    char ctx[160], path[4200];
+    snprintf(ctx, sizeof ctx, "full file system, early drain %s, %s", drain ? "on" : "off",
+             spill ? "spills" : "no spill");
+    snprintf(path, sizeof path, "%s/tcio-full-%d%d", dir, drain, spill);
+    const char *const kv[] = { "tcio_early_drain", drain ? "on" : "off", NULL };
+    tcio_file *fh = NULL;
+    expect_all(tu_open_kv(path, MODE_NEW_WRONLY, "4k", spill ? "1" : "256", kv, &fh),
+               TCIO_SUCCESS, ctx, "tcio_open_comm");
+    unsigned char piece[64];
+    int first_err = TCIO_SUCCESS, pieces = (1 << 20) / 64 / tu_nprocs;
+    for (int k = 0; k < pieces && first_err == TCIO_SUCCESS; k++) {
+        tu_fill_pattern(piece, sizeof piece, (uint64_t)k * 16 + (uint64_t)tu_rank);
+        first_err = tcio_write_at(fh, ((MPI_Offset)k * tu_nprocs + tu_rank) * 64, piece, 64,
+                                  MPI_BYTE);
+    }
+    int rc = tu_close(fh);
+    if (tu_rank == 0)
+        printf("%s: first write error %d, close %d (%s)\n", ctx, first_err, rc,
+               tcio_error_string(rc));
+    CHECK_ALL(first_err == TCIO_SUCCESS || first_err == TCIO_ERR_NO_SPACE,
+              "%s: a write returned %d (%s), expected success or NO_SPACE", ctx, first_err,
+              tcio_error_string(first_err));
+    CHECK_ALL(rc == TCIO_ERR_NO_SPACE || rc == TCIO_ERR_REMOTE,
+              "%s: tcio_close returned %d (%s), expected NO_SPACE or REMOTE", ctx, rc,
+              tcio_error_string(rc));
+    CHECK_ALL(tu_sum_int(rc == TCIO_ERR_NO_SPACE) >= 1, "%s: no rank reported NO_SPACE", ctx);
+    if (tu_rank == 0)
+        unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+START_TEST(test_full_file_system)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    const char *dir = getenv("TCIO_TEST_FULL_FS");
+    if (!dir || !*dir) {
+        if (tu_rank == 0)
+            printf("test_full_file_system: TCIO_TEST_FULL_FS (a small, empty file system) "
+                   "not set: skipped (tests/full-fs.sh sets it)\n");
+        return;
+    }
+    for (int drain = 0; drain < 2; drain++)
+        for (int spill = 0; spill < 2; spill++)
+            full_fs_case(dir, drain, spill);
+}
+END_TEST
+
+/* ---- main ------------------------------------------------------------------------------- */
+
+static void add_case(Suite *s, const char *name, const TTest *test)
+{
+    TCase *tc = tcase_create(name);
+    tcase_set_tags(tc, name);
+    tcase_add_checked_fixture(tc, tu_setup, tu_teardown);
+    tcase_add_test(tc, test);
+    suite_add_tcase(s, tc);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    tu_init();
+    Suite *s = suite_create("tcio_faults");
+    add_case(s, "type_keyval_failure", test_type_keyval_failure);
+    add_case(s, "allocation_sweep", test_allocation_sweep);
+    add_case(s, "failed_counter_update", test_failed_counter_update);
+    add_case(s, "notice_not_lost", test_notice_not_lost);
+    add_case(s, "failed_pack", test_failed_pack);
+    add_case(s, "level2_too_large", test_level2_too_large);
+    add_case(s, "level2_over_shm", test_level2_over_shm);
+    add_case(s, "sticky_drain_failure", test_sticky_drain_failure);
+    add_case(s, "impossible_seek", test_impossible_seek);
+    add_case(s, "large_offsets_in_pieces", test_large_offsets_in_pieces);
+    add_case(s, "full_file_system", test_full_file_system);
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    if (tu_rank == 0)
+        printf("test_faults: %d rank(s), files in %s\n", tu_nprocs, tu_dir());
+    fflush(stdout);
+    srunner_run_all(sr, tu_rank == 0 ? CK_ENV : CK_SILENT);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    int any = tu_max_int(failed);
+    MPI_Finalize();
+    /* MPI_Finalize deleted MPI_COMM_SELF's attributes: the library must
+     * have freed what it created for the life of the process (12). */
+    int leaks = comm_self_dups != comm_self_dup_frees || type_keyvals != type_keyval_frees ||
+                comm_keyvals != comm_keyval_frees;
+    if (leaks)
+        fprintf(stderr, "test_faults: rank %d: after MPI_Finalize: %d of %d MPI_COMM_SELF "
+                "duplicates freed, %d of %d datatype keyvals, %d of %d communicator keyvals\n",
+                tu_rank, comm_self_dup_frees, comm_self_dups, type_keyval_frees, type_keyvals,
+                comm_keyval_frees, comm_keyvals);
+    return any || leaks ? EXIT_FAILURE : EXIT_SUCCESS;
+}
