@@ -250,19 +250,33 @@ static MPI_Offset addressable_end(int64_t segment_size)
     return limit;
 }
 
+/* What the ranks learn in the agreement after MPI_File_open. */
+typedef struct opened {
+    tci_striping striping;          /* as rank 0 reads it */
+    bool         nodes_cached;      /* the node map, on every rank */
+} opened;
+
 /* MPI_File_open on every rank, then one agreement on its outcome that also
- * carries the file's striping as rank 0 reads it. */
-static int open_and_agree(tcio_file *fh, const char *fname, int mode, MPI_Info info,
-                          tci_striping *striping)
+ * carries the file's striping as rank 0 reads it, and whether every rank
+ * has the node map cached and the memory to choose the aggregators (a
+ * rank without must not skip the collectives that find the nodes). */
+static int open_and_agree(tcio_file *fh, MPI_Comm user_comm, const char *fname, int mode,
+                          MPI_Info info, opened *out)
 {
-    agreement a = { .rc = open_file(fh, fname, mode, info), .nfacts = 2 };
+    agreement a = { .rc = open_file(fh, fname, mode, info), .nfacts = 3 };
     if (a.rc == TCIO_SUCCESS && fh->rank == 0) {
         tci_striping s = tci_striping_read(fh->file, fname);
         a.facts[0] = s.unit > 0 ? s.unit : 0;
         a.facts[1] = s.factor > 0 ? s.factor : 0;
     }
+    bool cached = false;
+    int prepare_rc = tci_aggregators_prepare(user_comm, fh->nprocs, &fh->aggr, &cached);
+    if (a.rc == TCIO_SUCCESS)
+        a.rc = prepare_rc;
+    a.facts[2] = !cached;
     int rc = agree_on(fh->comm, &a);
-    *striping = (tci_striping){ .unit = a.facts[0], .factor = a.facts[1] };
+    out->striping = (tci_striping){ .unit = a.facts[0], .factor = a.facts[1] };
+    out->nodes_cached = a.facts[2] == 0;
     return rc;
 }
 
@@ -281,11 +295,11 @@ static int create_window(tcio_file *fh, int rc)
 /* Everything after MPI_File_open: settings that depend on the file,
  * aggregators, buffers, window, size and truncation.  Every failure is
  * agreed so that all ranks leave on the same path. */
-static int set_up(tcio_file *fh, MPI_Comm user_comm, const tci_striping *striping, int mode)
+static int set_up(tcio_file *fh, MPI_Comm user_comm, const opened *o, int mode)
 {
-    int rc = tci_config_finish(&fh->config, striping->unit);
-    int choose_rc = tci_aggregators_choose(&fh->config, fh->comm, user_comm, striping->factor,
-                                           &fh->aggr);
+    int rc = tci_config_finish(&fh->config, o->striping.unit);
+    int choose_rc = tci_aggregators_choose_agreed(&fh->config, fh->comm, user_comm,
+                                                  o->striping.factor, o->nodes_cached, &fh->aggr);
     if (rc == TCIO_SUCCESS)
         rc = choose_rc;
     /* A level 2 that this node cannot hold is refused before the window
@@ -381,10 +395,10 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
     }
     MPI_Comm_rank(fh->comm, &fh->rank);
     MPI_Comm_size(fh->comm, &fh->nprocs);
-    tci_striping striping;
-    rc = open_and_agree(fh, fname, mode, info, &striping);
+    opened o;
+    rc = open_and_agree(fh, comm, fname, mode, info, &o);
     if (rc == TCIO_SUCCESS)
-        rc = set_up(fh, comm, &striping, mode);
+        rc = set_up(fh, comm, &o, mode);
     if (rc != TCIO_SUCCESS) {
         destroy(fh);
         return rc;
