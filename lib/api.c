@@ -89,11 +89,14 @@ static int check_mode(int mode)
     return TCIO_SUCCESS;
 }
 
+static void return_window(tcio_file *fh);
+
 static void destroy(tcio_file *fh)
 {
     free(fh->name);
     tci_staged_discard(&fh->staged);
     tci_level1_free(&fh->l1);
+    return_window(fh);
     tci_level2_free(&fh->l2);
     tci_aggregators_free(&fh->aggr);
     tci_config_free(&fh->config);
@@ -280,16 +283,63 @@ static int open_and_agree(tcio_file *fh, MPI_Comm user_comm, const char *fname, 
     return rc;
 }
 
-/* The level-2 window.  Every rank takes part in its collective creation,
- * also one that failed since the last agreement (with an empty window and
- * a harmless geometry), so that one agreement afterwards covers both. */
-static int create_window(tcio_file *fh, int rc)
+static tci_window_key window_key(const tcio_file *fh)
 {
-    bool ok = rc == TCIO_SUCCESS;
-    int create_rc = tci_level2_create(&fh->l2, fh->comm, ok ? fh->config.segments_per_proc : 0,
-                                      ok ? (int)fh->config.segment_size : 64,
-                                      ok && fh->aggr.index >= 0);
-    return ok ? create_rc : rc;
+    return (tci_window_key){ .nslots = fh->config.segments_per_proc,
+                             .segment_size = fh->config.segment_size,
+                             .aggregators_digest = tci_aggregators_digest(&fh->aggr),
+                             .aggregator = fh->aggr.index >= 0 };
+}
+
+/* Local: set level 2 up on the window the previous file on this
+ * communicator left, if it has this file's geometry.  Returns whether it
+ * did, *RC the outcome. */
+static bool reuse_window(tcio_file *fh, int *rc)
+{
+    tci_window_key key = window_key(fh);
+    MPI_Win win;
+    void *base;
+    if (!tci_comm_take_window(fh->comm_entry, &key, &win, &base))
+        return false;
+    fh->window_reused = true;
+    *rc = tci_level2_adopt(&fh->l2, fh->comm, key.nslots, (int)key.segment_size,
+                           key.aggregator, win, base);
+    return true;
+}
+
+/* Local: the window of FH back to its communicator's cache, if it came
+ * from there (a failed open then leaves the cache as it found it) or
+ * tcio_close hands it over.  Where the cache cannot take it (a file with a
+ * communicator of its own, a user communicator freed meanwhile: alike on
+ * every rank) it stays in FH for tci_level2_free. */
+static void return_window(tcio_file *fh)
+{
+    if (!fh->window_reused)
+        return;
+    tci_window_key key = window_key(fh);
+    MPI_Win win;
+    void *base;
+    tci_level2_keep(&fh->l2, &win, &base);
+    if (!tci_comm_keep_window(fh->comm_entry, &key, win, base)) {
+        fh->l2.win = win;           /* tci_level2_free frees it */
+        fh->l2.epoch_open = true;
+    }
+    fh->window_reused = false;
+}
+
+/* Collective: a new level-2 window, when some rank could not reuse the
+ * previous file's.  The window kept on the communicator (of another
+ * geometry) is freed first. */
+static int new_window(tcio_file *fh)
+{
+    return_window(fh);
+    tci_comm_drop_window(fh->comm_entry);
+    /* Ranks that are not aggregators expose an empty window. */
+    int rc = tci_level2_create(&fh->l2, fh->comm, fh->config.segments_per_proc,
+                               (int)fh->config.segment_size, fh->aggr.index >= 0);
+    /* This agreement also orders every window's initialisation before any
+     * rank's first access to it. */
+    return agree(fh->comm, rc);
 }
 
 /* Everything after MPI_File_open: settings that depend on the file,
@@ -302,23 +352,23 @@ static int set_up(tcio_file *fh, MPI_Comm user_comm, const opened *o, int mode)
                                                   o->striping.factor, o->nodes_cached, &fh->aggr);
     if (rc == TCIO_SUCCESS)
         rc = choose_rc;
-    /* A level 2 that this node cannot hold is refused before the window
-     * exists (ranks of one node decide alike): such ranks take part in
-     * the window's creation with an empty one. */
+    /* A level 2 that this node cannot hold is refused before any window
+     * exists (ranks of one node decide alike). */
     if (rc == TCIO_SUCCESS)
         rc = level2_fits(&fh->config, &fh->aggr, fh->rank);
     if (rc == TCIO_SUCCESS && tci_level1_init(&fh->l1, (int)fh->config.segment_size) != 0)
         rc = TCIO_ERR_NO_MEMORY;
-    /* Ranks that are not aggregators expose an empty window. */
-    rc = create_window(fh, rc);
     if (rc == TCIO_SUCCESS && !(mode & TCIO_MODE_TRUNC) &&
         MPI_File_get_size(fh->file, &fh->size_at_open) != MPI_SUCCESS)
         rc = TCIO_ERR_IO;
-    /* This agreement also orders every window's initialisation before any
-     * rank's first access to it. */
-    agreement a = { .rc = rc };
+    bool reused = rc == TCIO_SUCCESS && reuse_window(fh, &rc);
+    agreement a = { .rc = rc, .nfacts = 1, .facts = { !reused } };
     final_settings(&a, fh);
     if ((rc = agree_on(fh->comm, &a)) != TCIO_SUCCESS)
+        return rc;
+    /* A reused window needs no agreement: its slots were emptied before
+     * the agreement that ended the previous close. */
+    if (a.facts[0] && (rc = new_window(fh)) != TCIO_SUCCESS)
         return rc;
     tci_aggregators_cache_nodes(user_comm, &fh->aggr);   /* every rank has it now */
     fh->max_end = addressable_end(fh->config.segment_size);
@@ -787,12 +837,20 @@ static int close_call(tcio_file *fh)
         rc = drain_rc;
     if (rc == TCIO_SUCCESS)
         rc = fh->failure;
-    tci_level2_free(&fh->l2);
     int close_rc = tci_error_from_io(MPI_File_close(&fh->file));
     fh->file = MPI_FILE_NULL;
     if (rc == TCIO_SUCCESS)
         rc = close_rc;
     rc = collective_result(fh->comm, rc);
+    /* After a close that succeeded everywhere the window waits, emptied,
+     * for the next file on the communicator (every rank finished its
+     * accesses before the drain; the next open's first agreement orders
+     * the emptying before that file's accesses).  Otherwise destroy frees
+     * it, collectively: the outcome is agreed. */
+    if (rc == TCIO_SUCCESS) {
+        fh->window_reused = true;
+        return_window(fh);
+    }
     fh->stats.time[TCI_T_CLOSE] = MPI_Wtime() - t0;
     if (fh->config.stats)
         tci_stats_report(&fh->stats, fh->comm, fh->name, fh->aggr.count, fh->config.stats,

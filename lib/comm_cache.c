@@ -9,7 +9,12 @@
  * the previous one is closed.  Files open at the same time on one
  * communicator get duplicates of their own.  The entry is freed with the
  * user's communicator; a duplicate still in use then is freed at its
- * file's close.  MPI_Finalize frees what is left (MPI_COMM_WORLD's
+ * file's close.
+ *
+ * The entry also keeps the level-2 window of the last file closed on the
+ * duplicate (MPI_Win_allocate and MPI_Win_free are the dearest collectives
+ * of open and close): the next file of the same geometry takes it over,
+ * its slots emptied by the close.  MPI_Finalize frees what is left (MPI_COMM_WORLD's
  * attributes are never deleted): every rank holds the same entries in the
  * same order, so the frees match. */
 #include <stdbool.h>
@@ -22,6 +27,9 @@ struct tci_comm_entry {
     MPI_Comm dup;
     bool     in_use;     /* by an open file */
     bool     orphaned;   /* detached from USER */
+    MPI_Win  win;        /* kept for the next file, or MPI_WIN_NULL */
+    void    *base;
+    tci_window_key key;
     tci_comm_entry *next, *prev;   /* the attached entries, oldest first */
 };
 
@@ -35,11 +43,21 @@ static void detach(tci_comm_entry *e)
     e->next = e->prev = NULL;
 }
 
+static void free_window(tci_comm_entry *e)
+{
+    if (e->win == MPI_WIN_NULL)
+        return;
+    MPI_Win_unlock_all(e->win);
+    MPI_Win_free(&e->win);
+    e->win = MPI_WIN_NULL;
+}
+
 static int delete_entry(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm, (void)keyval, (void)extra;
     tci_comm_entry *e = value;
     detach(e);
+    free_window(e);
     if (e->in_use) {
         e->orphaned = true;         /* its file frees it at close */
         return MPI_SUCCESS;
@@ -88,7 +106,8 @@ static tci_comm_entry *cache(MPI_Comm comm, MPI_Comm dup)
     tci_comm_entry *e = malloc(sizeof *e);
     if (!e)
         return NULL;
-    *e = (tci_comm_entry){ .user = comm, .dup = dup, .in_use = true, .prev = attached_last };
+    *e = (tci_comm_entry){ .user = comm, .dup = dup, .in_use = true, .win = MPI_WIN_NULL,
+                           .prev = attached_last };
     *(attached_last ? &attached_last->next : &attached) = e;
     attached_last = e;
     if (MPI_Comm_set_attr(comm, comm_keyval, e) != MPI_SUCCESS) {
@@ -142,4 +161,38 @@ void tci_comm_release(MPI_Comm *dup, tci_comm_entry *entry)
     }
     MPI_Comm_free(dup);
     free(entry);
+}
+
+static bool same_key(const tci_window_key *a, const tci_window_key *b)
+{
+    return a->nslots == b->nslots && a->segment_size == b->segment_size &&
+           a->aggregators_digest == b->aggregators_digest && a->aggregator == b->aggregator;
+}
+
+bool tci_comm_take_window(tci_comm_entry *entry, const tci_window_key *key, MPI_Win *win,
+                          void **base)
+{
+    if (!entry || entry->win == MPI_WIN_NULL || !same_key(&entry->key, key))
+        return false;
+    *win = entry->win;
+    *base = entry->base;
+    entry->win = MPI_WIN_NULL;
+    return true;
+}
+
+bool tci_comm_keep_window(tci_comm_entry *entry, const tci_window_key *key, MPI_Win win,
+                          void *base)
+{
+    if (!entry || entry->orphaned || entry->win != MPI_WIN_NULL)
+        return false;
+    entry->win = win;
+    entry->base = base;
+    entry->key = *key;
+    return true;
+}
+
+void tci_comm_drop_window(tci_comm_entry *entry)
+{
+    if (entry)
+        free_window(entry);
 }

@@ -3,9 +3,18 @@
 #ifndef TCIO_COMM_CACHE_H
 #define TCIO_COMM_CACHE_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <mpi.h>
 
 typedef struct tci_comm_entry tci_comm_entry;
+
+/* What a level-2 window must match to be reused: the agreed geometry and
+ * aggregator list, and this rank's part in it. */
+typedef struct tci_window_key {
+    int64_t nslots, segment_size, aggregators_digest;
+    bool    aggregator;
+} tci_window_key;
 
 /* A private duplicate of COMM (errors returned) for one open file, in
  * *DUP: the one cached on COMM when no open file uses it, else a new
@@ -27,5 +36,21 @@ void tci_comm_uncache(MPI_Comm comm, tci_comm_entry *entry);
  * open (or is freed if the user freed COMM meanwhile), or frees it when
  * ENTRY is NULL. */
 void tci_comm_release(MPI_Comm *dup, tci_comm_entry *entry);
+
+/* Local: the window kept on ENTRY (NULL: none) by the previous file, if
+ * it matches KEY: taken out of the cache into *WIN and *BASE (true), else
+ * false. */
+bool tci_comm_take_window(tci_comm_entry *entry, const tci_window_key *key, MPI_Win *win,
+                          void **base);
+
+/* Free the window kept on ENTRY, if any: collective over its ranks, who
+ * all hold the same one (the cache changes alike on every rank). */
+void tci_comm_drop_window(tci_comm_entry *entry);
+
+/* Keep WIN (BASE; its epoch open, its slots empty) on ENTRY for the next
+ * file: true if kept, false if the caller must free it (no entry, entry
+ * orphaned or already holding one). */
+bool tci_comm_keep_window(tci_comm_entry *entry, const tci_window_key *key, MPI_Win win,
+                          void *base);
 
 #endif

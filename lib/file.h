@@ -20,6 +20,7 @@
 struct tcio_file {
     MPI_Comm    comm;          /* private duplicate, errors returned */
     tci_comm_entry *comm_entry; /* where COMM is cached, NULL if it is the file's own */
+    bool        window_reused; /* L2's window came from COMM_ENTRY's cache */
     int         rank;
     int         nprocs;
     MPI_File    file;

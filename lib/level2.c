@@ -182,8 +182,7 @@ const char *tci_level2_exceeds(int64_t bytes, int windows)
     return NULL;
 }
 
-int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment_size,
-                      bool aggregator)
+static void set_geometry(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment_size)
 {
     memset(l2, 0, sizeof *l2);
     l2->win = MPI_WIN_NULL;
@@ -191,6 +190,12 @@ int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment
     l2->nslots = nslots;
     l2->segment_size = segment_size;
     l2->bitmap_bytes = bitmap_bytes_of(segment_size);
+}
+
+int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment_size,
+                      bool aggregator)
+{
+    set_geometry(l2, comm, nslots, segment_size);
     /* MPICH 4.0.2 (ch4) places other ranks' accesses wrongly in a window
      * whose size is not a multiple of 16 bytes (doc/design.md): the size is
      * rounded up to a cache line. */
@@ -218,6 +223,46 @@ int tci_level2_create(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment
     MPI_Win_sync(l2->win);
     l2->bitmap = malloc((size_t)l2->bitmap_bytes);
     return l2->bitmap ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
+}
+
+int tci_level2_adopt(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment_size,
+                     bool aggregator, MPI_Win win, void *base)
+{
+    set_geometry(l2, comm, nslots, segment_size);
+    l2->win = win;
+    l2->base = base;
+    l2->epoch_open = true;
+    l2->local_slots = aggregator ? nslots : 0;
+    MPI_Comm_rank(comm, &l2->self);
+    l2->bitmap = malloc((size_t)l2->bitmap_bytes);
+    return l2->bitmap ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
+}
+
+void tci_level2_keep(tci_level2 *l2, MPI_Win *win, void **base)
+{
+    /* Zero is the empty state, as after tci_level2_create.  Only the
+     * owner writes its slots now (every rank's operations completed
+     * before the close drain); the next open's first agreement orders
+     * this before any access of the next file.  A slot whose state word
+     * is still zero was never claimed (a claimed slot's state never
+     * returns to zero), so its counter and bitmap are zero too: only the
+     * slots this file used are cleared. */
+    if (l2->win != MPI_WIN_NULL && l2->local_slots > 0) {
+        memset(l2->base, 0, TCI_NOTICE_BYTES);
+        for (int64_t s = 0; s < l2->local_slots; s++) {
+            char *header = l2->base + tci_header_disp(l2, s);
+            if (*(const int64_t *)header == 0)
+                continue;
+            memset(header, 0, TCI_HEADER_BYTES);
+            memset(l2->base + tci_bitmap_disp(l2, s), 0, (size_t)l2->bitmap_bytes);
+        }
+        MPI_Win_sync(l2->win);
+    }
+    *win = l2->win;
+    *base = l2->base;
+    l2->win = MPI_WIN_NULL;
+    l2->epoch_open = false;
+    tci_level2_free(l2);
 }
 
 int tci_level2_complete_all(tci_level2 *l2)

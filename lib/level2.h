@@ -127,6 +127,18 @@ int64_t tci_level2_window_bytes(int64_t nslots, int64_t segment_size);
  * words for tcio_last_error. */
 const char *tci_level2_exceeds(int64_t bytes, int windows);
 
+/* Local: set L2 up on WIN (BASE), a window that tci_level2_keep gave back
+ * from a level 2 of the same geometry (NSLOTS, SEGMENT_SIZE, AGGREGATOR),
+ * its epoch still open and its slots empty.  tcio_open reuses the window
+ * of the previous file on the same communicator this way (lib/comm_cache.c). */
+int  tci_level2_adopt(tci_level2 *l2, MPI_Comm comm, int64_t nslots, int segment_size,
+                      bool aggregator, MPI_Win win, void *base);
+
+/* Local, after the close drain: empty this rank's slots and hand the
+ * window (its epoch open) to *WIN and *BASE for a later tci_level2_adopt;
+ * free the rest. */
+void tci_level2_keep(tci_level2 *l2, MPI_Win *win, void **base);
+
 /* Close the epoch and free everything (collective). */
 void tci_level2_free(tci_level2 *l2);
 
