@@ -161,8 +161,13 @@ tcio_file *tcio_open(const char *fname, int mode);
  *   tcio_stats_file         a file name: the summary is appended to it
  *                           instead (rank 0 opens it at each close; if it
  *                           cannot, the default stream is used).
+ *   tcio_transport          how data reaches the aggregators' slots: "auto"
+ *                           (default) or "rma" (MPI one-sided operations,
+ *                           the only transport built; auto chooses it).
+ *                           Lower case.  "shm" gives TCIO_ERR_BAD_CONFIG:
+ *                           not implemented yet.
  * Each has an environment variable of the same name in capitals
- * (TCIO_SEGMENT_SIZE, ..., TCIO_STATS_FILE) that takes
+ * (TCIO_SEGMENT_SIZE, ..., TCIO_STATS_FILE, TCIO_TRANSPORT) that takes
  * precedence over the info key (so that a run can be tuned without
  * recompiling).  The first open of a process warns on rank 0's standard
  * error about each TCIO_* variable the library does not know (a typo

@@ -1,13 +1,13 @@
 /* api.c - the public entry points: argument checks, the file position,
  * splitting requests at segment boundaries, and the collective open, flush
- * and close.  The data movement itself lives in level1.c, level2.c and
- * drain.c. */
+ * and close.  The data movement itself lives in level1.c and level2.c
+ * (over the transport chosen here), the owner's drains in owner.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "file.h"
 #include "collective.h"
-#include "drain.h"
+#include "owner.h"
 #include "error.h"
 #include "prefetch.h"
 #include "progress.h"
@@ -113,7 +113,6 @@ static tcio_file *new_handle(int mode)
         return NULL;
     fh->comm = MPI_COMM_NULL;
     fh->file = MPI_FILE_NULL;
-    fh->l2.win = MPI_WIN_NULL;
     fh->can_read = (mode & ACCESS_MODES) != MPI_MODE_WRONLY;
     fh->can_write = (mode & ACCESS_MODES) != MPI_MODE_RDONLY;
     fh->staged_tail = &fh->staged;
@@ -192,11 +191,11 @@ static void user_settings(agreement *a, const tci_config *c)
     static const char *const names[] = {
         "tcio_segment_size", "tcio_segments_per_proc", "tcio_aggregators",
         "tcio_aggregator_placement", "tcio_aggregator_placement's rank list",
-        "tcio_early_drain", "tcio_stats"
+        "tcio_early_drain", "tcio_stats", "tcio_transport"
     };
     const int64_t settings[] = { c->segment_size, c->segments_per_proc, c->aggregators,
                                  c->placement, tci_aggregators_digest(&listed), c->early_drain,
-                                 c->stats };
+                                 c->stats, c->transport };
     a->names = names;
     a->nsettings = (int)(sizeof settings / sizeof settings[0]);
     memcpy(a->settings, settings, sizeof settings);
@@ -234,8 +233,8 @@ static int level2_fits(const tci_config *c, const tci_aggregators *aggr, int me)
         for (int i = 0; i < aggr->count; i++)
             windows += aggr->node_of[aggr->ranks[i]] == aggr->node_of[me];
     }
-    int64_t bytes = tci_level2_window_bytes(slots, size);
-    const char *limit = tci_level2_exceeds(bytes, windows);
+    int64_t bytes = tci_transport_choose(c->transport, MPI_COMM_SELF)->memory_bytes(slots, size);
+    const char *limit = tci_transport_exceeds(bytes, windows);
     if (!limit)
         return TCIO_SUCCESS;
     return tci_error_set(TCIO_ERR_NO_MEMORY, "level 2 needs %d window(s) of %lld bytes on this "
@@ -285,58 +284,56 @@ static int open_and_agree(tcio_file *fh, MPI_Comm user_comm, const char *fname, 
 
 static tci_window_key window_key(const tcio_file *fh)
 {
-    return (tci_window_key){ .nslots = fh->config.segments_per_proc,
-                             .segment_size = fh->config.segment_size,
+    return (tci_window_key){ .transport = tci_transport_choose(fh->config.transport, fh->comm),
+                             .nslots = fh->map.nslots,
+                             .segment_size = fh->map.segment_size,
                              .aggregators_digest = tci_aggregators_digest(&fh->aggr),
-                             .aggregator = fh->aggr.index >= 0 };
+                             .owner = fh->aggr.index >= 0 };
 }
 
-/* Local: set level 2 up on the window the previous file on this
- * communicator left, if it has this file's geometry.  Returns whether it
- * did, *RC the outcome. */
-static bool reuse_window(tcio_file *fh, int *rc)
+/* Local: set level 2 up on the slots the previous file on this
+ * communicator left, if they have this file's geometry and transport.
+ * Returns whether it did. */
+static bool reuse_window(tcio_file *fh)
 {
     tci_window_key key = window_key(fh);
-    MPI_Win win;
-    void *base;
-    if (!tci_comm_take_window(fh->comm_entry, &key, &win, &base))
+    tci_transport kept;
+    if (!tci_comm_take_window(fh->comm_entry, &key, &kept))
         return false;
     fh->window_reused = true;
-    *rc = tci_level2_adopt(&fh->l2, fh->comm, key.nslots, (int)key.segment_size,
-                           key.aggregator, win, base);
+    tci_level2_adopt(&fh->l2, &kept, &fh->map);
     return true;
 }
 
-/* Local: the window of FH back to its communicator's cache, if it came
+/* Local: the level 2 of FH back to its communicator's cache, if it came
  * from there (a failed open then leaves the cache as it found it) or
  * tcio_close hands it over.  Where the cache cannot take it (a file with a
- * communicator of its own, a user communicator freed meanwhile: alike on
- * every rank) it stays in FH for tci_level2_free. */
+ * communicator of its own, a user communicator freed meanwhile, a
+ * transport that cannot be kept: alike on every rank) it stays in FH for
+ * tci_level2_free. */
 static void return_window(tcio_file *fh)
 {
     if (!fh->window_reused)
         return;
-    tci_window_key key = window_key(fh);
-    MPI_Win win;
-    void *base;
-    tci_level2_keep(&fh->l2, &win, &base);
-    if (!tci_comm_keep_window(fh->comm_entry, &key, win, base)) {
-        fh->l2.win = win;           /* tci_level2_free frees it */
-        fh->l2.epoch_open = true;
-    }
     fh->window_reused = false;
+    tci_window_key key = window_key(fh);
+    tci_transport kept;
+    if (!fh->comm_entry || !tci_comm_can_keep_window(fh->comm_entry) ||
+        !tci_level2_keep(&fh->l2, &kept))
+        return;
+    tci_comm_keep_window(fh->comm_entry, &key, &kept);
 }
 
-/* Collective: a new level-2 window, when some rank could not reuse the
- * previous file's.  The window kept on the communicator (of another
- * geometry) is freed first. */
+/* Collective: a new level 2, when some rank could not reuse the previous
+ * file's.  The one kept on the communicator (of another geometry) is
+ * freed first. */
 static int new_window(tcio_file *fh)
 {
     return_window(fh);
     tci_comm_drop_window(fh->comm_entry);
-    /* Ranks that are not aggregators expose an empty window. */
-    int rc = tci_level2_create(&fh->l2, fh->comm, fh->config.segments_per_proc,
-                               (int)fh->config.segment_size, fh->aggr.index >= 0);
+    /* Ranks that are not aggregators hold no slots. */
+    int rc = tci_level2_open(&fh->l2, tci_transport_choose(fh->config.transport, fh->comm),
+                             fh->comm, &fh->map, fh->aggr.index >= 0);
     /* This agreement also orders every window's initialisation before any
      * rank's first access to it. */
     return agree(fh->comm, rc);
@@ -356,12 +353,17 @@ static int set_up(tcio_file *fh, MPI_Comm user_comm, const opened *o, int mode)
      * exists (ranks of one node decide alike). */
     if (rc == TCIO_SUCCESS)
         rc = level2_fits(&fh->config, &fh->aggr, fh->rank);
-    if (rc == TCIO_SUCCESS && tci_level1_init(&fh->l1, (int)fh->config.segment_size) != 0)
+    /* From here on the segment map owns the geometry. */
+    fh->map = (tci_segmap){ .segment_size = fh->config.segment_size,
+                            .naggregators = fh->aggr.count,
+                            .aggregator_rank = fh->aggr.ranks,
+                            .nslots = fh->config.segments_per_proc };
+    if (rc == TCIO_SUCCESS && tci_level1_init(&fh->l1, (int)fh->map.segment_size) != 0)
         rc = TCIO_ERR_NO_MEMORY;
     if (rc == TCIO_SUCCESS && !(mode & TCIO_MODE_TRUNC) &&
         MPI_File_get_size(fh->file, &fh->size_at_open) != MPI_SUCCESS)
         rc = TCIO_ERR_IO;
-    bool reused = rc == TCIO_SUCCESS && reuse_window(fh, &rc);
+    bool reused = rc == TCIO_SUCCESS && reuse_window(fh);
     agreement a = { .rc = rc, .nfacts = 1, .facts = { !reused } };
     final_settings(&a, fh);
     if ((rc = agree_on(fh->comm, &a)) != TCIO_SUCCESS)
@@ -371,11 +373,7 @@ static int set_up(tcio_file *fh, MPI_Comm user_comm, const opened *o, int mode)
     if (a.facts[0] && (rc = new_window(fh)) != TCIO_SUCCESS)
         return rc;
     tci_aggregators_cache_nodes(user_comm, &fh->aggr);   /* every rank has it now */
-    fh->max_end = addressable_end(fh->config.segment_size);
-    fh->map = (tci_segmap){ .segment_size = fh->config.segment_size,
-                            .naggregators = fh->aggr.count,
-                            .aggregator_rank = fh->aggr.ranks,
-                            .nslots = fh->config.segments_per_proc };
+    fh->max_end = addressable_end(fh->map.segment_size);
     /* Truncate last, once nothing else can fail, so that a failed open
      * leaves the file as it was.  The file is empty afterwards. */
     if (mode & TCIO_MODE_TRUNC)
@@ -499,12 +497,31 @@ static int check_request(tcio_file *fh, bool writing, MPI_Offset offset, const v
     return TCIO_SUCCESS;
 }
 
+/* ---- moves: the owner's duties first ------------------------------------ */
+
+/* An aggregator about to move does its early drains first (owner.c), so
+ * that slots other ranks filled are freed while it is inside the library
+ * anyway; level 2 itself never calls back into the owner's duties. */
+static int move_writes(tcio_file *fh)
+{
+    if (tci_level1_has_writes(&fh->l1))
+        tci_owner_early_drains(fh);
+    return tci_level2_put_writes(fh);
+}
+
+static int move_reads(tcio_file *fh)
+{
+    if (tci_level1_has_reads(&fh->l1))
+        tci_owner_early_drains(fh);
+    return tci_level2_get_reads(fh);
+}
+
 /* ---- reads --------------------------------------------------------------- */
 
 /* Deliver every pending read, the current segment's and the staged ones. */
 static int complete_reads(tcio_file *fh)
 {
-    int rc = tci_level2_get_reads(fh);
+    int rc = move_reads(fh);
     if (rc != TCIO_SUCCESS)
         return rc;
     rc = tci_staged_complete(&fh->staged);
@@ -518,8 +535,8 @@ static int level1_for_reading(tcio_file *fh, int64_t segment)
     tci_level1 *l1 = &fh->l1;
     if (l1->mode == TCI_L1_READING && l1->segment == segment)
         return TCIO_SUCCESS;
-    int rc = l1->mode == TCI_L1_WRITING ? tci_level2_put_writes(fh)   /* read-your-writes */
-                                        : tci_level2_get_reads(fh);
+    int rc = l1->mode == TCI_L1_WRITING ? move_writes(fh)   /* read-your-writes */
+                                        : move_reads(fh);
     if (rc != TCIO_SUCCESS)
         return rc;
     tci_level1_aim(l1, TCI_L1_READING, segment, fh->map.segment_size);
@@ -603,7 +620,7 @@ static int level1_for_writing(tcio_file *fh, int64_t segment)
     if (l1->mode == TCI_L1_WRITING && l1->segment == segment)
         return TCIO_SUCCESS;
     /* Reads recorded earlier must not see this write: complete them. */
-    int rc = l1->mode == TCI_L1_READING ? complete_reads(fh) : tci_level2_put_writes(fh);
+    int rc = l1->mode == TCI_L1_READING ? complete_reads(fh) : move_writes(fh);
     if (rc != TCIO_SUCCESS)
         return rc;
     tci_level1_aim(l1, TCI_L1_WRITING, segment, fh->map.segment_size);
@@ -764,7 +781,7 @@ static int fetch_call(tcio_file *fh)
 static int settle_local(tcio_file *fh)
 {
     int rc = complete_reads(fh);
-    int put_rc = tci_level2_put_writes(fh);
+    int put_rc = move_writes(fh);
     int done_rc = tci_level2_complete_all(&fh->l2);
     if (rc == TCIO_SUCCESS)
         rc = put_rc;
@@ -832,11 +849,12 @@ static int close_call(tcio_file *fh)
     int rc = settle_local(fh);
     /* No rank drains before every rank's last put has completed. */
     tci_barrier(fh->comm);
-    int drain_rc = tci_drain_own_slots(fh);
+    int drain_rc = tci_owner_drain_all(fh);
     if (rc == TCIO_SUCCESS)
         rc = drain_rc;
     if (rc == TCIO_SUCCESS)
         rc = fh->failure;
+    const char *transport_name = fh->l2.t.ops->name;   /* static: outlives the close */
     int close_rc = tci_error_from_io(MPI_File_close(&fh->file));
     fh->file = MPI_FILE_NULL;
     if (rc == TCIO_SUCCESS)
@@ -853,8 +871,8 @@ static int close_call(tcio_file *fh)
     }
     fh->stats.time[TCI_T_CLOSE] = MPI_Wtime() - t0;
     if (fh->config.stats)
-        tci_stats_report(&fh->stats, fh->comm, fh->name, fh->aggr.count, fh->config.stats,
-                         fh->config.stats_file);
+        tci_stats_report(&fh->stats, fh->comm, fh->name, fh->aggr.count, transport_name,
+                         fh->config.stats, fh->config.stats_file);
     destroy(fh);
     return rc;
 }
@@ -891,12 +909,13 @@ static int add_tcio_settings(const tcio_file *fh, MPI_Info info)
     static const char *const stats[] = { "off", "on", "json" };
     char ranks[MPI_MAX_INFO_VAL + 1];
     rank_list_text(&fh->aggr, ranks, sizeof ranks);
-    int err = info_set_int(info, "tcio_segment_size", c->segment_size);
+    const tci_segmap *m = &fh->map;   /* the geometry in effect */
+    int err = info_set_int(info, "tcio_segment_size", m->segment_size);
     if (err == MPI_SUCCESS)
-        err = info_set_int(info, "tcio_segments_per_proc", c->segments_per_proc);
+        err = info_set_int(info, "tcio_segments_per_proc", m->nslots);
     if (err == MPI_SUCCESS)
         err = info_set_int(info, "tcio_level2_bytes",
-                           c->segment_size * c->segments_per_proc * fh->aggr.count);
+                           m->segment_size * m->nslots * m->naggregators);
     if (err == MPI_SUCCESS)
         err = info_set_int(info, "tcio_aggregators", fh->aggr.count);
     if (err == MPI_SUCCESS)
@@ -910,7 +929,7 @@ static int add_tcio_settings(const tcio_file *fh, MPI_Info info)
     if (err == MPI_SUCCESS && c->stats_file)
         err = MPI_Info_set(info, "tcio_stats_file", c->stats_file);
     if (err == MPI_SUCCESS)
-        err = MPI_Info_set(info, "tcio_transport", "rma");
+        err = MPI_Info_set(info, "tcio_transport", fh->l2.t.ops->name);
     return err;
 }
 

@@ -27,8 +27,8 @@ struct tci_comm_entry {
     MPI_Comm dup;
     bool     in_use;     /* by an open file */
     bool     orphaned;   /* detached from USER */
-    MPI_Win  win;        /* kept for the next file, or MPI_WIN_NULL */
-    void    *base;
+    bool     holds;      /* a level-2 transport T, kept for the next file */
+    tci_transport t;
     tci_window_key key;
     tci_comm_entry *next, *prev;   /* the attached entries, oldest first */
 };
@@ -45,11 +45,10 @@ static void detach(tci_comm_entry *e)
 
 static void free_window(tci_comm_entry *e)
 {
-    if (e->win == MPI_WIN_NULL)
+    if (!e->holds)
         return;
-    MPI_Win_unlock_all(e->win);
-    MPI_Win_free(&e->win);
-    e->win = MPI_WIN_NULL;
+    tci_transport_close(&e->t);
+    e->holds = false;
 }
 
 static int delete_entry(MPI_Comm comm, int keyval, void *value, void *extra)
@@ -106,8 +105,7 @@ static tci_comm_entry *cache(MPI_Comm comm, MPI_Comm dup)
     tci_comm_entry *e = malloc(sizeof *e);
     if (!e)
         return NULL;
-    *e = (tci_comm_entry){ .user = comm, .dup = dup, .in_use = true, .win = MPI_WIN_NULL,
-                           .prev = attached_last };
+    *e = (tci_comm_entry){ .user = comm, .dup = dup, .in_use = true, .prev = attached_last };
     *(attached_last ? &attached_last->next : &attached) = e;
     attached_last = e;
     if (MPI_Comm_set_attr(comm, comm_keyval, e) != MPI_SUCCESS) {
@@ -165,30 +163,32 @@ void tci_comm_release(MPI_Comm *dup, tci_comm_entry *entry)
 
 static bool same_key(const tci_window_key *a, const tci_window_key *b)
 {
-    return a->nslots == b->nslots && a->segment_size == b->segment_size &&
-           a->aggregators_digest == b->aggregators_digest && a->aggregator == b->aggregator;
+    return a->transport == b->transport && a->nslots == b->nslots &&
+           a->segment_size == b->segment_size &&
+           a->aggregators_digest == b->aggregators_digest && a->owner == b->owner;
 }
 
-bool tci_comm_take_window(tci_comm_entry *entry, const tci_window_key *key, MPI_Win *win,
-                          void **base)
+bool tci_comm_take_window(tci_comm_entry *entry, const tci_window_key *key,
+                          tci_transport *kept)
 {
-    if (!entry || entry->win == MPI_WIN_NULL || !same_key(&entry->key, key))
+    if (!entry || !entry->holds || !same_key(&entry->key, key))
         return false;
-    *win = entry->win;
-    *base = entry->base;
-    entry->win = MPI_WIN_NULL;
+    *kept = entry->t;
+    entry->holds = false;
     return true;
 }
 
-bool tci_comm_keep_window(tci_comm_entry *entry, const tci_window_key *key, MPI_Win win,
-                          void *base)
+bool tci_comm_can_keep_window(const tci_comm_entry *entry)
 {
-    if (!entry || entry->orphaned || entry->win != MPI_WIN_NULL)
-        return false;
-    entry->win = win;
-    entry->base = base;
+    return entry && !entry->orphaned && !entry->holds;
+}
+
+void tci_comm_keep_window(tci_comm_entry *entry, const tci_window_key *key,
+                          const tci_transport *kept)
+{
+    entry->t = *kept;
     entry->key = *key;
-    return true;
+    entry->holds = true;
 }
 
 void tci_comm_drop_window(tci_comm_entry *entry)

@@ -6,14 +6,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <mpi.h>
+#include "transport.h"
 
 typedef struct tci_comm_entry tci_comm_entry;
 
-/* What a level-2 window must match to be reused: the agreed geometry and
- * aggregator list, and this rank's part in it. */
+/* What kept level-2 slots must match to be reused: the transport, the
+ * agreed geometry and aggregator list, and this rank's part in it. */
 typedef struct tci_window_key {
+    const tci_transport_ops *transport;
     int64_t nslots, segment_size, aggregators_digest;
-    bool    aggregator;
+    bool    owner;
 } tci_window_key;
 
 /* A private duplicate of COMM (errors returned) for one open file, in
@@ -37,20 +39,22 @@ void tci_comm_uncache(MPI_Comm comm, tci_comm_entry *entry);
  * ENTRY is NULL. */
 void tci_comm_release(MPI_Comm *dup, tci_comm_entry *entry);
 
-/* Local: the window kept on ENTRY (NULL: none) by the previous file, if
- * it matches KEY: taken out of the cache into *WIN and *BASE (true), else
+/* Local: the level-2 transport kept on ENTRY (NULL: none) by the previous
+ * file, if it matches KEY: taken out of the cache into *KEPT (true), else
  * false. */
-bool tci_comm_take_window(tci_comm_entry *entry, const tci_window_key *key, MPI_Win *win,
-                          void **base);
+bool tci_comm_take_window(tci_comm_entry *entry, const tci_window_key *key,
+                          tci_transport *kept);
 
-/* Free the window kept on ENTRY, if any: collective over its ranks, who
- * all hold the same one (the cache changes alike on every rank). */
+/* Free the transport kept on ENTRY, if any: collective over its ranks,
+ * who all hold the same one (the cache changes alike on every rank). */
 void tci_comm_drop_window(tci_comm_entry *entry);
 
-/* Keep WIN (BASE; its epoch open, its slots empty) on ENTRY for the next
- * file: true if kept, false if the caller must free it (no entry, entry
- * orphaned or already holding one). */
-bool tci_comm_keep_window(tci_comm_entry *entry, const tci_window_key *key, MPI_Win win,
-                          void *base);
+/* Whether ENTRY can keep a transport now (not orphaned, holding none). */
+bool tci_comm_can_keep_window(const tci_comm_entry *entry);
+
+/* Keep KEPT (emptied by tci_level2_keep) on ENTRY for the next file; only
+ * after tci_comm_can_keep_window said yes. */
+void tci_comm_keep_window(tci_comm_entry *entry, const tci_window_key *key,
+                          const tci_transport *kept);
 
 #endif

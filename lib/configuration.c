@@ -27,18 +27,20 @@
 #define ENV_STATS             "TCIO_STATS"
 #define KEY_STATS_FILE        "tcio_stats_file"
 #define ENV_STATS_FILE        "TCIO_STATS_FILE"
+#define KEY_TRANSPORT         "tcio_transport"
+#define ENV_TRANSPORT         "TCIO_TRANSPORT"
 
 /* Every TCIO_* variable the library reads (the unknown ones are
  * reported: a typo would otherwise be silently ignored). */
 static const char *const tcio_env_names[] = {
     ENV_SEGMENT_SIZE, ENV_SEGMENTS_PER_PROC, ENV_AGGREGATORS, ENV_PLACEMENT,
-    ENV_EARLY_DRAIN, ENV_STATS, ENV_STATS_FILE, TCI_ENV_COLLECTIVE_TIMEOUT,
+    ENV_EARLY_DRAIN, ENV_STATS, ENV_STATS_FILE, ENV_TRANSPORT, TCI_ENV_COLLECTIVE_TIMEOUT,
     TCI_ENV_WARN_UNKNOWN
 };
 
 static const char *const tcio_keys[] = {
     KEY_SEGMENT_SIZE, KEY_SEGMENTS_PER_PROC, KEY_AGGREGATORS, KEY_PLACEMENT,
-    KEY_EARLY_DRAIN, KEY_STATS, KEY_STATS_FILE
+    KEY_EARLY_DRAIN, KEY_STATS, KEY_STATS_FILE, KEY_TRANSPORT
 };
 
 /* The leading positive decimal integer of TEXT (no sign, no space):
@@ -160,6 +162,36 @@ static int read_stats_file(MPI_Info info, char **path)
     if (!(*path = strdup(text)))
         return tci_error_set(TCIO_ERR_BAD_CONFIG, "out of memory for %s", source);
     return 0;
+}
+
+static int read_transport(MPI_Info info, tci_transport_kind *kind)
+{
+    char buf[MPI_MAX_INFO_VAL + 1], source[64];
+    const char *text = setting_text(info, KEY_TRANSPORT, ENV_TRANSPORT, buf, source);
+    if (!text)
+        return 0;
+    int parsed = tci_parse_transport(text, kind);
+    if (parsed == -2)
+        return bad_setting(source, text, "the shm transport is not implemented yet; "
+                                         "expected auto or rma");
+    if (parsed != 0)
+        return bad_setting(source, text, "expected auto or rma");
+    return 0;
+}
+
+int tci_parse_transport(const char *text, tci_transport_kind *kind)
+{
+    if (!text)
+        return -1;
+    if (strcmp(text, "auto") == 0) {
+        *kind = TCI_TRANSPORT_AUTO;
+        return 0;
+    }
+    if (strcmp(text, "rma") == 0) {
+        *kind = TCI_TRANSPORT_RMA;
+        return 0;
+    }
+    return strcmp(text, "shm") == 0 ? -2 : -1;
 }
 
 static int read_placement(MPI_Info info, tci_config *cfg)
@@ -289,7 +321,8 @@ int tci_config_from_user(MPI_Info info, tci_config *cfg)
         read_count(info, KEY_AGGREGATORS, ENV_AGGREGATORS, &cfg->aggregators) != 0 ||
         read_placement(info, cfg) != 0 ||
         read_switch(info, KEY_EARLY_DRAIN, ENV_EARLY_DRAIN, &cfg->early_drain) != 0 ||
-        read_stats(info, &cfg->stats) != 0 || read_stats_file(info, &cfg->stats_file) != 0)
+        read_stats(info, &cfg->stats) != 0 || read_stats_file(info, &cfg->stats_file) != 0 ||
+        read_transport(info, &cfg->transport) != 0)
         rc = TCIO_ERR_BAD_CONFIG;
     if (rc == TCIO_SUCCESS)
         rc = check_limits(cfg);

@@ -24,6 +24,12 @@ typedef enum tci_placement_kind {
 
 enum { TCI_STATS_OFF = 0, TCI_STATS_TEXT = 1, TCI_STATS_JSON = 2 };
 
+/* The transports a user can ask for (tcio_transport; transport.h). */
+typedef enum tci_transport_kind {
+    TCI_TRANSPORT_AUTO = 0,   /* the library chooses (today always rma) */
+    TCI_TRANSPORT_RMA         /* MPI one-sided operations */
+} tci_transport_kind;
+
 typedef struct tci_config {
     int64_t segment_size;       /* 0 until known: then the striping default */
     int64_t segments_per_proc;  /* level-2 slots per aggregator */
@@ -33,6 +39,7 @@ typedef struct tci_config {
     int    *list;               /* malloc'ed; tci_config_free releases it */
     int     early_drain;        /* -1 until known: then on */
     int     stats;              /* summary at close: TCI_STATS_OFF, _TEXT, _JSON */
+    tci_transport_kind transport;
     char   *stats_file;         /* append it there (malloc'ed), NULL: stdout
                                    for text, stderr for JSON */
 } tci_config;
@@ -49,6 +56,10 @@ int tci_parse_count(const char *text, int64_t *value);
 /* Parse an on/off switch: 1/on/yes/true or 0/off/no/false.  Returns 0 and
  * stores 1 or 0, or -1. */
 int tci_parse_switch(const char *text, int *value);
+
+/* Parse a transport name: "auto" or "rma" (lower case).  Returns 0 and
+ * stores it; -1 for anything else, -2 for "shm" (known, not built yet). */
+int tci_parse_transport(const char *text, tci_transport_kind *kind);
 
 /* Parse an aggregator placement: "spread", "node", or a comma-separated
  * list of distinct non-negative ranks ("0,4,8").  For a list, stores a

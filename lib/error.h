@@ -11,7 +11,7 @@
 
 /* The conversions below also record why (the MPI call and its MPI error
  * string) for tcio_last_error.  The macros pass the argument's text: when
- * it is the MPI call itself ("MPI_Win_flush_all(l2->win)") the message
+ * it is the MPI call itself ("MPI_Win_flush_all(r->win)") the message
  * names that call, otherwise the library function that made it. */
 #define tci_error_from_open(err) tci_error_from_open_at((err), #err, __func__)
 #define tci_error_from_io(err)   tci_error_from_io_at((err), #err, __func__)

@@ -11,16 +11,16 @@
 #include "aggregators.h"
 #include "striping.h"
 #include "level1.h"
+#include "transport.h"
 #include "level2.h"
 #include "datatype.h"
 #include "stats.h"
-#include "drain.h"
 #include "comm_cache.h"
 
 struct tcio_file {
     MPI_Comm    comm;          /* private duplicate, errors returned */
     tci_comm_entry *comm_entry; /* where COMM is cached, NULL if it is the file's own */
-    bool        window_reused; /* L2's window came from COMM_ENTRY's cache */
+    bool        window_reused; /* L2's slots came from COMM_ENTRY's cache */
     int         rank;
     int         nprocs;
     MPI_File    file;

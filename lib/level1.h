@@ -100,6 +100,16 @@ static inline int tci_level1_write(tci_level1 *l1, int disp, const void *src, in
     return 0;
 }
 
+/* Whether the buffer holds writes to move, or reads to fetch. */
+static inline bool tci_level1_has_writes(const tci_level1 *l1)
+{
+    return l1->mode == TCI_L1_WRITING && l1->extents.count > 0;
+}
+static inline bool tci_level1_has_reads(const tci_level1 *l1)
+{
+    return l1->mode == TCI_L1_READING && l1->nreads > 0;
+}
+
 /* Record a read of LEN bytes at DISP into DST. */
 int tci_level1_add_read(tci_level1 *l1, int disp, void *dst, int len);
 

@@ -97,7 +97,7 @@ static int merge_ranges(range *r, int n)
  * reads. */
 static int load_own_segments(tcio_file *fh, const range *r, int n)
 {
-    int64_t nslots = fh->l2.local_slots, used = 0;
+    int64_t nslots = fh->l2.t.local_slots, used = 0;
     bool *taken = calloc((size_t)nslots, sizeof *taken);
     if (!taken)
         return TCIO_ERR_NO_MEMORY;
@@ -110,7 +110,7 @@ static int load_own_segments(tcio_file *fh, const range *r, int n)
         /* The first segment at or after FIRST that this aggregator owns. */
         int64_t k = first + ((mine - first % naggr) + naggr) % naggr;
         for (; k <= last && used < nslots && rc == TCIO_SUCCESS; k += naggr) {
-            int64_t slot = (k / naggr) % nslots;
+            int64_t slot = tci_segmap_locate(&fh->map, k).slot;
             if (taken[slot])
                 continue;
             taken[slot] = true;

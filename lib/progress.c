@@ -1,5 +1,6 @@
 /* progress.c - what a rank does for others when it enters the library. */
 #include "progress.h"
+#include "owner.h"
 
 void tci_progress(tcio_file *fh)
 {
@@ -7,5 +8,5 @@ void tci_progress(tcio_file *fh)
      * nothing is the cheapest such call for a window's passive target. */
     int flag;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, fh->comm, &flag, MPI_STATUS_IGNORE);
-    tci_drain_full_slots(fh);
+    tci_owner_early_drains(fh);
 }

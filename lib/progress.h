@@ -20,7 +20,7 @@ static inline void tci_progress_tick(tcio_file *fh)
 {
     if (--fh->poll_countdown < 0) {
         fh->poll_countdown = TCI_POLL_INTERVAL;
-        if (fh->l2.local_slots > 0)
+        if (fh->l2.t.local_slots > 0)
             tci_progress(fh);
     }
 }

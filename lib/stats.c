@@ -32,6 +32,7 @@ static const char *const phase_keys[TCI_T_COUNT] = {
 
 typedef struct summary {
     const char *fname;
+    const char *transport;
     int     nprocs, naggregators;
     int64_t csum[TCI_C_COUNT], cmax[TCI_C_COUNT];
     double  tsum[TCI_T_COUNT], tmax[TCI_T_COUNT];
@@ -39,8 +40,8 @@ typedef struct summary {
 
 static void print_table(FILE *out, const summary *m)
 {
-    fprintf(out, "tcio stats: %s (%d ranks, %d aggregators)\n", m->fname, m->nprocs,
-            m->naggregators);
+    fprintf(out, "tcio stats: %s (%d ranks, %d aggregators, transport %s)\n", m->fname,
+            m->nprocs, m->naggregators, m->transport);
     fprintf(out, "  %-28s %16s %16s\n", "count", "sum", "max/rank");
     for (int i = 0; i < TCI_C_COUNT; i++)
         fprintf(out, "  %-28s %16lld %16lld\n", counter_names[i], (long long)m->csum[i],
@@ -72,7 +73,9 @@ static void print_json(FILE *out, const summary *m)
     print_json_string(out, tcio_version());
     fputs(",\"file\":", out);
     print_json_string(out, m->fname);
-    fprintf(out, ",\"ranks\":%d,\"aggregators\":%d,\"counts\":{", m->nprocs, m->naggregators);
+    fprintf(out, ",\"ranks\":%d,\"aggregators\":%d,\"transport\":", m->nprocs, m->naggregators);
+    print_json_string(out, m->transport);
+    fputs(",\"counts\":{", out);
     for (int i = 0; i < TCI_C_COUNT; i++)
         fprintf(out, "%s\"%s\":{\"sum\":%lld,\"max\":%lld}", i ? "," : "", counter_keys[i],
                 (long long)m->csum[i], (long long)m->cmax[i]);
@@ -84,9 +87,10 @@ static void print_json(FILE *out, const summary *m)
 }
 
 void tci_stats_report(const tci_stats *s, MPI_Comm comm, const char *fname,
-                      int naggregators, int format, const char *path)
+                      int naggregators, const char *transport, int format, const char *path)
 {
-    summary m = { .fname = fname ? fname : "?", .naggregators = naggregators };
+    summary m = { .fname = fname ? fname : "?", .transport = transport,
+                  .naggregators = naggregators };
     int rank;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &m.nprocs);

@@ -55,7 +55,7 @@ same "$dir/art0.dat" "$dir/art2.dat"
 # TCIO_STATS: one summary per file on rank 0, with the bytes of all ranks
 # (2 ranks x 1000 ints written, then read).
 TCIO_STATS=1 ./tests/run-mpi.sh 2 ./bench/tcio_bench -m 1 -n 1 -t i -l 1000 -s 1 -o "$dir/st.dat" > "$dir/stats.txt"
-if [ "$(grep -c '^tcio stats: ' "$dir/stats.txt")" -ne 2 ] ||
+if [ "$(grep -c '^tcio stats: .*, transport rma)$' "$dir/stats.txt")" -ne 2 ] ||
    ! grep -Eq '^  bytes written +8000 +4000$' "$dir/stats.txt" ||
    ! grep -Eq '^  bytes read +8000 +4000$' "$dir/stats.txt" ||
    ! grep -Eq '^  segments drained (early|at close) +[1-9]' "$dir/stats.txt"; then
@@ -72,6 +72,7 @@ assert len(objs) == 2, "%d objects" % len(objs)
 for o in objs:
     assert o["tcio_stats"] == 1 and o["ranks"] == 2 and o["aggregators"] >= 1
     assert o["file"].endswith("st.dat")
+    assert o["transport"] == "rma", o.get("transport")   # what auto chooses today
     assert set(o["seconds"]) == {"open", "write_moves", "read_moves", "loads", "spills",
                                  "early_drains", "prefetch", "close"}
     for v in o["seconds"].values():
@@ -83,6 +84,7 @@ assert w["counts"]["segments_drained_early"]["sum"] + w["counts"]["segments_drai
 PY
     else   # no python3: the shape of the lines and the byte counts
         [ "$(grep -c '^{"tcio_stats":1,.*}$' "$1")" -eq 2 ] &&
+            [ "$(grep -c '"transport":"rma"' "$1")" -eq 2 ] &&
             grep -q '"bytes_written":{"sum":8000,"max":4000}' "$1" &&
             grep -q '"bytes_read":{"sum":8000,"max":4000}' "$1"
     fi

@@ -12,8 +12,8 @@
  *
  * Environment: TCIO_TEST_DIR (else TMPDIR, else /tmp) for the files,
  * TCIO_TEST_TIMEOUT (seconds per test, default 120), CK_VERBOSITY.
- * TCIO_AGGREGATORS, TCIO_AGGREGATOR_PLACEMENT, TCIO_EARLY_DRAIN and
- * TCIO_STATS apply to every test except test_bad_config and
+ * TCIO_AGGREGATORS, TCIO_AGGREGATOR_PLACEMENT, TCIO_EARLY_DRAIN,
+ * TCIO_STATS and TCIO_TRANSPORT apply to every test except test_bad_config and
  * test_last_error, which set them themselves (tests/mpi-agg.sh runs the suite's data tests under several of
  * them). */
 #define _POSIX_C_SOURCE 200809L
@@ -1386,6 +1386,15 @@ static void cr_expect(const char *path, int f, const int *rank_of, const char *c
     free(image);
 }
 
+/* The context of the comm_reuse steps on file F (tests/osc-components.sh
+ * reads "tcio_open_comm returned" in the messages of refused opens). */
+static const char *ctx_of(const char *f)
+{
+    static char text[120];
+    snprintf(text, sizeof text, "files on a user communicator (ranks reversed), file %s", f);
+    return text;
+}
+
 /* tcio_open reuses the private communicator of a file closed on the same
  * communicator, gives files open at the same time their own, and copes
  * with the user's communicator freed while a file is open on it. */
@@ -1410,11 +1419,14 @@ START_TEST(test_comm_reuse)
     tcio_file *a, *b, *c, *d;
     /* A alone, then B while A is open, then C after A's close (A's
      * communicator again) while B is still open. */
-    expect_success(tcio_open_comm(comm, path[0], mode, MPI_INFO_NULL, &a), ctx, "open A");
+    expect_success(tcio_open_comm(comm, path[0], mode, MPI_INFO_NULL, &a), ctx_of("A"),
+                   "tcio_open_comm");
     expect_success(cr_write(a, 0, me, np), ctx, "write A");
-    expect_success(tcio_open_comm(comm, path[1], mode, MPI_INFO_NULL, &b), ctx, "open B");
+    expect_success(tcio_open_comm(comm, path[1], mode, MPI_INFO_NULL, &b), ctx_of("B"),
+                   "tcio_open_comm");
     expect_success(tcio_close(a), ctx, "close A");
-    expect_success(tcio_open_comm(comm, path[2], mode, MPI_INFO_NULL, &c), ctx, "open C");
+    expect_success(tcio_open_comm(comm, path[2], mode, MPI_INFO_NULL, &c), ctx_of("C"),
+                   "tcio_open_comm");
     expect_success(cr_write(c, 2, me, np), ctx, "write C");
     expect_success(cr_write(b, 1, me, np), ctx, "write B");
     expect_success(tcio_close(b), ctx, "close B");
@@ -1425,7 +1437,8 @@ START_TEST(test_comm_reuse)
     expect_all(tcio_open_comm(comm, path[3], MPI_MODE_RDONLY, MPI_INFO_NULL, &bad),
                TCIO_ERR_NO_SUCH_FILE, ctx, "open of a missing file");
     /* D outlives the user's communicator. */
-    expect_success(tcio_open_comm(comm, path[3], mode, MPI_INFO_NULL, &d), ctx, "open D");
+    expect_success(tcio_open_comm(comm, path[3], mode, MPI_INFO_NULL, &d), ctx_of("D"),
+                   "tcio_open_comm");
     MPI_Comm_free(&comm);
     expect_success(cr_write(d, 3, me, np), ctx, "write D");
     expect_success(tcio_close(d), ctx, "close D");
@@ -1439,7 +1452,8 @@ START_TEST(test_comm_reuse)
     CHECK_ALL(MPI_Comm_dup(MPI_COMM_WORLD, &comm) == MPI_SUCCESS, "MPI_Comm_dup failed");
     for (int k = 0; k < 3; k++) {
         tcio_file *e;
-        expect_success(tcio_open_comm(comm, path[4], mode, MPI_INFO_NULL, &e), ctx, "open E");
+        expect_success(tcio_open_comm(comm, path[4], mode, MPI_INFO_NULL, &e), ctx_of("E"),
+                       "tcio_open_comm");
         expect_success(cr_write(e, 4 + k, tu_rank, tu_nprocs), ctx, "write E");
         expect_success(tcio_close(e), ctx, "close E");
         int *world = malloc((size_t)tu_nprocs * sizeof *world);
@@ -1459,8 +1473,8 @@ START_TEST(test_comm_reuse)
     MPI_Barrier(MPI_COMM_WORLD);
     posix_prefill(path[4], fresh, len, ctx);
     tcio_file *e;
-    expect_success(tcio_open_comm(comm, path[4], MPI_MODE_RDWR, MPI_INFO_NULL, &e), ctx,
-                   "open E again");
+    expect_success(tcio_open_comm(comm, path[4], MPI_MODE_RDWR, MPI_INFO_NULL, &e),
+                   ctx_of("E again"), "tcio_open_comm");
     expect_success(tcio_close(e), ctx, "close E without writes");
     expect_file_image(path[4], fresh, (int64_t)len, "file E overwritten, reopened, closed");
     free(fresh);
@@ -1960,7 +1974,7 @@ START_TEST(test_bad_config)
     enum { NA = sizeof bad_aggregators / sizeof bad_aggregators[0],
            NP = sizeof bad_placements / sizeof bad_placements[0],
            NW = sizeof bad_switches / sizeof bad_switches[0] };
-    bad_case agg[NA + NP + NW + 9];
+    bad_case agg[NA + NP + NW + 11];
     int na = 0;
     for (int i = 0; i < NA; i++)
         agg[na++] = (bad_case){ { "tcio_aggregators", bad_aggregators[i] } };
@@ -1969,6 +1983,9 @@ START_TEST(test_bad_config)
     for (int i = 0; i < NW; i++)
         agg[na++] = (bad_case){ { "tcio_early_drain", bad_switches[i] } };
     agg[na++] = (bad_case){ { "tcio_stats", "verbose" } };
+    /* shm is not built yet; names are lower case. */
+    agg[na++] = (bad_case){ { "tcio_transport", "shm" } };
+    agg[na++] = (bad_case){ { "tcio_transport", "RMA" } };
     int parse_cases = na;   /* the value itself is malformed: the message quotes it */
     /* A list and a count that differs from its length. */
     agg[na++] = (bad_case){ { "tcio_aggregator_placement", all_rev,
@@ -2012,6 +2029,7 @@ START_TEST(test_bad_config)
         { { "TCIO_AGGREGATOR_PLACEMENT", "0,0" } },
         { { "TCIO_AGGREGATOR_PLACEMENT", p_rank } },
         { { "TCIO_EARLY_DRAIN", "maybe" } }, { { "TCIO_STATS", "2" } },
+        { { "TCIO_TRANSPORT", "shm" } },
         { { "TCIO_AGGREGATOR_PLACEMENT", all_rev, "TCIO_AGGREGATORS", other_count } },
     };
     for (size_t i = 0; i < sizeof env_cases / sizeof env_cases[0] && n < MAXCODES; i++) {

@@ -14,7 +14,8 @@
 #include "aggregators.h"
 #include "segmap.h"
 #include "level1.h"
-#include "level2.h"
+#include "slot.h"
+#include "transport.h"
 #include "datatype.h"
 #include "error.h"
 
@@ -235,6 +236,7 @@ static void clear_env(void)
     unsetenv("TCIO_EARLY_DRAIN");
     unsetenv("TCIO_STATS");
     unsetenv("TCIO_STATS_FILE");
+    unsetenv("TCIO_TRANSPORT");
 }
 
 START_TEST(config_defaults_and_striping_unit)
@@ -356,6 +358,7 @@ START_TEST(config_rejections_name_setting_source_and_value)
         { "TCIO_EARLY_DRAIN", "tcio_early_drain", "maybe" },
         { "TCIO_STATS", "tcio_stats", "verbose" },
         { "TCIO_STATS_FILE", "tcio_stats_file", "" },
+        { "TCIO_TRANSPORT", "tcio_transport", "RMA" },
     };
     char env_name[64], key_name[64], quoted[64];
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
@@ -390,6 +393,87 @@ START_TEST(config_rejections_name_setting_source_and_value)
     tcio_last_error(msg, sizeof msg);
     ck_assert_msg(strstr(msg, "tcio_aggregators is 5, more than the 2 ranks"), "%s", msg);
     clear_env();
+}
+END_TEST
+
+/* ---- the transport setting and the chooser ---- */
+
+START_TEST(parse_transport_accepts_auto_and_rma_only)
+{
+    tci_transport_kind kind = TCI_TRANSPORT_RMA;
+    ck_assert_int_eq(tci_parse_transport("auto", &kind), 0);
+    ck_assert_int_eq(kind, TCI_TRANSPORT_AUTO);
+    ck_assert_int_eq(tci_parse_transport("rma", &kind), 0);
+    ck_assert_int_eq(kind, TCI_TRANSPORT_RMA);
+    /* shm is known but not built yet: told apart from an unknown word. */
+    ck_assert_int_eq(tci_parse_transport("shm", &kind), -2);
+    static const char *const bad[] = { "", "RMA", "Auto", "SHM", " rma", "rma ", "mpi",
+                                       "rmashm", "r" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        kind = TCI_TRANSPORT_RMA;
+        ck_assert_msg(tci_parse_transport(bad[i], &kind) == -1, "accepted \"%s\"", bad[i]);
+        ck_assert_int_eq(kind, TCI_TRANSPORT_RMA);   /* untouched */
+    }
+    ck_assert_int_eq(tci_parse_transport(NULL, &kind), -1);
+}
+END_TEST
+
+START_TEST(config_transport_from_info_and_env)
+{
+    clear_env();
+    tci_config c;
+    ck_assert_int_eq(tci_config_from_user(MPI_INFO_NULL, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(c.transport, TCI_TRANSPORT_AUTO);   /* the default */
+    tci_config_free(&c);
+
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "tcio_transport", "rma");
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(c.transport, TCI_TRANSPORT_RMA);
+    tci_config_free(&c);
+    setenv("TCIO_TRANSPORT", "auto", 1);                  /* the environment wins */
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(c.transport, TCI_TRANSPORT_AUTO);
+    tci_config_free(&c);
+    clear_env();
+    expect_passthrough_only(info, "striping_factor", "4");   /* not for MPI_File_open */
+    MPI_Info_free(&info);
+
+    /* shm is refused, saying why, from either source. */
+    setenv("TCIO_TRANSPORT", "shm", 1);
+    expect_reason(MPI_INFO_NULL, (const char *const[]){
+        "environment variable TCIO_TRANSPORT=\"shm\"", "not implemented yet", NULL });
+    clear_env();
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "tcio_transport", "shm");
+    expect_reason(info, (const char *const[]){ "info key tcio_transport=\"shm\"",
+                                               "not implemented yet", NULL });
+    MPI_Info_set(info, "tcio_transport", "fast");
+    expect_reason(info, (const char *const[]){ "\"fast\"", "expected auto or rma", NULL });
+    MPI_Info_free(&info);
+}
+END_TEST
+
+START_TEST(transport_chooser_gives_rma)
+{
+    /* auto has one transport to choose from today. */
+    const tci_transport_ops *ops = tci_transport_choose(TCI_TRANSPORT_AUTO, MPI_COMM_SELF);
+    ck_assert_ptr_eq(ops, &tci_transport_rma);
+    ck_assert_str_eq(ops->name, "rma");
+    ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_RMA, MPI_COMM_WORLD), &tci_transport_rma);
+    /* Every operation is there: level 2 calls them without checking. */
+    const void *const table[] = {
+        (const void *)ops->open, (const void *)ops->close, (const void *)ops->take,
+        (const void *)ops->release, (const void *)ops->reset, (const void *)ops->describe,
+        (const void *)ops->forget, (const void *)ops->put, (const void *)ops->get,
+        (const void *)ops->get_all, (const void *)ops->put_all, (const void *)ops->notify,
+        (const void *)ops->memory, (const void *)ops->state_in_memory,
+        (const void *)ops->clear_in_memory, (const void *)ops->sync, (const void *)ops->notices,
+        (const void *)ops->peek_states, (const void *)ops->complete_all
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        ck_assert_msg(table[i] != NULL, "operation %zu missing", i);
 }
 END_TEST
 
@@ -1112,6 +1196,9 @@ static Suite *unit_suite(void)
     tcase_add_test(tc, config_info_keys_and_env_precedence);
     tcase_add_test(tc, config_rejects_invalid_values);
     tcase_add_test(tc, config_rejections_name_setting_source_and_value);
+    tcase_add_test(tc, parse_transport_accepts_auto_and_rma_only);
+    tcase_add_test(tc, config_transport_from_info_and_env);
+    tcase_add_test(tc, transport_chooser_gives_rma);
     tcase_add_test(tc, last_error_keeps_the_last_failure);
     tcase_add_test(tc, config_aggregator_settings_defaults);
     tcase_add_test(tc, config_aggregator_info_keys_and_env_precedence);

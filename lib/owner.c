@@ -1,0 +1,159 @@
+/* owner.c - an aggregator's duties to its own slots.
+ *
+ * Early drain: a mover whose put brings a slot's written-byte counter to
+ * the segment size marks the slot TCI_SLOT_FULL and adds one to the
+ * owner's notice word (level2.c).  The owner, whenever it enters the
+ * library, looks at its slots if the notice word changed, confirms with
+ * the bitmap that every byte was written, writes those segments and
+ * releases the slots clean: they still serve reads, and a new segment can
+ * claim them without a spill.
+ *
+ * Close drain: after the barrier of tcio_close, every dirty slot's written
+ * bytes go to the file.
+ *
+ * The owner reads its slots in place, through the transport's view of
+ * them (transport.h). */
+#include <stdlib.h>
+#include "owner.h"
+#include "segio.h"
+#include "error.h"
+
+static tci_location own_slot(const tcio_file *fh, int64_t slot)
+{
+    return (tci_location){ .rank = fh->l2.t.self, .slot = slot };
+}
+
+int tci_owner_drain_all(tcio_file *fh)
+{
+    tci_transport *t = &fh->l2.t;
+    /* Called after every rank completed its operations and passed a
+     * barrier: synchronise, then read the slots in place. */
+    int rc = t->ops->sync(t);
+    for (int64_t s = 0; s < t->local_slots; s++) {
+        tci_location loc = own_slot(fh, s);
+        int64_t state = t->ops->state_in_memory(t, loc);
+        tci_slot_header h = tci_state_decode(state);
+        /* Every rank released its slots before the barrier.  Keep going
+         * after a failed slot, so that the others still reach the file. */
+        int slot_rc = TCIO_SUCCESS;
+        if (state == TCI_STATE_LOCKED) {
+            slot_rc = TCIO_ERR_MPI;
+        } else if (h.flags & TCI_SLOT_DIRTY) {
+            fh->stats.count[TCI_C_CLOSE_DRAINS]++;
+            unsigned char *bitmap;
+            const char *data = t->ops->memory(t, loc, &bitmap);
+            slot_rc = tci_segio_write(fh->file, &fh->map, h.segment, data, bitmap);
+        }
+        if (rc == TCIO_SUCCESS)
+            rc = slot_rc;
+    }
+    return rc;
+}
+
+/* ---- early drain ---------------------------------------------------------- */
+
+static bool segment_complete(const tcio_file *fh, const unsigned char *bitmap)
+{
+    int size = (int)fh->map.segment_size, end;
+    return tci_bitmap_next_run(bitmap, 0, size, 0, &end) == size;
+}
+
+/* Lock own slot SLOT and decide: returns true, keeping the lock, when the
+ * slot holds a complete segment to drain; otherwise releases it (dropping
+ * a FULL mark that overwrites caused). */
+static bool take_if_complete(tcio_file *fh, int64_t slot, tci_slot_header *h)
+{
+    tci_transport *t = &fh->l2.t;
+    tci_location loc = own_slot(fh, slot);
+    if (tci_note_failure(fh, t->ops->take(t, loc, h)) != TCIO_SUCCESS)
+        return false;
+    if ((h->flags & TCI_SLOT_FULL) && (h->flags & TCI_SLOT_DIRTY)) {
+        t->ops->sync(t);             /* see the movers' completed updates */
+        unsigned char *bitmap;
+        t->ops->memory(t, loc, &bitmap);
+        if (segment_complete(fh, bitmap))
+            return true;
+        h->flags &= ~TCI_SLOT_FULL;  /* overwrites, not every byte */
+    }
+    tci_note_failure(fh, t->ops->release(t, loc, h, false));
+    return false;
+}
+
+/* The segment of locked own slot SLOT reached the file: the slot is clean
+ * and loaded (its bytes are the file's), its bitmap and counter cleared. */
+static void release_drained(tcio_file *fh, int64_t slot, tci_slot_header *h, bool written)
+{
+    tci_transport *t = &fh->l2.t;
+    tci_location loc = own_slot(fh, slot);
+    if (written) {
+        t->ops->clear_in_memory(t, loc);
+        h->flags = TCI_SLOT_LOADED;
+        t->ops->sync(t);             /* our stores before the release */
+        fh->stats.count[TCI_C_EARLY_DRAINS]++;
+    }
+    tci_note_failure(fh, t->ops->release(t, loc, h, false));
+}
+
+/* Write the complete segments of own slots, one at a time, each straight
+ * from the slot's memory while its slot is locked.  Returns whether every
+ * slot was looked at: a slot that another rank (a reader, a prefetcher)
+ * held during the snapshot may be full, and as readers send no notice, the
+ * notice that led here must stay unconsumed until a later look sees it.
+ * A lock holder here waits only for its own file system, never for another rank, so the
+ * protocol stays deadlock-free.  The writes are blocking: a write left in
+ * flight would either keep its slot locked until this rank enters the
+ * library again (movers would spin on it while this rank computes) or let
+ * a load of the segment by another rank race it; and MPICH 4.0's
+ * MPI_File_iwrite_at never completes when the device fails
+ * (doc/design.md). */
+static bool drain_complete_slots(tcio_file *fh)
+{
+    tci_transport *t = &fh->l2.t;
+    /* Lock only the slots that a snapshot shows full: a lock round trip per
+     * slot would cost more than the drains. */
+    int64_t *states = malloc((size_t)t->local_slots * sizeof *states);
+    if (!states)
+        return false;     /* nothing lost: the next look tries again */
+    int rc = t->ops->peek_states(t, states);
+    if (rc != TCIO_SUCCESS) {
+        free(states);
+        /* Out of memory inside the transport loses nothing either. */
+        if (rc != TCIO_ERR_NO_MEMORY)
+            tci_note_failure(fh, rc);
+        return false;
+    }
+    bool seen_all = true;
+    for (int64_t slot = 0; slot < t->local_slots; slot++) {
+        tci_slot_header h = tci_state_decode(states[slot]);
+        if (states[slot] == TCI_STATE_LOCKED)
+            seen_all = false;
+        if (states[slot] == TCI_STATE_LOCKED || !(h.flags & TCI_SLOT_FULL))
+            continue;
+        if (!take_if_complete(fh, slot, &h))
+            continue;
+        /* The bitmap is complete: one write of the whole segment. */
+        unsigned char *bitmap;
+        const char *data = t->ops->memory(t, own_slot(fh, slot), &bitmap);
+        rc = tci_segio_write(fh->file, &fh->map, h.segment, data, bitmap);
+        /* A failed write keeps the segment dirty (close tries again), but
+         * the handle remembers it so that close cannot report success. */
+        tci_note_failure(fh, rc);
+        release_drained(fh, slot, &h, rc == TCIO_SUCCESS);
+    }
+    free(states);
+    return seen_all;
+}
+
+void tci_owner_early_drains(tcio_file *fh)
+{
+    tci_transport *t = &fh->l2.t;
+    if (t->local_slots == 0 || !fh->config.early_drain)
+        return;
+    double t0 = MPI_Wtime();
+    int64_t notices = 0;
+    if (tci_note_failure(fh, t->ops->notices(t, &notices)) != TCIO_SUCCESS)
+        return;
+    if (notices != fh->notices_seen && drain_complete_slots(fh))
+        fh->notices_seen = notices;
+    fh->stats.time[TCI_T_EARLY_DRAINS] += MPI_Wtime() - t0;
+}

@@ -1,0 +1,77 @@
+/* transport.c - choosing and opening the transport of an open file, and
+ * whether its memory fits the node. */
+#define _POSIX_C_SOURCE 200809L
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+#include "transport.h"
+#include "tcio.h"
+
+const tci_transport_ops *tci_transport_choose(tci_transport_kind kind, MPI_Comm comm)
+{
+    (void)comm;   /* auto will look at the nodes once a second transport exists */
+    switch (kind) {
+    case TCI_TRANSPORT_RMA:
+    case TCI_TRANSPORT_AUTO:
+    default:
+        return &tci_transport_rma;
+    }
+}
+
+const char *tci_transport_exceeds(int64_t bytes, int windows)
+{
+    if (windows <= 0 || bytes <= 0)
+        return NULL;
+    if (bytes > INT64_MAX / windows)
+        return "64-bit byte counts";
+    int64_t total = bytes * windows;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && total > (int64_t)pages / 2 * page)
+        return "half of this node's physical memory";
+    struct rlimit as;
+    if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY &&
+        (uint64_t)total >= (uint64_t)as.rlim_cur)
+        return "the address-space limit (RLIMIT_AS, ulimit -v)";
+    /* MPICH and Open MPI place a node's windows in shared memory files
+     * under /dev/shm: one larger than its free space would not fail at
+     * MPI_Win_allocate but kill the process (SIGBUS) when first touched. */
+    struct statvfs shm;
+    if (statvfs("/dev/shm", &shm) == 0 && shm.f_frsize > 0 &&
+        (uint64_t)total > (uint64_t)shm.f_bavail * shm.f_frsize)
+        return "the free space of /dev/shm";
+    return NULL;
+}
+
+int tci_transport_open(tci_transport *t, const tci_transport_ops *ops, MPI_Comm comm,
+                       const tci_segmap *map, bool owner)
+{
+    memset(t, 0, sizeof *t);
+    t->ops = ops;
+    t->map = map;
+    t->local_slots = owner ? map->nslots : 0;
+    MPI_Comm_rank(comm, &t->self);
+    return ops->open(t, comm, map, owner);
+}
+
+void tci_transport_close(tci_transport *t)
+{
+    if (t->ops)
+        t->ops->close(t);
+    t->ops = NULL;
+    t->local_slots = 0;
+}
+
+bool tci_transport_empty(tci_transport *t)
+{
+    if (!t->ops || !t->ops->empty || !t->ops->rebind)
+        return false;
+    t->ops->empty(t);
+    return true;
+}
+
+void tci_transport_rebind(tci_transport *t, const tci_segmap *map)
+{
+    t->map = map;
+    t->ops->rebind(t, map);
+}

@@ -1,0 +1,168 @@
+/* transport.h - the seam between level 2's protocol and the way bytes and
+ * words reach the slots.
+ *
+ * Level 2 (level2.c) decides what a move does: take the slot, claim it for
+ * a segment (spilling its previous one), move the extents, publish the new
+ * header.  A transport decides how: which memory holds the slots, how a
+ * word is swapped atomically, how extents travel.  It is chosen once at
+ * open (transport.c) as a table of functions, like Open MPI's fcoll
+ * modules; every implementation lives in its own file (transport_rma.c:
+ * MPI one-sided operations in one MPI_Win_allocate window).  Nothing
+ * outside the implementations sees a window, a window address or an MPI
+ * datatype.
+ *
+ * Every operation returns TCIO_SUCCESS or a tcio error code (with its
+ * reason recorded for tcio_last_error).  A "location" is a slot of an
+ * aggregator (segmap.h).
+ *
+ * Meant to fit the transports of issue 10 as well: a node-shared-memory
+ * transport reaches every slot of the node by address (memory returns it
+ * for any such slot, and a move is a copy plus C11 atomics on the words),
+ * keeps its own move description in tci_move.impl and its state in
+ * tci_transport.impl; shared (reader/writer) access to a slot would add a
+ * shared take and release to the table, chosen by level 2 per move. */
+#ifndef TCIO_TRANSPORT_H
+#define TCIO_TRANSPORT_H
+
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+#include "configuration.h"
+#include "level1.h"
+#include "segmap.h"
+#include "slot.h"
+
+typedef struct tci_transport tci_transport;
+
+/* A move's extents as the transport wants them, prepared before the slot
+ * is taken (building a description may cost a millisecond for tens of
+ * thousands of extents: not while holding a lock).  IMPL is the
+ * transport's own description. */
+typedef struct tci_move {
+    const tci_extents *extents;   /* normalised: sorted, disjoint */
+    int64_t bytes;                /* their total length */
+    alignas(max_align_t) unsigned char impl[48];
+} tci_move;
+
+typedef struct tci_transport_ops {
+    const char *name;             /* as tcio_get_info and TCIO_STATS show it */
+
+    /* Bytes of level-2 memory an aggregator with NSLOTS slots of
+     * SEGMENT_SIZE bytes holds (its window, with rma). */
+    int64_t (*memory_bytes)(int64_t nslots, int64_t segment_size);
+
+    /* Collective over COMM: create the slots (NSLOTS = MAP->nslots on
+     * every OWNER, none elsewhere), all empty, and whatever access epoch
+     * the transport needs.  MAP gives the geometry and outlives T.  The
+     * caller synchronises all ranks before the first access.  On failure
+     * close must still be called. */
+    int  (*open)(tci_transport *t, MPI_Comm comm, const tci_segmap *map, bool owner);
+    /* Collective: end the epoch and free everything. */
+    void (*close)(tci_transport *t);
+
+    /* The slot lock.  take: wait until the slot is free, lock it and
+     * return its header.  release: publish header H and unlock, in one
+     * atomic write; MODIFIED says the slot's bitmap, counter or data
+     * changed, and they are then complete at the owner before the slot
+     * is seen free.  A release is attempted even after a failure, so that
+     * no error leaves a slot locked. */
+    int  (*take)(tci_transport *t, tci_location loc, tci_slot_header *h);
+    int  (*release)(tci_transport *t, tci_location loc, const tci_slot_header *h,
+                    bool modified);
+
+    /* Under the lock: clear the slot's bitmap and written-byte counter
+     * (a claim for a new segment). */
+    int  (*reset)(tci_transport *t, tci_location loc);
+    /* Describe extents E for moves (before taking the slot); forget frees
+     * the description.  */
+    int  (*describe)(tci_transport *t, const tci_extents *e, tci_move *m);
+    void (*forget)(tci_transport *t, tci_move *m);
+    /* Under the lock: copy M's extents of BUF (a segment) into the slot,
+     * OR their bits into its bitmap and, if BEFORE is not NULL, add
+     * M->bytes to its written-byte counter and return the counter as it
+     * was in *BEFORE. */
+    int  (*put)(tci_transport *t, tci_location loc, const char *buf, const tci_move *m,
+                int64_t *before);
+    /* Under the lock: copy M's extents of the slot into BUF (a segment). */
+    int  (*get)(tci_transport *t, tci_location loc, char *buf, const tci_move *m);
+    /* Under the lock: copy the whole slot out (DATA: a segment, BITMAP:
+     * tci_bitmap_bytes), or a whole segment in (the bitmap untouched). */
+    int  (*get_all)(tci_transport *t, tci_location loc, char *data, unsigned char *bitmap);
+    int  (*put_all)(tci_transport *t, tci_location loc, const char *data);
+    /* Add one to LOC's owner's notice word (a segment there may be full),
+     * complete at the owner on return. */
+    int  (*notify)(tci_transport *t, tci_location loc);
+
+    /* The slot's memory when this rank reaches it by address (rma: its
+     * own slots), else NULL: the data, and in *BITMAP its bitmap.  Plain
+     * loads and stores there need the lock (or the close barrier), and
+     * sync between them and other ranks' accesses. */
+    char *(*memory)(tci_transport *t, tci_location loc, unsigned char **bitmap);
+    /* The state word of a slot reached by address, read in memory (after
+     * sync, with nobody else accessing it: the close drain). */
+    int64_t (*state_in_memory)(tci_transport *t, tci_location loc);
+    /* Clear the bitmap and counter of a locked slot reached by address. */
+    void (*clear_in_memory)(tci_transport *t, tci_location loc);
+    /* Order this rank's plain loads and stores of its slots with other
+     * ranks' accesses. */
+    int  (*sync)(tci_transport *t);
+
+    /* The owner's notice word, read atomically. */
+    int  (*notices)(tci_transport *t, int64_t *count);
+    /* An atomic snapshot of the owner's own state words, one per slot. */
+    int  (*peek_states)(tci_transport *t, int64_t *states);
+
+    /* Complete every operation this rank issued, at its target: before a
+     * barrier that publishes them. */
+    int  (*complete_all)(tci_transport *t);
+
+    /* Keeping the slots for the next file on the same communicator
+     * (lib/comm_cache.c); NULL if the transport cannot.  empty: local,
+     * after the close drain, with no other rank accessing the slots:
+     * return this rank's slots to the empty state of open, keeping the
+     * access epoch.  rebind: local, T (emptied) now serves a file whose
+     * geometry MAP equals the old one's. */
+    void (*empty)(tci_transport *t);
+    void (*rebind)(tci_transport *t, const tci_segmap *map);
+} tci_transport_ops;
+
+struct tci_transport {
+    const tci_transport_ops *ops;
+    const tci_segmap *map;        /* the geometry (not owned) */
+    int64_t local_slots;          /* this rank's slots: map->nslots or 0 */
+    int     self;                 /* this rank in the file's communicator */
+    /* The implementation's state, in place: open allocates nothing before
+     * its collective steps, so that a rank out of memory cannot skip a
+     * collective the others enter. */
+    alignas(max_align_t) unsigned char impl[256];
+};
+
+/* The implementations. */
+extern const tci_transport_ops tci_transport_rma;
+
+/* The transport for KIND on COMM (local; every rank gets the same answer
+ * for the same input). */
+const tci_transport_ops *tci_transport_choose(tci_transport_kind kind, MPI_Comm comm);
+
+/* Whether WINDOWS level-2 memories of BYTES each may be allocated on this
+ * node: together at most half its physical memory and the free space of
+ * /dev/shm (where MPI keeps shared windows), and within the process's
+ * address-space limit (MPI maps a node's shared windows into every process
+ * of the node).  Returns NULL if they fit, else the limit they exceed, in
+ * words for tcio_last_error. */
+const char *tci_transport_exceeds(int64_t bytes, int windows);
+
+/* Empty T's slots for the next file (ops->empty): false if T's transport
+ * cannot be kept.  Rebind an emptied T to the next file's MAP. */
+bool tci_transport_empty(tci_transport *t);
+void tci_transport_rebind(tci_transport *t, const tci_segmap *map);
+
+/* Open the chosen transport OPS into T (collective): see ops->open. */
+int  tci_transport_open(tci_transport *t, const tci_transport_ops *ops, MPI_Comm comm,
+                        const tci_segmap *map, bool owner);
+/* Close T if it was opened (collective); safe to call twice. */
+void tci_transport_close(tci_transport *t);
+
+#endif

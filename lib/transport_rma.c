@@ -1,0 +1,660 @@
+/* transport_rma.c - the rma transport: level 2 in one MPI_Win_allocate
+ * window, reached with MPI one-sided operations.
+ *
+ * The window is opened once, at tcio_open, with a shared MPI_Win_lock_all
+ * epoch that lasts as long as the window (after a successful tcio_close it
+ * may be kept, emptied, for the next file on the same communicator:
+ * rma_empty, rma_rebind); exclusive access to a slot comes from
+ * its state word, taken with an atomic swap (MPI_REPLACE).  Extents move
+ * with one MPI_Rput or MPI_Rget and a datatype that describes them, their
+ * bits with one MPI_BOR accumulate.  Waits poll request-based operations
+ * and yield the processor between polls, because with MPI libraries whose
+ * one-sided operations need the target's progress engine (MPICH ch4 over
+ * UCX, measured in doc/design.md) the target may be a process that shares
+ * our core.  doc/design.md has the protocol and why it cannot deadlock.
+ *
+ * Window layout on every aggregator:
+ *   [notice word: 64 B][headers: nslots x 32 B][bitmaps: nslots x bitmap_bytes]
+ *   [data: nslots x segment]
+ * A header holds the state word and, 8 bytes further, the written-byte
+ * counter (slot.h).  The notice word counts segments that movers found
+ * full (MPI_SUM): the owner looks at its slots only when it changed.
+ *
+ * The counter is reset to 0 by a mover that claims the slot for another
+ * segment (an MPI_REPLACE accumulate, rma_reset) and by the owner after an
+ * early drain (a plain store into its own window, under the slot lock,
+ * followed by MPI_Win_sync).  Mixing operations on one location (the
+ * bitmap: MPI_REPLACE when a slot is claimed, MPI_BOR for each write; the
+ * counter: MPI_REPLACE, MPI_SUM and the owner's store) is legal under the
+ * window's default accumulate_ops (same_op_no_op), which only forbids
+ * different operations that are concurrent: all of them happen under the
+ * slot lock, a holder's own accumulates are ordered (the default
+ * accumulate_ordering), and a release completes them at the owner
+ * (MPI_Win_flush) before the next holder can take the lock.  Only the lock
+ * word itself is touched by every rank at once, and only ever with
+ * MPI_REPLACE (and MPI_NO_OP reads). */
+#include <sched.h>
+#include <time.h>
+#include <stdlib.h>
+#include <string.h>
+#include "transport.h"
+#include "error.h"
+
+#define HEADER_BYTES    32
+#define WRITTEN_OFFSET  8
+#define NOTICE_BYTES    64
+
+#define VECTOR_CACHE 4
+
+/* Recently used vector types: regular, strided extent lists (the
+ * interleaved patterns libtcio exists for) repeat from move to move. */
+typedef struct vector_cache {
+    MPI_Datatype type[VECTOR_CACHE];
+    int          count[VECTOR_CACHE], len[VECTOR_CACHE], stride[VECTOR_CACHE];
+    int          used, next;
+} vector_cache;
+
+typedef struct rma {
+    MPI_Win  win;
+    MPI_Comm comm;             /* the file's private communicator (not owned):
+                                  probed while a slot lock is busy */
+    bool     epoch_open;       /* the MPI_Win_lock_all epoch of the open file */
+    char    *base;
+    const tci_segmap *map;     /* the geometry, owned by the segment map:
+                                  segment size and slots give the layout */
+    vector_cache vectors;
+    int64_t  state_out;        /* origin of a release: lives until complete */
+    unsigned char *mask;       /* one bitmap: zeros to clear, or an OR mask */
+    int64_t *headers;          /* an owner's snapshot of its headers, allocated
+                                  at the first look (peek_states) */
+} rma;
+
+/* A move's datatype, relative to the first extent (tci_move.impl). */
+typedef struct move_type {
+    MPI_Datatype type;
+    int          count;      /* elements of TYPE */
+    MPI_Aint     offset;     /* displacement of the first extent */
+    bool         temporary;  /* built for this move only: free after it */
+} move_type;
+
+_Static_assert(sizeof(move_type) <= sizeof(((tci_move *)0)->impl),
+               "tci_move.impl must hold the rma move type");
+_Static_assert(sizeof(rma) <= sizeof(((tci_transport *)0)->impl),
+               "tci_transport.impl must hold the rma state");
+
+static inline rma *rma_of(tci_transport *t) { return (rma *)t->impl; }
+static inline move_type *type_of(tci_move *m) { return (move_type *)m->impl; }
+static inline const move_type *ctype_of(const tci_move *m)
+{
+    return (const move_type *)m->impl;
+}
+
+static inline int segment_bytes(const rma *r) { return (int)r->map->segment_size; }
+static inline int bitmap_bytes(const rma *r) { return tci_bitmap_bytes(r->map->segment_size); }
+
+static inline MPI_Aint header_disp(const rma *r, int64_t slot)
+{
+    (void)r;   /* headers come first: the layout needs no sizes */
+    return NOTICE_BYTES + (MPI_Aint)slot * HEADER_BYTES;
+}
+static inline MPI_Aint bitmap_disp(const rma *r, int64_t slot)
+{
+    return NOTICE_BYTES + (MPI_Aint)r->map->nslots * HEADER_BYTES
+         + (MPI_Aint)slot * bitmap_bytes(r);
+}
+static inline MPI_Aint data_disp(const rma *r, int64_t slot)
+{
+    return bitmap_disp(r, r->map->nslots) + (MPI_Aint)slot * segment_bytes(r);
+}
+
+/* ---- datatypes of the moves -------------------------------------------- */
+
+/* A vector type for COUNT blocks of LEN bytes STRIDE apart, from the cache
+ * or newly built and cached (evicting the oldest). */
+static int cached_vector(vector_cache *c, int count, int len, int stride, MPI_Datatype *type)
+{
+    for (int i = 0; i < c->used; i++)
+        if (c->count[i] == count && c->len[i] == len && c->stride[i] == stride) {
+            *type = c->type[i];
+            return MPI_SUCCESS;
+        }
+    int err = MPI_Type_vector(count, len, stride, MPI_BYTE, type);
+    if (err == MPI_SUCCESS)
+        err = MPI_Type_commit(type);
+    if (err != MPI_SUCCESS)
+        return err;
+    int slot = c->next;
+    if (c->used == VECTOR_CACHE)
+        MPI_Type_free(&c->type[slot]);
+    else
+        c->used++;
+    c->type[slot] = *type;
+    c->count[slot] = count;
+    c->len[slot] = len;
+    c->stride[slot] = stride;
+    c->next = (slot + 1) % VECTOR_CACHE;
+    return MPI_SUCCESS;
+}
+
+static void free_vector_cache(vector_cache *c)
+{
+    for (int i = 0; i < c->used; i++)
+        MPI_Type_free(&c->type[i]);
+    c->used = c->next = 0;
+}
+
+/* Whether extents FROM..TO-1 (at least two) have one length and one
+ * stride. */
+static bool is_regular(const tci_extents *e, int from, int to)
+{
+    int stride = e->disp[from + 1] - e->disp[from];
+    for (int i = from + 1; i < to; i++)
+        if (e->len[i] != e->len[from] || e->disp[i] - e->disp[i - 1] != stride)
+            return false;
+    return true;
+}
+
+/* Regular extents framed by a first and a last one of other lengths (a
+ * strided pattern cut by the segment boundaries): a struct of the first
+ * extent, a cached vector of the middle ones and the last extent, built in
+ * constant time.  Displacements are relative to the first extent. */
+static int framed_vector(rma *r, const tci_extents *e, MPI_Datatype *type)
+{
+    int n = e->count;
+    MPI_Datatype middle;
+    int err = cached_vector(&r->vectors, n - 2, e->len[1], e->disp[2] - e->disp[1], &middle);
+    if (err != MPI_SUCCESS)
+        return err;
+    int lengths[3] = { e->len[0], 1, e->len[n - 1] };
+    MPI_Aint displs[3] = { 0, e->disp[1] - e->disp[0], e->disp[n - 1] - e->disp[0] };
+    MPI_Datatype types[3] = { MPI_BYTE, middle, MPI_BYTE };
+    err = MPI_Type_create_struct(3, lengths, displs, types, type);
+    if (err == MPI_SUCCESS)
+        err = MPI_Type_commit(type);
+    return err;
+}
+
+/* Describe the (normalised) extents of a move as one datatype, relative
+ * to the first extent: plain bytes for one extent, a cached vector for
+ * equal extents at a constant stride, a struct around a cached vector when
+ * only the first and last extent break the pattern, else an indexed type
+ * built for this move (MPI_Type_indexed costs about 1 ms, 6M
+ * instructions, for 20,000 extents). */
+static int build_move_type(rma *r, const tci_extents *e, move_type *m)
+{
+    m->offset = e->disp[0];
+    m->temporary = false;
+    if (e->count == 1) {
+        m->type = MPI_BYTE;
+        m->count = e->len[0];
+        return MPI_SUCCESS;
+    }
+    m->count = 1;
+    if (is_regular(e, 0, e->count))
+        return cached_vector(&r->vectors, e->count, e->len[0], e->disp[1] - e->disp[0],
+                             &m->type);
+    if (e->count >= 4 && is_regular(e, 1, e->count - 1)) {
+        m->temporary = true;
+        return framed_vector(r, e, &m->type);
+    }
+    int err = MPI_Type_indexed(e->count, e->len, e->disp, MPI_BYTE, &m->type);
+    if (err == MPI_SUCCESS)
+        err = MPI_Type_commit(&m->type);
+    if (err == MPI_SUCCESS) {
+        m->offset = 0;       /* the indexed type carries the displacements */
+        m->temporary = true;
+    }
+    return err;
+}
+
+static int rma_describe(tci_transport *t, const tci_extents *e, tci_move *m)
+{
+    m->extents = e;
+    int64_t sum = 0;
+    for (int i = 0; i < e->count; i++)
+        sum += e->len[i];
+    m->bytes = sum;
+    type_of(m)->temporary = false;
+    return tci_error_from_mpi(build_move_type(rma_of(t), e, type_of(m)));
+}
+
+static void rma_forget(tci_transport *t, tci_move *m)
+{
+    (void)t;
+    move_type *mt = type_of(m);
+    if (mt->temporary)
+        MPI_Type_free(&mt->type);
+    mt->temporary = false;
+}
+
+/* ---- the window ---------------------------------------------------------- */
+
+/* Whether the window has MPI's unified memory model, in which the memory
+ * that local loads and stores reach and the memory that one-sided
+ * operations reach are the same.  The owner's early drains, close drains
+ * and in-place loads read and write its slots with plain loads and stores
+ * (ordered by MPI_Win_sync and the slot locks); under the separate model
+ * that is erroneous, so such a window is refused at open rather than
+ * trusted with data.  Every MPI tested gives the unified model for
+ * MPI_Win_allocate (doc/design.md). */
+static bool window_is_unified(MPI_Win win)
+{
+    int *model = NULL, flag = 0;
+    return MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag) == MPI_SUCCESS && flag &&
+           *model == MPI_WIN_UNIFIED;
+}
+
+static int64_t rma_memory_bytes(int64_t nslots, int64_t segment_size)
+{
+    int64_t bytes = NOTICE_BYTES +
+                    nslots * (HEADER_BYTES + tci_bitmap_bytes(segment_size) + segment_size);
+    return (bytes + 63) / 64 * 64;
+}
+
+static int rma_open(tci_transport *t, MPI_Comm comm, const tci_segmap *map, bool owner)
+{
+    rma *r = rma_of(t);        /* zeroed by tci_transport_open */
+    r->win = MPI_WIN_NULL;
+    r->comm = comm;
+    r->map = map;
+    /* MPICH 4.0.2 (ch4) places other ranks' accesses wrongly in a window
+     * whose size is not a multiple of 16 bytes (doc/design.md): the size is
+     * rounded up to a cache line. */
+    MPI_Aint bytes = owner ? (MPI_Aint)rma_memory_bytes(map->nslots, map->segment_size) : 0;
+    int err = MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, &r->base, &r->win);
+    if (err != MPI_SUCCESS) {
+        r->win = MPI_WIN_NULL;
+        return tci_error_from_mpi(err);
+    }
+    MPI_Win_set_errhandler(r->win, MPI_ERRORS_RETURN);
+    if (!window_is_unified(r->win))   /* rma_close releases the window */
+        return tci_error_set(TCIO_ERR_MPI, "MPI_Win_allocate gave the level-2 window the "
+                             "separate memory model, which libtcio does not support");
+    /* Zero is the empty state, a zero counter, no notice, a clear bitmap. */
+    if (owner)
+        memset(r->base, 0, (size_t)data_disp(r, 0));
+    /* The caller synchronises all ranks before the first move, so nobody
+     * reaches these slots before they are initialised. */
+    err = MPI_Win_lock_all(MPI_MODE_NOCHECK, r->win);
+    if (err != MPI_SUCCESS)
+        return tci_error_from_mpi(err);
+    r->epoch_open = true;
+    MPI_Win_sync(r->win);
+    r->mask = malloc((size_t)bitmap_bytes(r));
+    return r->mask ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
+}
+
+static void rma_close(tci_transport *t)
+{
+    rma *r = rma_of(t);
+    free_vector_cache(&r->vectors);
+    if (r->win != MPI_WIN_NULL) {
+        if (r->epoch_open)
+            MPI_Win_unlock_all(r->win);
+        MPI_Win_free(&r->win);
+    }
+    r->epoch_open = false;
+    free(r->mask);
+    r->mask = NULL;
+    free(r->headers);
+    r->headers = NULL;
+}
+
+static int rma_complete_all(tci_transport *t)
+{
+    return tci_error_from_mpi(MPI_Win_flush_all(rma_of(t)->win));
+}
+
+/* ---- waiting ------------------------------------------------------------ */
+
+#define MAX_REQUESTS 3   /* the most a move waits for at once */
+
+/* Give the processor away between two polls: yield for the first
+ * BACKOFF_YIELDS polls (about a millisecond), then sleep BACKOFF_SLEEP_NS
+ * per poll, so that a long wait for a busy target that shares our core
+ * leaves the core to it; sched_yield alone does not, under Linux's fair
+ * scheduler.  With 4 ranks on 2 cores and one aggregator this doubled the
+ * write throughput of Table II's shape; short waits never sleep
+ * (doc/design.md has the measurements). */
+#define BACKOFF_YIELDS   1024
+#define BACKOFF_SLEEP_NS 50000
+
+static void back_off(int polls)
+{
+    if (polls < BACKOFF_YIELDS) {
+        sched_yield();
+        return;
+    }
+    struct timespec pause = { 0, BACKOFF_SLEEP_NS };
+    nanosleep(&pause, NULL);
+}
+
+/* Complete request-based operations, giving the processor away between
+ * polls so that a target sharing our core can run its progress engine. */
+static int wait_yielding(int count, MPI_Request *requests)
+{
+    MPI_Status statuses[MAX_REQUESTS];   /* not MPI_STATUSES_IGNORE: gcc
+                                            misreads MPICH's annotation */
+    for (int polls = 0;; polls++) {
+        int done = 0;
+        int err = MPI_Testall(count, requests, &done, statuses);
+        if (err != MPI_SUCCESS || done)
+            return err;
+        back_off(polls);
+    }
+}
+
+/* Wait for the first N requests of REQ (all that were started), keeping
+ * the first error: no request is left behind on a failure path. */
+static int finish_started(int n, MPI_Request *req, int err)
+{
+    int wait_err = n > 0 ? wait_yielding(n, req) : MPI_SUCCESS;
+    return err != MPI_SUCCESS ? err : wait_err;
+}
+
+/* ---- the slot lock ------------------------------------------------------- */
+
+/* Let MPI progress other ranks' operations on our window while we wait for
+ * a slot lock.  MPI promises progress to a process that is blocked in an
+ * MPI call or keeps calling a test procedure (MPI_Test*, MPI_Iprobe) that
+ * returns false (MPI-3.1 sections 3.7.4 and 11.7.3; MPI-4.1 section 2.9).
+ * The swap of the retry loop is neither when the slot is our own: it
+ * completes at once, so MPI_Testall returns true and Open MPI 4.1 never
+ * enters its progress engine.  The holder's MPI_Win_flush (osc/pt2pt) or
+ * release accumulate (osc/ucx with emulated atomics), which need us to
+ * progress, then wait forever while we wait for them (doc/design.md).  A
+ * probe that finds nothing is such a test call; libtcio sends no messages
+ * on its communicator, so it never finds one. */
+static void let_others_progress(rma *r)
+{
+    int found = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, r->comm, &found, MPI_STATUS_IGNORE);
+}
+
+/* Take the slot: swap TCI_STATE_LOCKED into its state word.  If the old word
+ * was not LOCKED the slot is ours and the old word is its header; if it
+ * was, the swap changed nothing (LOCKED over LOCKED) and we try again.
+ * Only MPI_REPLACE ever touches the word, as the window's default
+ * accumulate_ops (same_op_no_op) requires, and the swap is on one element,
+ * which MPI makes atomic. */
+static int rma_take(tci_transport *t, tci_location loc, tci_slot_header *h)
+{
+    rma *r = rma_of(t);
+    static const int64_t locked = TCI_STATE_LOCKED;
+    for (int tries = 0;; tries++) {
+        int64_t old;
+        MPI_Request req;
+        int err = MPI_Rget_accumulate(&locked, 1, MPI_INT64_T, &old, 1, MPI_INT64_T, loc.rank,
+                                      header_disp(r, loc.slot), 1, MPI_INT64_T,
+                                      MPI_REPLACE, r->win, &req);
+        if (err == MPI_SUCCESS)
+            err = wait_yielding(1, &req);
+        if (err != MPI_SUCCESS)
+            return tci_error_from_mpi(err);
+        if (old != TCI_STATE_LOCKED) {
+            *h = tci_state_decode(old);
+            return TCIO_SUCCESS;
+        }
+        let_others_progress(r);
+        back_off(tries);
+    }
+}
+
+/* Release the slot, publishing header H in the same atomic write.  When
+ * the slot's bitmap or data changed, MPI_Win_flush first makes those
+ * updates complete at the owner: operations on different locations are not
+ * ordered, and the next holder must not see the slot free before its
+ * data.  A second MPI_Win_flush completes the release itself at the owner:
+ * a completed MPI_Raccumulate request is only local completion, and in a
+ * passive-target epoch MPI may hold the operation at the origin until the
+ * origin's next flush or unlock (MPI-3.1 sections 11.5.4, 11.7.3); Open
+ * MPI's osc/pt2pt does, so without it two ranks that each released the
+ * other's slot and then waited for their own deadlocked.  The release is
+ * attempted even if the first flush failed, so that an error here cannot
+ * leave the slot locked for everybody. */
+static int rma_release(tci_transport *t, tci_location loc, const tci_slot_header *h,
+                       bool modified)
+{
+    rma *r = rma_of(t);
+    int flush_err = modified ? MPI_Win_flush(loc.rank, r->win) : MPI_SUCCESS;
+    r->state_out = tci_state_encode(h);
+    MPI_Request req;
+    int err = MPI_Raccumulate(&r->state_out, 1, MPI_INT64_T, loc.rank,
+                              header_disp(r, loc.slot), 1, MPI_INT64_T, MPI_REPLACE,
+                              r->win, &req);
+    if (err == MPI_SUCCESS)
+        err = wait_yielding(1, &req);   /* state_out may be reused after this */
+    if (err == MPI_SUCCESS)
+        err = MPI_Win_flush(loc.rank, r->win);
+    return tci_error_from_mpi(flush_err != MPI_SUCCESS ? flush_err : err);
+}
+
+/* ---- the owner's words --------------------------------------------------- */
+
+static int rma_notices(tci_transport *t, int64_t *count)
+{
+    rma *r = rma_of(t);
+    static const int64_t unused = 0;
+    int err = MPI_Fetch_and_op(&unused, count, MPI_INT64_T, t->self, 0, MPI_NO_OP, r->win);
+    if (err == MPI_SUCCESS)
+        err = MPI_Win_flush(t->self, r->win);
+    return tci_error_from_mpi(err);
+}
+
+static int rma_peek_states(tci_transport *t, int64_t *states)
+{
+    rma *r = rma_of(t);
+    /* One atomic read of every header word (MPI_NO_OP is atomic per
+     * element): a snapshot to decide which slots are worth locking. */
+    const int words_per_slot = HEADER_BYTES / 8;
+    int count = (int)(t->local_slots * words_per_slot);
+    if (!r->headers && !(r->headers = malloc((size_t)count * sizeof *r->headers)))
+        return TCIO_ERR_NO_MEMORY;
+    int64_t *words = r->headers;
+    int err = MPI_Get_accumulate(NULL, 0, MPI_INT64_T, words, count, MPI_INT64_T, t->self,
+                                 header_disp(r, 0), count, MPI_INT64_T, MPI_NO_OP, r->win);
+    if (err == MPI_SUCCESS)
+        err = MPI_Win_flush(t->self, r->win);
+    for (int64_t s = 0; err == MPI_SUCCESS && s < t->local_slots; s++)
+        states[s] = words[s * words_per_slot];
+    return tci_error_from_mpi(err);
+}
+
+/* Tell the owner of LOC that a segment there may be full. */
+static int rma_notify(tci_transport *t, tci_location loc)
+{
+    rma *r = rma_of(t);
+    static const int64_t one = 1;
+    MPI_Request req;
+    int err = MPI_Raccumulate(&one, 1, MPI_INT64_T, loc.rank, 0, 1, MPI_INT64_T, MPI_SUM,
+                              r->win, &req);
+    if (err == MPI_SUCCESS)
+        err = wait_yielding(1, &req);
+    /* As with the release: without a flush the notice may stay at the
+     * origin (osc/pt2pt), and the early drain would wait for close. */
+    if (err == MPI_SUCCESS)
+        err = MPI_Win_flush(loc.rank, r->win);
+    return tci_error_from_mpi(err);
+}
+
+/* ---- own slots by address (unified memory model) ------------------------- */
+
+static char *rma_memory(tci_transport *t, tci_location loc, unsigned char **bitmap)
+{
+    rma *r = rma_of(t);
+    if (loc.rank != t->self || t->local_slots == 0)
+        return NULL;
+    if (bitmap)
+        *bitmap = (unsigned char *)r->base + bitmap_disp(r, loc.slot);
+    return r->base + data_disp(r, loc.slot);
+}
+
+static int64_t rma_state_in_memory(tci_transport *t, tci_location loc)
+{
+    rma *r = rma_of(t);
+    return *(const int64_t *)(r->base + header_disp(r, loc.slot));
+}
+
+static void rma_clear_in_memory(tci_transport *t, tci_location loc)
+{
+    rma *r = rma_of(t);
+    memset(r->base + bitmap_disp(r, loc.slot), 0, (size_t)bitmap_bytes(r));
+    *(int64_t *)(r->base + header_disp(r, loc.slot) + WRITTEN_OFFSET) = 0;
+}
+
+static int rma_sync(tci_transport *t)
+{
+    return tci_error_from_mpi(MPI_Win_sync(rma_of(t)->win));
+}
+
+/* ---- moves, all under the slot lock ------------------------------------- */
+
+/* Clear the slot's bitmap and written-byte counter, with accumulates so
+ * that later MPI_BOR/MPI_SUM on the same bytes are ordered after them. */
+static int rma_reset(tci_transport *t, tci_location loc)
+{
+    rma *r = rma_of(t);
+    static const int64_t zero = 0;
+    memset(r->mask, 0, (size_t)bitmap_bytes(r));
+    MPI_Request req[2];
+    int n = 0;
+    int err = MPI_Raccumulate(r->mask, bitmap_bytes(r), MPI_UNSIGNED_CHAR, loc.rank,
+                              bitmap_disp(r, loc.slot), bitmap_bytes(r),
+                              MPI_UNSIGNED_CHAR, MPI_REPLACE, r->win, &req[n]);
+    if (err == MPI_SUCCESS && ++n)
+        err = MPI_Raccumulate(&zero, 1, MPI_INT64_T, loc.rank,
+                              header_disp(r, loc.slot) + WRITTEN_OFFSET, 1,
+                              MPI_INT64_T, MPI_REPLACE, r->win, &req[n]);
+    if (err == MPI_SUCCESS)
+        n++;
+    return tci_error_from_mpi(finish_started(n, req, err));   /* the mask is reused at once */
+}
+
+/* OR the written extents into the slot's bitmap: one accumulate over the
+ * bitmap bytes they span. */
+static int mark_written(rma *r, tci_location loc, const tci_extents *e, MPI_Request *req)
+{
+    int lo = e->disp[0] / 8;
+    int hi = (e->disp[e->count - 1] + e->len[e->count - 1] + 7) / 8;
+    memset(r->mask + lo, 0, (size_t)(hi - lo));
+    for (int i = 0; i < e->count; i++)
+        tci_bitmap_set_range(r->mask, e->disp[i], e->disp[i] + e->len[i]);
+    return MPI_Raccumulate(r->mask + lo, hi - lo, MPI_UNSIGNED_CHAR, loc.rank,
+                           bitmap_disp(r, loc.slot) + lo, hi - lo, MPI_UNSIGNED_CHAR,
+                           MPI_BOR, r->win, req);
+}
+
+/* The put, the bits and the counter in flight together. */
+static int rma_put(tci_transport *t, tci_location loc, const char *buf, const tci_move *m,
+                   int64_t *before)
+{
+    rma *r = rma_of(t);
+    const move_type *mt = ctype_of(m);
+    MPI_Request req[MAX_REQUESTS];
+    int n = 0;
+    int err = MPI_Rput(buf + mt->offset, mt->count, mt->type, loc.rank,
+                       data_disp(r, loc.slot) + mt->offset, mt->count, mt->type, r->win,
+                       &req[n]);
+    if (err == MPI_SUCCESS && ++n)
+        err = mark_written(r, loc, m->extents, &req[n]);
+    if (err == MPI_SUCCESS && ++n && before) {
+        err = MPI_Rget_accumulate(&m->bytes, 1, MPI_INT64_T, before, 1, MPI_INT64_T, loc.rank,
+                                  header_disp(r, loc.slot) + WRITTEN_OFFSET, 1,
+                                  MPI_INT64_T, MPI_SUM, r->win, &req[n]);
+        if (err == MPI_SUCCESS)
+            n++;                  /* counted only once it has started */
+    }
+    return tci_error_from_mpi(finish_started(n, req, err));
+}
+
+static int rma_get(tci_transport *t, tci_location loc, char *buf, const tci_move *m)
+{
+    rma *r = rma_of(t);
+    const move_type *mt = ctype_of(m);
+    MPI_Request req;
+    int err = MPI_Rget(buf + mt->offset, mt->count, mt->type, loc.rank,
+                       data_disp(r, loc.slot) + mt->offset, mt->count, mt->type, r->win, &req);
+    if (err == MPI_SUCCESS)
+        err = wait_yielding(1, &req);
+    return tci_error_from_mpi(err);
+}
+
+static int rma_get_all(tci_transport *t, tci_location loc, char *data, unsigned char *bitmap)
+{
+    rma *r = rma_of(t);
+    MPI_Request req[2];
+    int n = 0;
+    int err = MPI_Rget(bitmap, bitmap_bytes(r), MPI_BYTE, loc.rank, bitmap_disp(r, loc.slot),
+                       bitmap_bytes(r), MPI_BYTE, r->win, &req[n]);
+    if (err == MPI_SUCCESS && ++n)
+        err = MPI_Rget(data, segment_bytes(r), MPI_BYTE, loc.rank, data_disp(r, loc.slot),
+                       segment_bytes(r), MPI_BYTE, r->win, &req[n]);
+    if (err == MPI_SUCCESS)
+        n++;
+    return tci_error_from_mpi(finish_started(n, req, err));
+}
+
+static int rma_put_all(tci_transport *t, tci_location loc, const char *data)
+{
+    rma *r = rma_of(t);
+    MPI_Request req;
+    int err = MPI_Rput(data, segment_bytes(r), MPI_BYTE, loc.rank, data_disp(r, loc.slot),
+                       segment_bytes(r), MPI_BYTE, r->win, &req);
+    if (err == MPI_SUCCESS)
+        err = wait_yielding(1, &req);
+    return tci_error_from_mpi(err);
+}
+
+/* ---- keeping the window for the next file -------------------------------- */
+
+/* Zero is the empty state, as after rma_open.  A slot whose state word is
+ * still zero was never claimed (a claimed slot's state never returns to
+ * zero), so its counter and bitmap are zero too: only the slots the file
+ * used are cleared.  The next open's first agreement orders this before
+ * any access of the next file. */
+static void rma_empty(tci_transport *t)
+{
+    rma *r = rma_of(t);
+    if (r->win == MPI_WIN_NULL || t->local_slots == 0)
+        return;
+    memset(r->base, 0, NOTICE_BYTES);
+    for (int64_t s = 0; s < t->local_slots; s++) {
+        char *header = r->base + header_disp(r, s);
+        if (*(const int64_t *)header == 0)
+            continue;
+        memset(header, 0, HEADER_BYTES);
+        memset(r->base + bitmap_disp(r, s), 0, (size_t)bitmap_bytes(r));
+    }
+    MPI_Win_sync(r->win);
+}
+
+static void rma_rebind(tci_transport *t, const tci_segmap *map)
+{
+    rma_of(t)->map = map;
+}
+
+const tci_transport_ops tci_transport_rma = {
+    .name = "rma",
+    .memory_bytes = rma_memory_bytes,
+    .open = rma_open,
+    .close = rma_close,
+    .take = rma_take,
+    .release = rma_release,
+    .reset = rma_reset,
+    .describe = rma_describe,
+    .forget = rma_forget,
+    .put = rma_put,
+    .get = rma_get,
+    .get_all = rma_get_all,
+    .put_all = rma_put_all,
+    .notify = rma_notify,
+    .memory = rma_memory,
+    .state_in_memory = rma_state_in_memory,
+    .clear_in_memory = rma_clear_in_memory,
+    .sync = rma_sync,
+    .notices = rma_notices,
+    .peek_states = rma_peek_states,
+    .complete_all = rma_complete_all,
+    .empty = rma_empty,
+    .rebind = rma_rebind,
+};
