@@ -36,9 +36,11 @@
 
 typedef struct tci_transport tci_transport;
 
-/* A move's extents as the transport wants them, prepared before the slot
- * is taken (building a description may cost a millisecond for tens of
- * thousands of extents: not while holding a lock).  IMPL is the
+/* A move's extents as the transport wants them.  A write move prepares
+ * it before taking the slot (building a description may cost a millisecond
+ * for tens of thousands of extents: better not while holding a lock); a
+ * read move prepares it under the lock, and only when the slot is loaded
+ * already (a read that loads the segment needs none).  IMPL is the
  * transport's own description. */
 typedef struct tci_move {
     const tci_extents *extents;   /* normalised: sorted, disjoint */
@@ -75,8 +77,8 @@ typedef struct tci_transport_ops {
     /* Under the lock: clear the slot's bitmap and written-byte counter
      * (a claim for a new segment). */
     int  (*reset)(tci_transport *t, tci_location loc);
-    /* Describe extents E for moves (before taking the slot); forget frees
-     * the description.  */
+    /* Describe extents E for moves (writes: before taking the slot;
+     * reads: under the lock, see tci_move); forget frees the description. */
     int  (*describe)(tci_transport *t, const tci_extents *e, tci_move *m);
     void (*forget)(tci_transport *t, tci_move *m);
     /* Under the lock: copy M's extents of BUF (a segment) into the slot,

@@ -1,0 +1,161 @@
+/*
+ * tcio_fortran.c - the C side of the Fortran module (tcio.F90).
+ *
+ * Thin stubs: each converts the Fortran MPI handles (MPI_Fint: the integer
+ * of `use mpi', the MPI_VAL component of the `use mpi_f08' types) with the
+ * MPI f2c functions and turns the Fortran buffer, an assumed-type,
+ * assumed-rank dummy that arrives as a C descriptor (ISO_Fortran_binding.h,
+ * Fortran 2018), into the address libtcio expects.  Everything else is
+ * libtcio's own checking and error codes; see doc/fortran.md.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ISO_Fortran_binding.h>
+#include "tcio.h"
+
+/* The module passes offsets as integer(c_long_long), converted from the
+ * users' integer(MPI_OFFSET_KIND); tcio_seek, tcio_prefetch and
+ * tcio_read_session are bound directly, so MPI_Offset must be as wide. */
+_Static_assert(sizeof(MPI_Offset) == sizeof(long long),
+               "the Fortran module passes MPI_Offset as long long");
+
+/* Bytes the array described by D occupies, or -1 when unknown (an
+ * assumed-size array, whose last extent is -1). */
+static long long descriptor_bytes(const CFI_cdesc_t *d)
+{
+    long long n = (long long)d->elem_len;
+    for (int r = 0; r < d->rank; r++) {
+        if (d->dim[r].extent < 0)
+            return -1;
+        n *= (long long)d->dim[r].extent;
+    }
+    return n;
+}
+
+/* Whether COUNT elements of TYPE, laid out from the start of the buffer as
+ * MPI lays them out, fit into NBYTES (-1: unknown, trusted). */
+static bool fits(long long nbytes, int count, MPI_Datatype type)
+{
+    if (nbytes < 0)
+        return true;
+    MPI_Aint lb, extent, true_lb, true_extent;
+    if (MPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+        MPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS)
+        return true;                       /* leave it to libtcio's own checks */
+    if (true_lb < 0)
+        return false;
+    long long needed = (long long)true_lb + (long long)true_extent +
+                       (long long)(count - 1) * (long long)extent;
+    return needed <= nbytes;
+}
+
+/* Copy the elements of the non-contiguous array D, in array element order,
+ * into a new contiguous buffer of NBYTES (NULL when out of memory). */
+static void *pack(const CFI_cdesc_t *d, long long nbytes)
+{
+    char *out = malloc(nbytes > 0 ? (size_t)nbytes : 1), *p = out;
+    if (!out)
+        return NULL;
+    CFI_index_t index[CFI_MAX_RANK] = { 0 };
+    long long elements = nbytes / (long long)d->elem_len;
+    for (long long k = 0; k < elements; k++) {
+        const char *src = d->base_addr;
+        for (int r = 0; r < d->rank; r++)
+            src += index[r] * d->dim[r].sm;
+        memcpy(p, src, d->elem_len);
+        p += d->elem_len;
+        for (int r = 0; r < d->rank && ++index[r] == d->dim[r].extent; r++)
+            index[r] = 0;
+    }
+    return out;
+}
+
+/* ---- open (tcio_open itself takes no handle: the module binds it) -------- */
+
+int tcio_f_open_comm(MPI_Fint comm, const char *fname, int mode, MPI_Fint info,
+                     tcio_file **fh)
+{
+    return tcio_open_comm(MPI_Comm_f2c(comm), fname, mode, MPI_Info_f2c(info), fh);
+}
+
+/* ---- writes: a non-contiguous array is packed first (tcio_write copies the
+ * data before it returns anyway) ------------------------------------------- */
+
+static int write_descriptor(tcio_file *fh, bool at, MPI_Offset offset,
+                            const CFI_cdesc_t *data, int count, MPI_Fint ftype)
+{
+    MPI_Datatype type = MPI_Type_f2c(ftype);
+    const void *base = data->base_addr;
+    void *packed = NULL;
+    if (fh && count > 0 && type != MPI_DATATYPE_NULL) {
+        long long nbytes = descriptor_bytes(data);
+        if (!fits(nbytes, count, type))
+            return TCIO_ERR_BAD_ARG;
+        if (nbytes > 0 && !CFI_is_contiguous(data)) {
+            packed = pack(data, nbytes);
+            if (!packed)
+                return TCIO_ERR_NO_MEMORY;
+            base = packed;
+        }
+    }
+    int rc = at ? tcio_write_at(fh, offset, base, count, type)
+                : tcio_write(fh, base, count, type);
+    free(packed);
+    return rc;
+}
+
+int tcio_f_write(tcio_file *fh, const CFI_cdesc_t *data, int count, MPI_Fint type)
+{
+    return write_descriptor(fh, false, 0, data, count, type);
+}
+
+int tcio_f_write_at(tcio_file *fh, long long offset, const CFI_cdesc_t *data,
+                    int count, MPI_Fint type)
+{
+    return write_descriptor(fh, true, offset, data, count, type);
+}
+
+/* ---- reads: lazy, so the library must fill the user's own memory: a
+ * non-contiguous array (a strided section) is refused ----------------------
+ * (These refusals, and a COUNT past the end of the array, are the module's
+ * own: libtcio's tcio_last_error does not record them.) */
+
+static int read_descriptor(tcio_file *fh, bool at, MPI_Offset offset,
+                           CFI_cdesc_t *data, int count, MPI_Fint ftype)
+{
+    MPI_Datatype type = MPI_Type_f2c(ftype);
+    if (fh && count > 0 && type != MPI_DATATYPE_NULL) {
+        long long nbytes = descriptor_bytes(data);
+        if (!fits(nbytes, count, type) || (nbytes > 0 && !CFI_is_contiguous(data)))
+            return TCIO_ERR_BAD_ARG;
+    }
+    return at ? tcio_read_at(fh, offset, data->base_addr, count, type)
+              : tcio_read(fh, data->base_addr, count, type);
+}
+
+int tcio_f_read(tcio_file *fh, CFI_cdesc_t *data, int count, MPI_Fint type)
+{
+    return read_descriptor(fh, false, 0, data, count, type);
+}
+
+int tcio_f_read_at(tcio_file *fh, long long offset, CFI_cdesc_t *data, int count,
+                   MPI_Fint type)
+{
+    return read_descriptor(fh, true, offset, data, count, type);
+}
+
+/* ---- settings in effect: the new info object goes back as MPI_Fint ------ */
+
+int tcio_f_get_info(tcio_file *fh, MPI_Fint *info)
+{
+    MPI_Info c_info = MPI_INFO_NULL;
+    int rc = tcio_get_info(fh, &c_info);
+    *info = MPI_Info_c2f(rc == TCIO_SUCCESS ? c_info : MPI_INFO_NULL);
+    return rc;
+}
+
+/* ---- the rest take no MPI handles or buffers: the module binds tcio_open,
+ * tcio_seek, tcio_flush, tcio_fetch, tcio_close, tcio_prefetch,
+ * tcio_read_session, tcio_progress, tcio_error_string, tcio_last_error and
+ * tcio_version directly ------------------------------------------------- */

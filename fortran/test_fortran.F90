@@ -1,0 +1,352 @@
+! test_fortran - the Fortran module on 2 ranks (fortran-api.sh).
+!
+!   mpiexec -n 2 test_fortran DIR
+!
+! Every call of the module with `use mpi' integer handles, and with
+! `use mpi_f08' handles when the MPI has them; data written through libtcio
+! is compared with a plain Fortran stream read of the file (the independent
+! reference), data read back with the values written; error paths give the
+! documented codes.  Prints one line per failed check and a total; exit
+! status 1 when any check failed.
+
+! ---- bookkeeping shared by the two halves ----
+module checks
+  implicit none
+  integer :: failures = 0, checked = 0
+  character(len=:), allocatable :: dir
+contains
+  subroutine check(ok, what)
+    logical, intent(in) :: ok
+    character(len=*), intent(in) :: what
+    checked = checked + 1
+    if (.not. ok) then
+      failures = failures + 1
+      write (*, '(2a)') 'FAIL: ', what
+    end if
+  end subroutine
+
+  subroutine check_rc(rc, expected, what)
+    use tcio, only: tcio_error_string
+    integer, intent(in) :: rc, expected
+    character(len=*), intent(in) :: what
+    character(len=16) :: got, want
+    write (got, '(i0)') rc
+    write (want, '(i0)') expected
+    call check(rc == expected, what // ': returned ' // trim(got) // ' (' // &
+        tcio_error_string(rc) // '), expected ' // trim(want))
+  end subroutine
+
+  ! The whole file NAME as bytes, read with plain Fortran stream I/O.
+  subroutine read_file(name, bytes)
+    character(len=*), intent(in) :: name
+    integer(1), allocatable, intent(out) :: bytes(:)
+    integer :: unit, size_of_file
+    open (newunit=unit, file=name, access='stream', form='unformatted', status='old', &
+        action='read')
+    inquire (unit=unit, size=size_of_file)
+    allocate(bytes(size_of_file))
+    if (size_of_file > 0) read (unit) bytes
+    close (unit)
+  end subroutine
+end module checks
+
+! ---- use mpi: integer handles ----
+subroutine integer_handle_tests()
+  use mpi
+  use tcio
+  use checks
+  implicit none
+  interface
+    integer(c_int) function test_c_constants(values, n) bind(C)
+      use, intrinsic :: iso_c_binding, only: c_int
+      integer(c_int) :: values(*)
+      integer(c_int), value :: n
+    end function
+    subroutine test_c_version(buf, n) bind(C)
+      use, intrinsic :: iso_c_binding, only: c_int, c_char
+      character(kind=c_char) :: buf(*)
+      integer(c_int), value :: n
+    end subroutine
+  end interface
+  integer, parameter :: N = 6
+  integer :: fortran_values(23), c_values(23), k, rank, nprocs, ierr, info, vector, code
+  logical :: found
+  character(len=MPI_MAX_INFO_VAL) :: value
+  character(len=TCIO_MAX_ERROR_STRING) :: message
+  integer :: ints(N, 2), evens(2 * N), back(N, 2), picked(N), scalar_back
+  integer, asynchronous :: other(N, 2)
+  real(8) :: x, x_back
+  integer(1), allocatable :: bytes(:)
+  integer(1) :: expected(4 * 4 * N + 8)
+  character(len=32) :: c_version
+  character(len=:), allocatable :: name
+  type(tcio_file) :: fh, never_opened
+  integer(MPI_OFFSET_KIND) :: block, base
+
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
+
+  ! Constants against tcio.h.
+  fortran_values = [TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE, TCIO_ERR_BAD_ARG, TCIO_ERR_BAD_TYPE, &
+      TCIO_ERR_BAD_MODE, TCIO_ERR_READ_ONLY, TCIO_ERR_WRITE_ONLY, TCIO_ERR_BAD_CONFIG, &
+      TCIO_ERR_NO_MEMORY, TCIO_ERR_NO_SUCH_FILE, TCIO_ERR_ACCESS, TCIO_ERR_FILE_EXISTS, &
+      TCIO_ERR_OPEN, TCIO_ERR_NO_SPACE, TCIO_ERR_IO, TCIO_ERR_MPI, TCIO_ERR_REMOTE, &
+      TCIO_ERR_COUNT, TCIO_MODE_TRUNC, tcio_version_major, tcio_version_minor, &
+      tcio_version_patch, TCIO_MAX_ERROR_STRING]
+  call check(test_c_constants(c_values, size(c_values)) == size(c_values), 'constant count')
+  do k = 1, size(c_values)
+    write (c_version, '(a,i0)') 'constant of tcio.h number ', k
+    call check(fortran_values(k) == c_values(k), trim(c_version))
+  end do
+  call test_c_version(c_version, len(c_version))
+  call check(c_version == tcio_version_string, 'tcio_version_string is TCIO_VERSION')
+  call check(tcio_version() == tcio_version_string, 'tcio_version() of this build')
+  call check(tcio_error_string(TCIO_SUCCESS) == 'success', 'tcio_error_string(TCIO_SUCCESS)')
+  call check(len(tcio_error_string(TCIO_ERR_COUNT + 5)) > 0, 'tcio_error_string of an unknown code')
+
+  ! A never-opened handle: TCIO_ERR_BAD_HANDLE everywhere.
+  call check(.not. tcio_is_open(never_opened), 'tcio_is_open of a fresh handle')
+  call check_rc(tcio_write(never_opened, ints, 1, MPI_INTEGER), TCIO_ERR_BAD_HANDLE, 'write, no handle')
+  call check_rc(tcio_read(never_opened, back, 1, MPI_INTEGER), TCIO_ERR_BAD_HANDLE, 'read, no handle')
+  call check_rc(tcio_seek(never_opened, 0_MPI_OFFSET_KIND, MPI_SEEK_SET), TCIO_ERR_BAD_HANDLE, &
+      'seek, no handle')
+  call check_rc(tcio_fetch(never_opened), TCIO_ERR_BAD_HANDLE, 'fetch, no handle')
+  call check_rc(tcio_progress(never_opened), TCIO_ERR_BAD_HANDLE, 'progress, no handle')
+  call check_rc(tcio_prefetch(never_opened, 0_MPI_OFFSET_KIND, 1_MPI_OFFSET_KIND), &
+      TCIO_ERR_BAD_HANDLE, 'prefetch, no handle')
+
+  ! tcio_open of a missing directory fails (on every rank).
+  fh = tcio_open(dir // '/no/such/dir/file', MPI_MODE_RDONLY)
+  call check(.not. tcio_is_open(fh), 'tcio_open of a missing file')
+
+  ! A bad setting through an info object: TCIO_ERR_BAD_CONFIG, no handle.
+  call MPI_Info_create(info, ierr)
+  call MPI_Info_set(info, 'tcio_aggregators', '5', ierr)
+  call check_rc(tcio_open_comm(MPI_COMM_WORLD, dir // '/bad.dat', &
+      ior(MPI_MODE_WRONLY, MPI_MODE_CREATE), info, fh), TCIO_ERR_BAD_CONFIG, &
+      'open_comm with tcio_aggregators=5 on 2 ranks')
+  call check(.not. tcio_is_open(fh), 'no handle after a failed open_comm')
+  call MPI_Info_free(info, ierr)
+  code = tcio_last_error(message)
+  call check_rc(code, TCIO_ERR_BAD_CONFIG, 'tcio_last_error after the bad setting')
+  call check(index(message, 'rank ') == 1 .and. index(message, 'tcio_aggregators') > 0, &
+      'tcio_last_error names the setting: ' // trim(message))
+  call check_rc(tcio_last_error(), TCIO_ERR_BAD_CONFIG, 'tcio_last_error without a message')
+  value = 'x'
+  code = tcio_last_error(value(1:4))
+  call check(value(1:4) == 'rank' .and. value(5:) == '', 'tcio_last_error cuts to len(message)')
+  call check_rc(tcio_get_info(never_opened, info), TCIO_ERR_BAD_HANDLE, 'get_info, no handle')
+  call check(info == MPI_INFO_NULL, 'get_info, no handle: MPI_INFO_NULL')
+
+  ! Each rank writes a block: a 2-D integer array (tcio_write at the position
+  ! set by tcio_seek), the odd elements of EVENS through a vector datatype,
+  ! a strided section (packed by the module) and a real(8) scalar.
+  do k = 1, N
+    ints(k, 1) = 1000 * rank + k
+    ints(k, 2) = -(1000 * rank + k)
+  end do
+  evens = [(100 * rank + k, k = 1, 2 * N)]
+  x = 0.5d0 + rank
+  block = 4 * (2 * N + N + N) + 8
+  base = block * rank
+  name = dir // '/ints.dat'
+  call MPI_Info_create(info, ierr)
+  call MPI_Info_set(info, 'tcio_segment_size', '64', ierr)
+  call check_rc(tcio_open_comm(MPI_COMM_WORLD, name, ior(ior(MPI_MODE_RDWR, MPI_MODE_CREATE), &
+      TCIO_MODE_TRUNC), info, fh), TCIO_SUCCESS, 'open_comm RDWR|CREATE|TRUNC, 64-byte segments')
+  call MPI_Info_free(info, ierr)
+  call check(tcio_is_open(fh), 'tcio_is_open after open_comm')
+  call MPI_Type_vector(N, 1, 2, MPI_INTEGER, vector, ierr)
+  call MPI_Type_commit(vector, ierr)
+  call check_rc(tcio_seek(fh, base, MPI_SEEK_SET), TCIO_SUCCESS, 'seek')
+  call check_rc(tcio_write(fh, ints, 2 * N, MPI_INTEGER), TCIO_SUCCESS, 'write 2-D array')
+  call check_rc(tcio_write(fh, evens, 1, vector), TCIO_SUCCESS, 'write vector type')
+  call check_rc(tcio_write(fh, evens(2::2), N, MPI_INTEGER), TCIO_SUCCESS, 'write strided section')
+  call check_rc(tcio_write_at(fh, base + block - 8, x, 1, MPI_DOUBLE_PRECISION), TCIO_SUCCESS, &
+      'write_at scalar')
+  ! Rejected writes and reads change nothing.
+  call check_rc(tcio_write(fh, ints, 2 * N + 1, MPI_INTEGER), TCIO_ERR_BAD_ARG, &
+      'write of more elements than the array has')
+  call check_rc(tcio_write(fh, ints, 1, MPI_DATATYPE_NULL), TCIO_ERR_BAD_TYPE, 'write MPI_DATATYPE_NULL')
+  call check_rc(tcio_write(fh, ints, -1, MPI_INTEGER), TCIO_ERR_BAD_ARG, 'write count -1')
+  call check_rc(tcio_write_at(fh, -1_MPI_OFFSET_KIND, ints, 1, MPI_INTEGER), TCIO_ERR_BAD_ARG, &
+      'write_at offset -1')
+  call check_rc(tcio_read(fh, other(1, :), 2, MPI_INTEGER), TCIO_ERR_BAD_ARG, &
+      'read into a non-contiguous section')
+  call check_rc(tcio_seek(fh, 0_MPI_OFFSET_KIND, 99), TCIO_ERR_BAD_ARG, 'seek with a bad whence')
+  call check_rc(tcio_progress(fh), TCIO_SUCCESS, 'progress')
+  call check_rc(tcio_get_info(fh, info), TCIO_SUCCESS, 'get_info')
+  if (info /= MPI_INFO_NULL) then
+    call MPI_Info_get(info, 'tcio_segment_size', MPI_MAX_INFO_VAL, value, found, ierr)
+    call check(found .and. value == '64', 'get_info: tcio_segment_size is 64')
+    call MPI_Info_get(info, 'tcio_aggregators', MPI_MAX_INFO_VAL, value, found, ierr)
+    call check(found .and. verify(trim(value), '0123456789') == 0, 'get_info: tcio_aggregators')
+    call MPI_Info_free(info, ierr)
+  end if
+  call check_rc(tcio_flush(fh), TCIO_SUCCESS, 'flush')
+
+  ! Read the next rank's block back: lazy until tcio_fetch.
+  base = block * mod(rank + 1, nprocs)
+  other = 0
+  call check_rc(tcio_prefetch(fh, base, block), TCIO_SUCCESS, 'prefetch')
+  call check_rc(tcio_read_at(fh, base, other, 2 * N, MPI_INTEGER), TCIO_SUCCESS, 'read_at 2-D array')
+  call check_rc(tcio_seek(fh, base + 4 * 2 * N, MPI_SEEK_SET), TCIO_SUCCESS, 'seek for read')
+  call check_rc(tcio_read(fh, picked, N, MPI_INTEGER), TCIO_SUCCESS, 'read')
+  call check_rc(tcio_seek(fh, 4_MPI_OFFSET_KIND * N - 4, MPI_SEEK_CUR), TCIO_SUCCESS, 'seek CUR')
+  call check_rc(tcio_read(fh, scalar_back, 1, MPI_INTEGER), TCIO_SUCCESS, 'read scalar')
+  call check_rc(tcio_read_at(fh, base + block - 8, x_back, 1, MPI_DOUBLE_PRECISION), &
+      TCIO_SUCCESS, 'read_at real(8) scalar')
+  call check_rc(tcio_fetch(fh), TCIO_SUCCESS, 'fetch')
+  k = mod(rank + 1, nprocs)
+  back(:, 1) = [(1000 * k + ierr, ierr = 1, N)]
+  back(:, 2) = -back(:, 1)
+  call check(all(other == back), 'read_at: the next rank''s 2-D array')
+  call check(all(picked == [(100 * k + 2 * ierr - 1, ierr = 1, N)]), 'read: the next rank''s vector')
+  call check(scalar_back == 100 * k + 2 * N, 'read: last element of the strided section')
+  call check(x_back == 0.5d0 + k, 'read_at: the next rank''s real(8)')
+  call check_rc(tcio_close(fh), TCIO_SUCCESS, 'close')
+  call check(.not. tcio_is_open(fh), 'tcio_is_open after close')
+  call check_rc(tcio_flush(fh), TCIO_ERR_BAD_HANDLE, 'flush after close')
+  call MPI_Type_free(vector, ierr)
+
+  ! The file against plain stream I/O (rank 0).
+  if (rank == 0) then
+    call read_file(name, bytes)
+    call check(size(bytes) == block * nprocs, 'file size')
+    do k = 0, nprocs - 1
+      ints(:, 1) = [(1000 * k + ierr, ierr = 1, N)]
+      ints(:, 2) = -ints(:, 1)
+      evens = [(100 * k + ierr, ierr = 1, 2 * N)]
+      x = 0.5d0 + k
+      expected = transfer([transfer(ints, expected), transfer(evens(1::2), expected), &
+          transfer(evens(2::2), expected), transfer(x, expected)], expected)
+      call check(all(bytes(block * k + 1 : block * (k + 1)) == expected), 'bytes of a rank''s block')
+    end do
+  end if
+
+  ! tcio_open (MPI_COMM_WORLD), read-only: writes are refused; a read
+  ! session is collective.
+  fh = tcio_open(name, MPI_MODE_RDONLY)
+  call check(tcio_is_open(fh), 'tcio_open read-only')
+  call check_rc(tcio_write(fh, ints, 1, MPI_INTEGER), TCIO_ERR_READ_ONLY, 'write to a read-only file')
+  call check_rc(tcio_read_session(fh, 0_MPI_OFFSET_KIND, block), TCIO_SUCCESS, 'read_session')
+  back = 0
+  call check_rc(tcio_read_at(fh, 0_MPI_OFFSET_KIND, back, 2 * N, MPI_INTEGER), TCIO_SUCCESS, &
+      'read_at rank 0''s block')
+  call check_rc(tcio_close(fh), TCIO_SUCCESS, 'close read-only')
+  call check(all(back(:, 1) == [(ierr, ierr = 1, N)]) .and. all(back(:, 2) == -back(:, 1)), &
+      'data completed by tcio_close')
+end subroutine integer_handle_tests
+
+#ifdef TCIO_HAVE_MPI_F08
+! ---- use mpi_f08: derived-type handles ----
+subroutine f08_handle_tests()
+  use mpi_f08
+  use tcio
+  use checks
+  implicit none
+  integer, parameter :: N = 5
+  type(tcio_file) :: fh
+  type(MPI_Datatype) :: pair
+  type(MPI_Info) :: info
+  real(8) :: values(N), back(N), matrix(4, 3)
+  character(len=6) :: word = 'tcio!?'
+  real(8), asynchronous :: mine(N)
+  integer(1), allocatable :: bytes(:)
+  integer :: rank, k
+  logical :: found
+  character(len=MPI_MAX_INFO_VAL) :: value
+  character(len=:), allocatable :: name
+  character(len=8) :: digits
+
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+  values = [(rank + k / 8.0d0, k = 1, N)]
+  ! Every rank on its own file through MPI_COMM_SELF: the communicator
+  ! really is converted (on MPI_COMM_WORLD a wrong one could pass unseen).
+  write (digits, '(i0)') rank
+  name = dir // '/self' // trim(digits) // '.dat'
+  call check_rc(tcio_open_comm(MPI_COMM_SELF, name, ior(MPI_MODE_WRONLY, MPI_MODE_CREATE), &
+      MPI_INFO_NULL, fh), TCIO_SUCCESS, 'f08: open_comm MPI_COMM_SELF')
+  call check_rc(tcio_write(fh, values, N, MPI_DOUBLE_PRECISION), TCIO_SUCCESS, 'f08: write')
+  ! A 2-D section with gaps in both dimensions: packed in array element order.
+  matrix = reshape([(10.0d0 * rank + k, k = 1, 12)], [4, 3])
+  call check_rc(tcio_write(fh, matrix(2:3, 1:3:2), 4, MPI_DOUBLE_PRECISION), TCIO_SUCCESS, &
+      'f08: write a 2-D section')
+  ! A character scalar: its length is the element size the descriptor gives.
+  call check_rc(tcio_write(fh, word, len(word), MPI_CHARACTER), TCIO_SUCCESS, 'f08: write a string')
+  call check_rc(tcio_write(fh, word, len(word) + 1, MPI_CHARACTER), TCIO_ERR_BAD_ARG, &
+      'f08: write past the end of a string')
+  call check_rc(tcio_write(fh, values, 1, MPI_DATATYPE_NULL), TCIO_ERR_BAD_TYPE, &
+      'f08: write MPI_DATATYPE_NULL')
+  call check_rc(tcio_read(fh, back, 1, MPI_DOUBLE_PRECISION), TCIO_ERR_WRITE_ONLY, &
+      'f08: read from a write-only file')
+  call check_rc(tcio_close(fh), TCIO_SUCCESS, 'f08: close')
+  call read_file(name, bytes)
+  call check(size(bytes) == 8 * (N + 4) + len(word), 'f08: file size')
+  if (size(bytes) == 8 * (N + 4) + len(word)) then
+    call check(all(bytes(8 * (N + 4) + 1 :) == transfer(word, bytes)), 'f08: the string in the file')
+    call check(all(transfer(bytes(1 : 8 * N), back) == values), 'f08: file content')
+    call check(all(transfer(bytes(8 * N + 1 : 8 * (N + 4)), back(1:4)) == &
+        [matrix(2, 1), matrix(3, 1), matrix(2, 3), matrix(3, 3)]), 'f08: 2-D section in the file')
+  end if
+
+  ! On MPI_COMM_WORLD with an info object and a derived datatype.
+  name = dir // '/f08.dat'
+  call MPI_Info_create(info)
+  call MPI_Info_set(info, 'tcio_segments_per_proc', '2')
+  call MPI_Type_contiguous(2, MPI_DOUBLE_PRECISION, pair)
+  call MPI_Type_commit(pair)
+  call check_rc(tcio_open_comm(MPI_COMM_WORLD, name, ior(ior(MPI_MODE_RDWR, MPI_MODE_CREATE), &
+      TCIO_MODE_TRUNC), info, fh), TCIO_SUCCESS, 'f08: open_comm with info')
+  call MPI_Info_free(info)
+  call check_rc(tcio_write_at(fh, int(8 * N * rank, MPI_OFFSET_KIND), values, 2, pair), &
+      TCIO_SUCCESS, 'f08: write_at pairs')
+  call check_rc(tcio_write_at(fh, int(8 * N * rank + 32, MPI_OFFSET_KIND), values(N), 1, &
+      MPI_DOUBLE_PRECISION), TCIO_SUCCESS, 'f08: write_at an element')
+  call check_rc(tcio_write_at(fh, 0_MPI_OFFSET_KIND, values, 3, pair), TCIO_ERR_BAD_ARG, &
+      'f08: write_at past the end of the array')
+  call check_rc(tcio_get_info(fh, info), TCIO_SUCCESS, 'f08: get_info')
+  if (info /= MPI_INFO_NULL) then
+    call MPI_Info_get(info, 'tcio_segments_per_proc', MPI_MAX_INFO_VAL, value, found)
+    call check(found .and. value == '2', 'f08: get_info: tcio_segments_per_proc is 2')
+    call MPI_Info_free(info)
+  end if
+  call check_rc(tcio_flush(fh), TCIO_SUCCESS, 'f08: flush')
+  mine = 0
+  call check_rc(tcio_read_at(fh, int(8 * N * rank, MPI_OFFSET_KIND), mine, 2, pair), &
+      TCIO_SUCCESS, 'f08: read_at pairs')
+  call check_rc(tcio_read(fh, mine(N), 1, MPI_DOUBLE_PRECISION), TCIO_SUCCESS, &
+      'f08: read (position 0)')
+  call check_rc(tcio_close(fh), TCIO_SUCCESS, 'f08: close world')
+  call check(all(mine(1:4) == values(1:4)), 'f08: pairs read back')
+  call check(mine(N) == 1 / 8.0d0, 'f08: rank 0''s first value at position 0')
+  call MPI_Type_free(pair)
+end subroutine f08_handle_tests
+#endif
+
+program test_fortran
+  use mpi
+  use checks
+  implicit none
+  integer :: ierr, rank, total, length
+  character(len=4096) :: arg
+
+  call MPI_Init(ierr)
+  call get_command_argument(1, arg, length)
+  if (length == 0) then
+    write (*, '(a)') 'usage: mpiexec -n 2 test_fortran DIR'
+    call MPI_Finalize(ierr)
+    error stop 2
+  end if
+  dir = trim(arg)
+  call integer_handle_tests()
+#ifdef TCIO_HAVE_MPI_F08
+  call f08_handle_tests()
+#endif
+  call MPI_Allreduce(failures, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  if (rank == 0) write (*, '(a,i0,a,i0,a)') 'fortran-api: ', checked, ' checks per rank, ', &
+      total, ' failed'
+  call MPI_Finalize(ierr)
+  if (total /= 0) error stop 1
+end program test_fortran
