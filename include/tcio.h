@@ -197,6 +197,12 @@ tcio_file *tcio_open(const char *fname, int mode);
  * (for example Open MPI's osc/rdma without an RDMA-capable transport) or
  * gives it the separate memory model (MPI_WIN_MODEL), which libtcio does
  * not support (doc/portability.md).
+ * The first open on COMM keeps a duplicate of COMM and, after a successful
+ * tcio_close, the file's level-2 window as attributes of COMM, for the
+ * next file opened on it (which then needs neither MPI_Comm_dup nor
+ * MPI_Win_allocate): an aggregator keeps its level-2 memory between files
+ * until COMM is freed, a file of another geometry is opened on it, or MPI
+ * finalizes (doc/design.md, Open and close).
  */
 int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info,
                    tcio_file **fh);

@@ -198,23 +198,27 @@ static int place_list(const tci_config *cfg, int nprocs, int *ranks)
     return TCIO_SUCCESS;
 }
 
-int tci_aggregators_choose(const tci_config *cfg, MPI_Comm comm, MPI_Comm cache_comm,
-                           int64_t stripe_factor, tci_aggregators *out)
+int tci_aggregators_prepare(MPI_Comm cache_comm, int nprocs, tci_aggregators *out,
+                            bool *cached)
 {
     memset(out, 0, sizeof *out);
     out->index = -1;
-    int nprocs, me;
-    MPI_Comm_size(comm, &nprocs);
-    MPI_Comm_rank(comm, &me);
     out->nprocs = nprocs;
     out->node_of = malloc((size_t)nprocs * sizeof *out->node_of);
     out->ranks = malloc((size_t)nprocs * sizeof *out->ranks);
+    *cached = cached_nodes(cache_comm, nprocs) != NULL;
+    return out->node_of && out->ranks ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
+}
+
+int tci_aggregators_choose_agreed(const tci_config *cfg, MPI_Comm comm, MPI_Comm cache_comm,
+                                  int64_t stripe_factor, bool cached_everywhere,
+                                  tci_aggregators *out)
+{
+    int nprocs = out->nprocs, me;
+    MPI_Comm_rank(comm, &me);
     const node_cache *cache = cached_nodes(cache_comm, nprocs);
-    bool everywhere;
-    int rc = agree_before_nodes(comm, !out->node_of || !out->ranks, cache != NULL, &everywhere);
-    if (rc != TCIO_SUCCESS)
-        return rc;                      /* the caller agrees on the outcome */
-    out->nnodes = nodes_of(comm, cache, everywhere, nprocs, out->node_of);
+    out->nnodes = nodes_of(comm, cache, cached_everywhere && cache, nprocs, out->node_of);
+    int rc = TCIO_SUCCESS;
     int count = cfg->aggregators > 0 ? (int)cfg->aggregators
                                      : tci_aggregators_default(nprocs, out->nnodes, stripe_factor);
     if (out->nnodes < 0)
@@ -234,6 +238,19 @@ int tci_aggregators_choose(const tci_config *cfg, MPI_Comm comm, MPI_Comm cache_
         if (out->ranks[i] == me)
             out->index = i;
     return rc;
+}
+
+int tci_aggregators_choose(const tci_config *cfg, MPI_Comm comm, MPI_Comm cache_comm,
+                           int64_t stripe_factor, tci_aggregators *out)
+{
+    int nprocs;
+    MPI_Comm_size(comm, &nprocs);
+    bool cached, everywhere;
+    int rc = tci_aggregators_prepare(cache_comm, nprocs, out, &cached);
+    rc = agree_before_nodes(comm, rc != TCIO_SUCCESS, cached, &everywhere);
+    if (rc != TCIO_SUCCESS)
+        return rc;                      /* the caller agrees on the outcome */
+    return tci_aggregators_choose_agreed(cfg, comm, cache_comm, stripe_factor, everywhere, out);
 }
 
 int64_t tci_aggregators_digest(const tci_aggregators *a)

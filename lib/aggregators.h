@@ -2,6 +2,7 @@
 #ifndef TCIO_AGGREGATORS_H
 #define TCIO_AGGREGATORS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <mpi.h>
 #include "configuration.h"
@@ -29,6 +30,19 @@ int tci_aggregators_default(int nprocs, int nnodes, int64_t stripe_factor);
  * rank gets the same result for the same input. */
 int tci_aggregators_choose(const tci_config *cfg, MPI_Comm comm, MPI_Comm cache_comm,
                            int64_t stripe_factor, tci_aggregators *out);
+
+/* tci_aggregators_choose in two halves, for a caller that agrees on the
+ * outcome of the first in a reduction of its own: _prepare (local)
+ * allocates OUT's arrays for NPROCS ranks and tells whether the node map
+ * is *CACHED on CACHE_COMM on this rank; returns TCIO_SUCCESS or
+ * TCIO_ERR_NO_MEMORY.  _choose_agreed runs only when _prepare succeeded on
+ * every rank, with CACHED_EVERYWHERE true only when it was cached on every
+ * rank (else every rank finds the nodes, collectively). */
+int tci_aggregators_prepare(MPI_Comm cache_comm, int nprocs, tci_aggregators *out,
+                            bool *cached);
+int tci_aggregators_choose_agreed(const tci_config *cfg, MPI_Comm comm, MPI_Comm cache_comm,
+                                  int64_t stripe_factor, bool cached_everywhere,
+                                  tci_aggregators *out);
 
 /* Keep A's node map as an attribute of COMM for later opens (freed with
  * COMM).  Call only once every rank has the map: a rank that finds it

@@ -89,18 +89,20 @@ static int check_mode(int mode)
     return TCIO_SUCCESS;
 }
 
+static void return_window(tcio_file *fh);
+
 static void destroy(tcio_file *fh)
 {
     free(fh->name);
     tci_staged_discard(&fh->staged);
     tci_level1_free(&fh->l1);
+    return_window(fh);
     tci_level2_free(&fh->l2);
     tci_aggregators_free(&fh->aggr);
     tci_config_free(&fh->config);
     if (fh->file != MPI_FILE_NULL)
         MPI_File_close(&fh->file);
-    if (fh->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&fh->comm);
+    tci_comm_release(&fh->comm, fh->comm_entry);
     free(fh);
 }
 
@@ -135,61 +137,85 @@ static int open_file(tcio_file *fh, const char *fname, int mode, MPI_Info info)
     return TCIO_SUCCESS;
 }
 
-/* Every rank must use the same settings, or their segment maps would
- * disagree: agree on the error code RC and check the N SETTINGS in one
- * reduction over COMM (each value reduced with MAX next to its negation). */
-enum { MAX_AGREED_SETTINGS = 8 };
+/* ---- the agreements of the open ------------------------------------------
+ * Each step of the open that can fail on some ranks only ends in one
+ * reduction (MPI_MAX over int64) that carries everything the ranks must
+ * agree on at that point:
+ *   - the error code: the largest wins;
+ *   - settings that must be equal on every rank, or their segment maps
+ *     would disagree: each reduced next to its negation;
+ *   - facts: each rank contributes a value and all learn the largest (a
+ *     value only rank 0 knows, the others giving 0; a flag any rank raises).
+ * doc/design.md lists the collectives of open and close. */
+enum { MAX_AGREED_SETTINGS = 8, MAX_AGREED_FACTS = 3 };
 
-static int agree_on_settings(MPI_Comm comm, int rc, const int64_t *settings,
-                             const char *const *names, int n)
+typedef struct agreement {
+    int                rc;
+    int                nsettings;
+    int64_t            settings[MAX_AGREED_SETTINGS];
+    const char *const *names;        /* of the settings, for the message */
+    int                nfacts;
+    int64_t            facts[MAX_AGREED_FACTS];   /* in: mine; out: the largest */
+} agreement;
+
+static int agree_on(MPI_Comm comm, agreement *a)
 {
-    int64_t mine[1 + 2 * MAX_AGREED_SETTINGS], all[1 + 2 * MAX_AGREED_SETTINGS];
-    mine[0] = rc;
-    for (int i = 0; i < n; i++) {
-        mine[1 + 2 * i] = settings[i];
-        mine[2 + 2 * i] = -settings[i];
+    int64_t mine[1 + 2 * MAX_AGREED_SETTINGS + MAX_AGREED_FACTS];
+    int64_t all[1 + 2 * MAX_AGREED_SETTINGS + MAX_AGREED_FACTS];
+    int n = 0;
+    mine[n++] = a->rc;
+    for (int i = 0; i < a->nsettings; i++) {
+        mine[n++] = a->settings[i];
+        mine[n++] = -a->settings[i];
     }
-    if (tci_allreduce(mine, all, 1 + 2 * n, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
-        return rc != TCIO_SUCCESS ? rc : TCIO_ERR_MPI;
+    for (int i = 0; i < a->nfacts; i++)
+        mine[n++] = a->facts[i];
+    if (tci_allreduce(mine, all, n, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
+        return a->rc != TCIO_SUCCESS ? a->rc : TCIO_ERR_MPI;
+    for (int i = 0; i < a->nfacts; i++)
+        a->facts[i] = all[1 + 2 * a->nsettings + i];
     if (all[0] != TCIO_SUCCESS)
         return (int)all[0];
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < a->nsettings; i++)
         if (all[1 + 2 * i] != -all[2 + 2 * i])
-            return tci_error_set(TCIO_ERR_BAD_CONFIG, "the ranks disagree on %s", names[i]);
+            return tci_error_set(TCIO_ERR_BAD_CONFIG, "the ranks disagree on %s", a->names[i]);
     return TCIO_SUCCESS;
 }
 
-/* The settings as the user gave them (before the file adds its defaults):
- * compared before anything is opened, so that ranks that disagree touch no
- * file. */
-static int agree_on_user_config(MPI_Comm comm, int rc, const tci_config *c)
+/* The settings as the user gave them (before the file adds its defaults),
+ * into A: compared before anything is opened, so that ranks that disagree
+ * touch no file. */
+static void user_settings(agreement *a, const tci_config *c)
 {
     const tci_aggregators listed = { .count = c->list_len, .ranks = c->list };
-    int64_t settings[] = { c->segment_size, c->segments_per_proc, c->aggregators,
-                           c->placement, tci_aggregators_digest(&listed), c->early_drain,
-                           c->stats, c->transport };
     static const char *const names[] = {
         "tcio_segment_size", "tcio_segments_per_proc", "tcio_aggregators",
         "tcio_aggregator_placement", "tcio_aggregator_placement's rank list",
         "tcio_early_drain", "tcio_stats", "tcio_transport"
     };
-    return agree_on_settings(comm, rc, settings, names,
-                             (int)(sizeof settings / sizeof settings[0]));
+    const int64_t settings[] = { c->segment_size, c->segments_per_proc, c->aggregators,
+                                 c->placement, tci_aggregators_digest(&listed), c->early_drain,
+                                 c->stats, c->transport };
+    a->names = names;
+    a->nsettings = (int)(sizeof settings / sizeof settings[0]);
+    memcpy(a->settings, settings, sizeof settings);
 }
 
 /* The settings in effect, also the ones derived from the file and the
- * nodes: a safety net, as every rank derives them from the same facts. */
-static int agree_on_final_config(tcio_file *fh, int rc)
+ * nodes, into A: a safety net, as every rank derives them from the same
+ * facts. */
+static void final_settings(agreement *a, const tcio_file *fh)
 {
     const tci_config *c = &fh->config;
-    int64_t settings[] = { c->segment_size, c->segments_per_proc, c->early_drain, c->stats,
-                           tci_aggregators_digest(&fh->aggr) };
     static const char *const names[] = {
         "the segment size (from the file's striping_unit)", "tcio_segments_per_proc",
         "tcio_early_drain", "tcio_stats", "the aggregators chosen"
     };
-    return agree_on_settings(fh->comm, rc, settings, names,
-                             (int)(sizeof settings / sizeof settings[0]));
+    const int64_t settings[] = { c->segment_size, c->segments_per_proc, c->early_drain,
+                                 c->stats, tci_aggregators_digest(&fh->aggr) };
+    a->names = names;
+    a->nsettings = (int)(sizeof settings / sizeof settings[0]);
+    memcpy(a->settings, settings, sizeof settings);
 }
 
 /* Whether the level-2 window of settings C fits in this node's memory:
@@ -226,45 +252,134 @@ static MPI_Offset addressable_end(int64_t segment_size)
     return limit;
 }
 
-/* Everything after MPI_File_open: settings that depend on the file,
- * aggregators, truncation, sizes, buffers, window.  Collective steps are
- * agreed so that all ranks leave on the same path. */
-static int set_up(tcio_file *fh, MPI_Comm user_comm, const char *fname, int mode)
+/* What the ranks learn in the agreement after MPI_File_open. */
+typedef struct opened {
+    tci_striping striping;          /* as rank 0 reads it */
+    bool         nodes_cached;      /* the node map, on every rank */
+} opened;
+
+/* MPI_File_open on every rank, then one agreement on its outcome that also
+ * carries the file's striping as rank 0 reads it, and whether every rank
+ * has the node map cached and the memory to choose the aggregators (a
+ * rank without must not skip the collectives that find the nodes). */
+static int open_and_agree(tcio_file *fh, MPI_Comm user_comm, const char *fname, int mode,
+                          MPI_Info info, opened *out)
 {
-    tci_striping striping = tci_striping_of(fh->file, fname, fh->comm);
-    int rc = tci_config_finish(&fh->config, striping.unit);
-    int choose_rc = tci_aggregators_choose(&fh->config, fh->comm, user_comm, striping.factor,
-                                           &fh->aggr);
+    agreement a = { .rc = open_file(fh, fname, mode, info), .nfacts = 3 };
+    if (a.rc == TCIO_SUCCESS && fh->rank == 0) {
+        tci_striping s = tci_striping_read(fh->file, fname);
+        a.facts[0] = s.unit > 0 ? s.unit : 0;
+        a.facts[1] = s.factor > 0 ? s.factor : 0;
+    }
+    bool cached = false;
+    int prepare_rc = tci_aggregators_prepare(user_comm, fh->nprocs, &fh->aggr, &cached);
+    if (a.rc == TCIO_SUCCESS)
+        a.rc = prepare_rc;
+    a.facts[2] = !cached;
+    int rc = agree_on(fh->comm, &a);
+    out->striping = (tci_striping){ .unit = a.facts[0], .factor = a.facts[1] };
+    out->nodes_cached = a.facts[2] == 0;
+    return rc;
+}
+
+static tci_window_key window_key(const tcio_file *fh)
+{
+    return (tci_window_key){ .transport = tci_transport_choose(fh->config.transport, fh->comm),
+                             .nslots = fh->map.nslots,
+                             .segment_size = fh->map.segment_size,
+                             .aggregators_digest = tci_aggregators_digest(&fh->aggr),
+                             .owner = fh->aggr.index >= 0 };
+}
+
+/* Local: set level 2 up on the slots the previous file on this
+ * communicator left, if they have this file's geometry and transport.
+ * Returns whether it did. */
+static bool reuse_window(tcio_file *fh)
+{
+    tci_window_key key = window_key(fh);
+    tci_transport kept;
+    if (!tci_comm_take_window(fh->comm_entry, &key, &kept))
+        return false;
+    fh->window_reused = true;
+    tci_level2_adopt(&fh->l2, &kept, &fh->map);
+    return true;
+}
+
+/* Local: the level 2 of FH back to its communicator's cache, if it came
+ * from there (a failed open then leaves the cache as it found it) or
+ * tcio_close hands it over.  Where the cache cannot take it (a file with a
+ * communicator of its own, a user communicator freed meanwhile, a
+ * transport that cannot be kept: alike on every rank) it stays in FH for
+ * tci_level2_free. */
+static void return_window(tcio_file *fh)
+{
+    if (!fh->window_reused)
+        return;
+    fh->window_reused = false;
+    tci_window_key key = window_key(fh);
+    tci_transport kept;
+    if (!fh->comm_entry || !tci_comm_can_keep_window(fh->comm_entry) ||
+        !tci_level2_keep(&fh->l2, &kept))
+        return;
+    tci_comm_keep_window(fh->comm_entry, &key, &kept);
+}
+
+/* Collective: a new level 2, when some rank could not reuse the previous
+ * file's.  The one kept on the communicator (of another geometry) is
+ * freed first. */
+static int new_window(tcio_file *fh)
+{
+    return_window(fh);
+    tci_comm_drop_window(fh->comm_entry);
+    /* Ranks that are not aggregators hold no slots. */
+    int rc = tci_level2_open(&fh->l2, tci_transport_choose(fh->config.transport, fh->comm),
+                             fh->comm, &fh->map, fh->aggr.index >= 0);
+    /* This agreement also orders every window's initialisation before any
+     * rank's first access to it. */
+    return agree(fh->comm, rc);
+}
+
+/* Everything after MPI_File_open: settings that depend on the file,
+ * aggregators, buffers, window, size and truncation.  Every failure is
+ * agreed so that all ranks leave on the same path. */
+static int set_up(tcio_file *fh, MPI_Comm user_comm, const opened *o, int mode)
+{
+    int rc = tci_config_finish(&fh->config, o->striping.unit);
+    int choose_rc = tci_aggregators_choose_agreed(&fh->config, fh->comm, user_comm,
+                                                  o->striping.factor, o->nodes_cached, &fh->aggr);
     if (rc == TCIO_SUCCESS)
         rc = choose_rc;
+    /* A level 2 that this node cannot hold is refused before any window
+     * exists (ranks of one node decide alike). */
     if (rc == TCIO_SUCCESS)
         rc = level2_fits(&fh->config, &fh->aggr, fh->rank);
-    if ((rc = agree_on_final_config(fh, rc)) != TCIO_SUCCESS)
-        return rc;
-    tci_aggregators_cache_nodes(user_comm, &fh->aggr);   /* every rank has it now */
     /* From here on the segment map owns the geometry. */
     fh->map = (tci_segmap){ .segment_size = fh->config.segment_size,
                             .naggregators = fh->aggr.count,
                             .aggregator_rank = fh->aggr.ranks,
                             .nslots = fh->config.segments_per_proc };
-    fh->max_end = addressable_end(fh->map.segment_size);
-    /* Ranks that are not aggregators hold no slots. */
-    rc = tci_level2_open(&fh->l2, tci_transport_choose(fh->config.transport, fh->comm),
-                         fh->comm, &fh->map, fh->aggr.index >= 0);
     if (rc == TCIO_SUCCESS && tci_level1_init(&fh->l1, (int)fh->map.segment_size) != 0)
         rc = TCIO_ERR_NO_MEMORY;
-    if ((rc = agree(fh->comm, rc)) != TCIO_SUCCESS)
-        return rc;
-    /* Truncate last, once nothing else can fail, so that a failed open
-     * leaves the file as it was. */
-    if (mode & TCIO_MODE_TRUNC)
-        rc = tci_error_from_io(MPI_File_set_size(fh->file, 0));
-    if (rc == TCIO_SUCCESS && MPI_File_get_size(fh->file, &fh->size_at_open) != MPI_SUCCESS)
+    if (rc == TCIO_SUCCESS && !(mode & TCIO_MODE_TRUNC) &&
+        MPI_File_get_size(fh->file, &fh->size_at_open) != MPI_SUCCESS)
         rc = TCIO_ERR_IO;
+    bool reused = rc == TCIO_SUCCESS && reuse_window(fh);
+    agreement a = { .rc = rc, .nfacts = 1, .facts = { !reused } };
+    final_settings(&a, fh);
+    if ((rc = agree_on(fh->comm, &a)) != TCIO_SUCCESS)
+        return rc;
+    /* A reused window needs no agreement: its slots were emptied before
+     * the agreement that ended the previous close. */
+    if (a.facts[0] && (rc = new_window(fh)) != TCIO_SUCCESS)
+        return rc;
+    tci_aggregators_cache_nodes(user_comm, &fh->aggr);   /* every rank has it now */
+    fh->max_end = addressable_end(fh->map.segment_size);
+    /* Truncate last, once nothing else can fail, so that a failed open
+     * leaves the file as it was.  The file is empty afterwards. */
+    if (mode & TCIO_MODE_TRUNC)
+        rc = agree(fh->comm, tci_error_from_io(MPI_File_set_size(fh->file, 0)));
     fh->position = (mode & MPI_MODE_APPEND) ? fh->size_at_open : 0;
-    /* The agreement also orders every window's initialisation before any
-     * rank's first access to it. */
-    return agree(fh->comm, rc);
+    return rc;
 }
 
 static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info info,
@@ -283,9 +398,11 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
     if (!env_checked && me == 0)
         tci_config_report_unknown_env(stderr);
     env_checked = true;
-    /* Every check that needs no file comes before anything collective is
-     * created, agreed over the caller's communicator, so that a bad setting
-     * on some ranks fails the open everywhere and touches no file. */
+    /* Every check that needs no file comes before anything is opened,
+     * agreed over the caller's communicator in one reduction with the
+     * settings and the private communicator's outcome, so that a bad
+     * setting on some ranks fails the open everywhere and touches no
+     * file. */
     tci_config config = { .list = NULL };
     tcio_file *fh = NULL;
     int rc = !fname ? tci_error_set(TCIO_ERR_BAD_ARG, "tcio_open_comm: the file name is NULL")
@@ -295,33 +412,41 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
         rc = tci_config_check_ranks(&config, nprocs);
     if (rc == TCIO_SUCCESS)
         rc = level2_fits(&config, NULL, 0);
-    /* The handle too, before the agreement: a rank without one must not
-     * skip the MPI_Comm_dup that the others enter. */
+    /* The handle too, before the agreement, and the private communicator,
+     * which every rank asks for, also one whose checks failed: a first
+     * open on COMM duplicates it collectively. */
     if (rc == TCIO_SUCCESS && !(fh = new_handle(mode)))
         rc = TCIO_ERR_NO_MEMORY;
-    if ((rc = agree_on_user_config(comm, rc, &config)) != TCIO_SUCCESS) {
-        tci_config_free(&config);
-        if (fh)
-            destroy(fh);
-        return rc;
-    }
-    if (MPI_Comm_dup(comm, &fh->comm) != MPI_SUCCESS) {
-        fh->comm = MPI_COMM_NULL;
+    int cache_failed = 0;
+    MPI_Comm dup = MPI_COMM_NULL;
+    tci_comm_entry *entry = NULL;
+    if (tci_comm_acquire(comm, &dup, &entry, &cache_failed) != MPI_SUCCESS &&
+        rc == TCIO_SUCCESS)
         rc = TCIO_ERR_MPI;
-    }
-    if ((rc = agree(comm, rc)) != TCIO_SUCCESS) {
+    agreement a = { .rc = rc, .nfacts = 1, .facts = { cache_failed } };
+    user_settings(&a, &config);
+    rc = agree_on(comm, &a);
+    if (a.facts[0])
+        tci_comm_uncache(comm, entry);
+    if (fh) {
+        fh->comm = dup;
+        fh->comm_entry = entry;
+        fh->config = config;         /* the handle owns the rank list now */
+    } else {
+        tci_comm_release(&dup, entry);
         tci_config_free(&config);
+    }
+    if (rc != TCIO_SUCCESS) {
         if (fh)
             destroy(fh);
         return rc;
     }
-    MPI_Comm_set_errhandler(fh->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(fh->comm, &fh->rank);
     MPI_Comm_size(fh->comm, &fh->nprocs);
-    fh->config = config;         /* the handle owns the rank list now */
-    rc = agree(fh->comm, open_file(fh, fname, mode, info));
+    opened o;
+    rc = open_and_agree(fh, comm, fname, mode, info, &o);
     if (rc == TCIO_SUCCESS)
-        rc = set_up(fh, comm, fname, mode);
+        rc = set_up(fh, comm, &o, mode);
     if (rc != TCIO_SUCCESS) {
         destroy(fh);
         return rc;
@@ -730,12 +855,20 @@ static int close_call(tcio_file *fh)
     if (rc == TCIO_SUCCESS)
         rc = fh->failure;
     const char *transport_name = fh->l2.t.ops->name;   /* static: outlives the close */
-    tci_level2_free(&fh->l2);
     int close_rc = tci_error_from_io(MPI_File_close(&fh->file));
     fh->file = MPI_FILE_NULL;
     if (rc == TCIO_SUCCESS)
         rc = close_rc;
     rc = collective_result(fh->comm, rc);
+    /* After a close that succeeded everywhere the window waits, emptied,
+     * for the next file on the communicator (every rank finished its
+     * accesses before the drain; the next open's first agreement orders
+     * the emptying before that file's accesses).  Otherwise destroy frees
+     * it, collectively: the outcome is agreed. */
+    if (rc == TCIO_SUCCESS) {
+        fh->window_reused = true;
+        return_window(fh);
+    }
     fh->stats.time[TCI_T_CLOSE] = MPI_Wtime() - t0;
     if (fh->config.stats)
         tci_stats_report(&fh->stats, fh->comm, fh->name, fh->aggr.count, transport_name,

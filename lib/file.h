@@ -15,9 +15,12 @@
 #include "level2.h"
 #include "datatype.h"
 #include "stats.h"
+#include "comm_cache.h"
 
 struct tcio_file {
     MPI_Comm    comm;          /* private duplicate, errors returned */
+    tci_comm_entry *comm_entry; /* where COMM is cached, NULL if it is the file's own */
+    bool        window_reused; /* L2's slots came from COMM_ENTRY's cache */
     int         rank;
     int         nprocs;
     MPI_File    file;

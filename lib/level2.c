@@ -19,6 +19,23 @@ int tci_level2_open(tci_level2 *l2, const tci_transport_ops *ops, MPI_Comm comm,
     return tci_transport_open(&l2->t, ops, comm, map, owner);
 }
 
+void tci_level2_adopt(tci_level2 *l2, const tci_transport *kept, const tci_segmap *map)
+{
+    memset(l2, 0, sizeof *l2);
+    l2->t = *kept;
+    tci_transport_rebind(&l2->t, map);
+}
+
+bool tci_level2_keep(tci_level2 *l2, tci_transport *kept)
+{
+    if (!tci_transport_empty(&l2->t))
+        return false;
+    *kept = l2->t;
+    l2->t.ops = NULL;            /* tci_level2_free leaves it alone now */
+    tci_level2_free(l2);
+    return true;
+}
+
 int tci_level2_complete_all(tci_level2 *l2)
 {
     return l2->t.ops->complete_all(&l2->t);

@@ -27,6 +27,18 @@ typedef struct tci_level2 {
 int  tci_level2_open(tci_level2 *l2, const tci_transport_ops *ops, MPI_Comm comm,
                      const tci_segmap *map, bool owner);
 
+/* Local: set L2 up on KEPT, the transport of an earlier file with the
+ * same geometry and transport on the same communicator, emptied by
+ * tci_level2_keep, now for the file whose geometry is MAP.  tcio_open
+ * reuses the previous file's slots this way (lib/comm_cache.c). */
+void tci_level2_adopt(tci_level2 *l2, const tci_transport *kept, const tci_segmap *map);
+
+/* Local, after the close drain (no other rank accesses the slots): empty
+ * this rank's slots and hand the transport over to *KEPT for a later
+ * tci_level2_adopt, freeing the rest of L2.  False, and L2 untouched, if
+ * the transport cannot be kept. */
+bool tci_level2_keep(tci_level2 *l2, tci_transport *kept);
+
 /* Close the transport and free everything (collective). */
 void tci_level2_free(tci_level2 *l2);
 

@@ -54,22 +54,13 @@ static void from_lustre(const char *fname, tci_striping *s)
 }
 #endif
 
-tci_striping tci_striping_of(MPI_File file, const char *fname, MPI_Comm comm)
+tci_striping tci_striping_read(MPI_File file, const char *fname)
 {
-    int rank;
-    MPI_Comm_rank(comm, &rank);
-    int64_t values[2] = { 0, 0 };
-    if (rank == 0) {
-        tci_striping s = from_mpi_info(file);
+    tci_striping s = from_mpi_info(file);
 #ifdef TCIO_HAVE_LUSTREAPI
-        from_lustre(fname, &s);
+    from_lustre(fname, &s);
 #else
-        (void)fname;
+    (void)fname;
 #endif
-        values[0] = s.unit;
-        values[1] = s.factor;
-    }
-    if (MPI_Bcast(values, 2, MPI_INT64_T, 0, comm) != MPI_SUCCESS)
-        values[0] = values[1] = 0;
-    return (tci_striping){ .unit = values[0], .factor = values[1] };
+    return s;
 }

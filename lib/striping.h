@@ -10,11 +10,12 @@ typedef struct tci_striping {
     int64_t factor;   /* stripe count (storage targets), 0 if unknown */
 } tci_striping;
 
-/* Collective over COMM: the striping of open file FILE named FNAME, as
- * rank 0 learns it (from Lustre itself when libtcio was built with
- * lustreapi, else from the striping_unit/striping_factor hints the MPI-IO
- * layer reports) and broadcasts, so that every rank derives the same
- * defaults and the metadata server sees one query. */
-tci_striping tci_striping_of(MPI_File file, const char *fname, MPI_Comm comm);
+/* The striping of open file FILE named FNAME: from Lustre itself when
+ * libtcio was built with lustreapi, else from the striping_unit and
+ * striping_factor hints the MPI-IO layer reports.  Local; tcio_open asks
+ * on rank 0 only and shares the answer in the agreement that follows
+ * MPI_File_open, so that every rank derives the same defaults and the
+ * metadata server sees one query. */
+tci_striping tci_striping_read(MPI_File file, const char *fname);
 
 #endif

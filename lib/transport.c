@@ -61,3 +61,17 @@ void tci_transport_close(tci_transport *t)
     t->ops = NULL;
     t->local_slots = 0;
 }
+
+bool tci_transport_empty(tci_transport *t)
+{
+    if (!t->ops || !t->ops->empty || !t->ops->rebind)
+        return false;
+    t->ops->empty(t);
+    return true;
+}
+
+void tci_transport_rebind(tci_transport *t, const tci_segmap *map)
+{
+    t->map = map;
+    t->ops->rebind(t, map);
+}

@@ -119,6 +119,15 @@ typedef struct tci_transport_ops {
     /* Complete every operation this rank issued, at its target: before a
      * barrier that publishes them. */
     int  (*complete_all)(tci_transport *t);
+
+    /* Keeping the slots for the next file on the same communicator
+     * (lib/comm_cache.c); NULL if the transport cannot.  empty: local,
+     * after the close drain, with no other rank accessing the slots:
+     * return this rank's slots to the empty state of open, keeping the
+     * access epoch.  rebind: local, T (emptied) now serves a file whose
+     * geometry MAP equals the old one's. */
+    void (*empty)(tci_transport *t);
+    void (*rebind)(tci_transport *t, const tci_segmap *map);
 } tci_transport_ops;
 
 struct tci_transport {
@@ -146,6 +155,11 @@ const tci_transport_ops *tci_transport_choose(tci_transport_kind kind, MPI_Comm 
  * of the node).  Returns NULL if they fit, else the limit they exceed, in
  * words for tcio_last_error. */
 const char *tci_transport_exceeds(int64_t bytes, int windows);
+
+/* Empty T's slots for the next file (ops->empty): false if T's transport
+ * cannot be kept.  Rebind an emptied T to the next file's MAP. */
+bool tci_transport_empty(tci_transport *t);
+void tci_transport_rebind(tci_transport *t, const tci_segmap *map);
 
 /* Open the chosen transport OPS into T (collective): see ops->open. */
 int  tci_transport_open(tci_transport *t, const tci_transport_ops *ops, MPI_Comm comm,

@@ -2,7 +2,9 @@
  * window, reached with MPI one-sided operations.
  *
  * The window is opened once, at tcio_open, with a shared MPI_Win_lock_all
- * epoch that lasts until tcio_close; exclusive access to a slot comes from
+ * epoch that lasts as long as the window (after a successful tcio_close it
+ * may be kept, emptied, for the next file on the same communicator:
+ * rma_empty, rma_rebind); exclusive access to a slot comes from
  * its state word, taken with an atomic swap (MPI_REPLACE).  Extents move
  * with one MPI_Rput or MPI_Rget and a datatype that describes them, their
  * bits with one MPI_BOR accumulate.  Waits poll request-based operations
@@ -611,6 +613,34 @@ static int rma_put_all(tci_transport *t, tci_location loc, const char *data)
     return tci_error_from_mpi(err);
 }
 
+/* ---- keeping the window for the next file -------------------------------- */
+
+/* Zero is the empty state, as after rma_open.  A slot whose state word is
+ * still zero was never claimed (a claimed slot's state never returns to
+ * zero), so its counter and bitmap are zero too: only the slots the file
+ * used are cleared.  The next open's first agreement orders this before
+ * any access of the next file. */
+static void rma_empty(tci_transport *t)
+{
+    rma *r = rma_of(t);
+    if (r->win == MPI_WIN_NULL || t->local_slots == 0)
+        return;
+    memset(r->base, 0, NOTICE_BYTES);
+    for (int64_t s = 0; s < t->local_slots; s++) {
+        char *header = r->base + header_disp(r, s);
+        if (*(const int64_t *)header == 0)
+            continue;
+        memset(header, 0, HEADER_BYTES);
+        memset(r->base + bitmap_disp(r, s), 0, (size_t)bitmap_bytes(r));
+    }
+    MPI_Win_sync(r->win);
+}
+
+static void rma_rebind(tci_transport *t, const tci_segmap *map)
+{
+    rma_of(t)->map = map;
+}
+
 const tci_transport_ops tci_transport_rma = {
     .name = "rma",
     .memory_bytes = rma_memory_bytes,
@@ -633,4 +663,6 @@ const tci_transport_ops tci_transport_rma = {
     .notices = rma_notices,
     .peek_states = rma_peek_states,
     .complete_all = rma_complete_all,
+    .empty = rma_empty,
+    .rebind = rma_rebind,
 };

@@ -111,5 +111,10 @@ done
 if ./tests/run-mpi.sh 2 ./bench/art_bench -m 1 -T 4 -c 100 -o "$dir/x" --aggregators 3 >/dev/null 2>&1; then
     echo "FAIL: art_bench verified with 3 aggregators of 2 ranks"; fail=1
 fi
+# The open/close benchmark: both methods open and close, and it reports.
+if ! ./tests/run-mpi.sh 2 ./bench/tcio_open_close -n 2 -r 1 "$dir/oc.dat" > "$dir/oc.txt" ||
+   ! grep -q 'ratio tcio/MPI-IO' "$dir/oc.txt"; then
+    echo "FAIL: tcio_open_close"; cat "$dir/oc.txt"; fail=1
+fi
 if [ $fail -eq 0 ]; then echo "bench: 1 passed, 0 failed"; else echo "bench: 0 passed, 1 failed"; fi
 exit $fail

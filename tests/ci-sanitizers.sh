@@ -62,7 +62,7 @@ mkdir "$work/asan" && cd "$work/asan" &&
 export ASAN_OPTIONS=detect_leaks=${LEAKS:-0}:abort_on_error=0:exitcode=86
 export LSAN_OPTIONS=suppressions=$src/tests/lsan-mpi.supp:print_suppressions=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-if make -j2 check TESTS="tests/test_unit tests/mpi-np2.sh tests/faults.sh tests/full-fs.sh tests/misuse.sh" \
+if make -j2 check TESTS="tests/test_unit tests/test_mpi-2.np tests/faults.sh tests/full-fs.sh tests/misuse.sh" \
     >check.log 2>&1; then
     grep -E "^(PASS|FAIL|SKIP|ERROR|# )" check.log
     echo "=== ci-sanitizers.sh: $mpi: sanitizers: passed"

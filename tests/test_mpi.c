@@ -1350,6 +1350,139 @@ START_TEST(test_multiple_files)
 }
 END_TEST
 
+/* ---- 8b. files opened on a user communicator, one after another and at once ----------------- */
+
+/* Rank ME of NP (in COMM's numbering) writes its 8-byte records of file F
+ * interleaved with the others': record i at (i * NP + ME) * 8. */
+enum { CR_RECORDS = 300 };
+
+static uint64_t cr_value(int f, int world_rank, int i)
+{
+    return ((uint64_t)f << 48) ^ ((uint64_t)world_rank << 32) ^ (uint64_t)i * 2654435761u;
+}
+
+static int cr_write(tcio_file *fh, int f, int me, int np)
+{
+    for (int i = 0; i < CR_RECORDS; i++) {
+        uint64_t v = cr_value(f, tu_rank, i);
+        int rc = tcio_write_at(fh, ((MPI_Offset)i * np + me) * 8, &v, 8, MPI_BYTE);
+        if (rc != TCIO_SUCCESS)
+            return rc;
+    }
+    return TCIO_SUCCESS;
+}
+
+/* Collective over MPI_COMM_WORLD: file PATH holds file F's records, with
+ * world rank RANK_OF[j] at position j. */
+static void cr_expect(const char *path, int f, const int *rank_of, const char *ctx)
+{
+    size_t n = (size_t)CR_RECORDS * (size_t)tu_nprocs;
+    uint64_t *image = malloc(n * 8);
+    CHECK_ALL(image != NULL, "out of memory");
+    for (int i = 0; i < CR_RECORDS; i++)
+        for (int j = 0; j < tu_nprocs; j++)
+            image[(size_t)i * (size_t)tu_nprocs + (size_t)j] = cr_value(f, rank_of[j], i);
+    expect_file_image(path, (const unsigned char *)image, (int64_t)(n * 8), ctx);
+    free(image);
+}
+
+/* The context of the comm_reuse steps on file F (tests/osc-components.sh
+ * reads "tcio_open_comm returned" in the messages of refused opens). */
+static const char *ctx_of(const char *f)
+{
+    static char text[120];
+    snprintf(text, sizeof text, "files on a user communicator (ranks reversed), file %s", f);
+    return text;
+}
+
+/* tcio_open reuses the private communicator of a file closed on the same
+ * communicator, gives files open at the same time their own, and copes
+ * with the user's communicator freed while a file is open on it. */
+START_TEST(test_comm_reuse)
+{
+    TU_BEGIN();
+    const char *ctx = "files on a user communicator (ranks reversed)";
+    MPI_Comm comm;
+    CHECK_ALL(MPI_Comm_split(MPI_COMM_WORLD, 0, tu_nprocs - tu_rank, &comm) == MPI_SUCCESS,
+              "MPI_Comm_split failed");
+    int me, np;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &np);
+    int *rank_of = malloc((size_t)np * sizeof *rank_of);
+    CHECK_ALL(rank_of != NULL, "out of memory");
+    MPI_Allgather(&tu_rank, 1, MPI_INT, rank_of, 1, MPI_INT, comm);
+    enum { NF = 5 };
+    const char *path[NF];
+    for (int f = 0; f < NF; f++)
+        path[f] = tu_path("comm-reuse");
+    const int mode = MPI_MODE_RDWR | MPI_MODE_CREATE;
+    tcio_file *a, *b, *c, *d;
+    /* A alone, then B while A is open, then C after A's close (A's
+     * communicator again) while B is still open. */
+    expect_success(tcio_open_comm(comm, path[0], mode, MPI_INFO_NULL, &a), ctx_of("A"),
+                   "tcio_open_comm");
+    expect_success(cr_write(a, 0, me, np), ctx, "write A");
+    expect_success(tcio_open_comm(comm, path[1], mode, MPI_INFO_NULL, &b), ctx_of("B"),
+                   "tcio_open_comm");
+    expect_success(tcio_close(a), ctx, "close A");
+    expect_success(tcio_open_comm(comm, path[2], mode, MPI_INFO_NULL, &c), ctx_of("C"),
+                   "tcio_open_comm");
+    expect_success(cr_write(c, 2, me, np), ctx, "write C");
+    expect_success(cr_write(b, 1, me, np), ctx, "write B");
+    expect_success(tcio_close(b), ctx, "close B");
+    expect_success(tcio_flush(c), ctx, "flush C");
+    expect_success(tcio_close(c), ctx, "close C");
+    /* A failed open leaves the cache usable. */
+    tcio_file *bad = NULL;
+    expect_all(tcio_open_comm(comm, path[3], MPI_MODE_RDONLY, MPI_INFO_NULL, &bad),
+               TCIO_ERR_NO_SUCH_FILE, ctx, "open of a missing file");
+    /* D outlives the user's communicator. */
+    expect_success(tcio_open_comm(comm, path[3], mode, MPI_INFO_NULL, &d), ctx_of("D"),
+                   "tcio_open_comm");
+    MPI_Comm_free(&comm);
+    expect_success(cr_write(d, 3, me, np), ctx, "write D");
+    expect_success(tcio_close(d), ctx, "close D");
+    for (int f = 0; f < 4; f++) {
+        char fctx[200];
+        snprintf(fctx, sizeof fctx, "%s: file %c", ctx, 'A' + f);
+        cr_expect(path[f], f, rank_of, fctx);
+    }
+    /* A new communicator (which may reuse the freed one's handle) starts
+     * afresh. */
+    CHECK_ALL(MPI_Comm_dup(MPI_COMM_WORLD, &comm) == MPI_SUCCESS, "MPI_Comm_dup failed");
+    for (int k = 0; k < 3; k++) {
+        tcio_file *e;
+        expect_success(tcio_open_comm(comm, path[4], mode, MPI_INFO_NULL, &e), ctx_of("E"),
+                       "tcio_open_comm");
+        expect_success(cr_write(e, 4 + k, tu_rank, tu_nprocs), ctx, "write E");
+        expect_success(tcio_close(e), ctx, "close E");
+        int *world = malloc((size_t)tu_nprocs * sizeof *world);
+        CHECK_ALL(world != NULL, "out of memory");
+        for (int j = 0; j < tu_nprocs; j++)
+            world[j] = j;
+        cr_expect(path[4], 4 + k, world, "file E reopened");
+        free(world);
+    }
+    /* The window a file leaves holds no state for the next one: E is
+     * overwritten outside libtcio, then opened again on COMM (reusing the
+     * window) and closed without a write; a slot left dirty would be
+     * drained again over the new content. */
+    size_t len = (size_t)CR_RECORDS * (size_t)tu_nprocs * 8;
+    unsigned char *fresh = pattern(len, 7700);
+    CHECK_ALL(fresh != NULL, "out of memory");
+    MPI_Barrier(MPI_COMM_WORLD);
+    posix_prefill(path[4], fresh, len, ctx);
+    tcio_file *e;
+    expect_success(tcio_open_comm(comm, path[4], MPI_MODE_RDWR, MPI_INFO_NULL, &e),
+                   ctx_of("E again"), "tcio_open_comm");
+    expect_success(tcio_close(e), ctx, "close E without writes");
+    expect_file_image(path[4], fresh, (int64_t)len, "file E overwritten, reopened, closed");
+    free(fresh);
+    MPI_Comm_free(&comm);
+    free(rank_of);
+}
+END_TEST
+
 /* ---- 9. tcio_seek and MPI_MODE_APPEND ------------------------------------------------------ */
 
 START_TEST(test_seek_append)
@@ -2486,6 +2619,7 @@ static Suite *mpi_suite(void)
     add_case(s, "empty_file", test_empty_file);
     add_case(s, "noncontig_types", test_noncontig_types);
     add_case(s, "multiple_files", test_multiple_files);
+    add_case(s, "comm_reuse", test_comm_reuse);
     add_case(s, "seek_append", test_seek_append);
     add_case(s, "bad_input", test_bad_input);
     add_case(s, "bad_config", test_bad_config);

@@ -1,0 +1,60 @@
+/* comm_cache.h - the private communicator of the files opened on one user
+ * communicator, kept between opens. */
+#ifndef TCIO_COMM_CACHE_H
+#define TCIO_COMM_CACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <mpi.h>
+#include "transport.h"
+
+typedef struct tci_comm_entry tci_comm_entry;
+
+/* What kept level-2 slots must match to be reused: the transport, the
+ * agreed geometry and aggregator list, and this rank's part in it. */
+typedef struct tci_window_key {
+    const tci_transport_ops *transport;
+    int64_t nslots, segment_size, aggregators_digest;
+    bool    owner;
+} tci_window_key;
+
+/* A private duplicate of COMM (errors returned) for one open file, in
+ * *DUP: the one cached on COMM when no open file uses it, else a new
+ * MPI_Comm_dup, which is then cached when COMM has none.  Collective over
+ * COMM when it duplicates; every rank decides alike, because the cache
+ * changes only in tcio_open and tcio_close, which all ranks call in the same
+ * order.  *ENTRY gets the cache entry that DUP came from or went to (NULL
+ * if DUP is the file's own); *CACHE_FAILED is set when DUP is new and could
+ * not be cached (the caller agrees on it, see tci_comm_uncache).  Returns
+ * an MPI error code. */
+int tci_comm_acquire(MPI_Comm comm, MPI_Comm *dup, tci_comm_entry **entry, int *cache_failed);
+
+/* Takes ENTRY, just made by tci_comm_acquire, out of COMM's cache: when
+ * caching failed on some rank (it needs memory), no rank may count on the
+ * cache at the next open.  Its file keeps the duplicate to itself. */
+void tci_comm_uncache(MPI_Comm comm, tci_comm_entry *entry);
+
+/* Gives DUP back: to its cache entry ENTRY, where it waits for the next
+ * open (or is freed if the user freed COMM meanwhile), or frees it when
+ * ENTRY is NULL. */
+void tci_comm_release(MPI_Comm *dup, tci_comm_entry *entry);
+
+/* Local: the level-2 transport kept on ENTRY (NULL: none) by the previous
+ * file, if it matches KEY: taken out of the cache into *KEPT (true), else
+ * false. */
+bool tci_comm_take_window(tci_comm_entry *entry, const tci_window_key *key,
+                          tci_transport *kept);
+
+/* Free the transport kept on ENTRY, if any: collective over its ranks,
+ * who all hold the same one (the cache changes alike on every rank). */
+void tci_comm_drop_window(tci_comm_entry *entry);
+
+/* Whether ENTRY can keep a transport now (not orphaned, holding none). */
+bool tci_comm_can_keep_window(const tci_comm_entry *entry);
+
+/* Keep KEPT (emptied by tci_level2_keep) on ENTRY for the next file; only
+ * after tci_comm_can_keep_window said yes. */
+void tci_comm_keep_window(tci_comm_entry *entry, const tci_window_key *key,
+                          const tci_transport *kept);
+
+#endif
