@@ -162,10 +162,14 @@ tcio_file *tcio_open(const char *fname, int mode);
  *                           instead (rank 0 opens it at each close; if it
  *                           cannot, the default stream is used).
  *   tcio_transport          how data reaches the aggregators' slots: "auto"
- *                           (default) or "rma" (MPI one-sided operations,
- *                           the only transport built; auto chooses it).
- *                           Lower case.  "shm" gives TCIO_ERR_BAD_CONFIG:
- *                           not implemented yet.
+ *                           (default: chooses rma for now), "rma" (MPI
+ *                           one-sided operations) or "shm" (one shared-
+ *                           memory window over the node, moves as copies;
+ *                           every rank of the communicator must share one
+ *                           node, else the open fails on every rank with
+ *                           TCIO_ERR_BAD_CONFIG and creates no file).
+ *                           Lower case; anything else gives
+ *                           TCIO_ERR_BAD_CONFIG.
  * Each has an environment variable of the same name in capitals
  * (TCIO_SEGMENT_SIZE, ..., TCIO_STATS_FILE, TCIO_TRANSPORT) that takes
  * precedence over the info key (so that a run can be tuned without
