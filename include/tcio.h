@@ -379,8 +379,9 @@ int tcio_last_error(char *buf, int len);
  *   tcio_early_drain           "on" or "off"
  *   tcio_stats                 "off", "on" or "json"
  *   tcio_stats_file            where the statistics go, if set
- *   tcio_transport             how data moves to the aggregators: "rma"
- *                              (MPI one-sided operations; the only one)
+ *   tcio_transport             the transport in use (never "auto"): "rma"
+ *                              (MPI one-sided operations) or "shm" (node-
+ *                              shared memory, when asked for)
  * Numbers are decimal without suffix.  Returns TCIO_SUCCESS,
  * TCIO_ERR_BAD_HANDLE, TCIO_ERR_BAD_ARG (INFO NULL) or TCIO_ERR_MPI (with
  * *INFO set to MPI_INFO_NULL).
