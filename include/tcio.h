@@ -162,10 +162,14 @@ tcio_file *tcio_open(const char *fname, int mode);
  *                           instead (rank 0 opens it at each close; if it
  *                           cannot, the default stream is used).
  *   tcio_transport          how data reaches the aggregators' slots: "auto"
- *                           (default) or "rma" (MPI one-sided operations,
- *                           the only transport built; auto chooses it).
- *                           Lower case.  "shm" gives TCIO_ERR_BAD_CONFIG:
- *                           not implemented yet.
+ *                           (default: chooses rma for now), "rma" (MPI
+ *                           one-sided operations) or "shm" (one shared-
+ *                           memory window over the node, moves as copies;
+ *                           every rank of the communicator must share one
+ *                           node, else the open fails on every rank with
+ *                           TCIO_ERR_BAD_CONFIG and creates no file).
+ *                           Lower case; anything else gives
+ *                           TCIO_ERR_BAD_CONFIG.
  * Each has an environment variable of the same name in capitals
  * (TCIO_SEGMENT_SIZE, ..., TCIO_STATS_FILE, TCIO_TRANSPORT) that takes
  * precedence over the info key (so that a run can be tuned without
@@ -375,8 +379,9 @@ int tcio_last_error(char *buf, int len);
  *   tcio_early_drain           "on" or "off"
  *   tcio_stats                 "off", "on" or "json"
  *   tcio_stats_file            where the statistics go, if set
- *   tcio_transport             how data moves to the aggregators: "rma"
- *                              (MPI one-sided operations; the only one)
+ *   tcio_transport             the transport in use (never "auto"): "rma"
+ *                              (MPI one-sided operations) or "shm" (node-
+ *                              shared memory, when asked for)
  * Numbers are decimal without suffix.  Returns TCIO_SUCCESS,
  * TCIO_ERR_BAD_HANDLE, TCIO_ERR_BAD_ARG (INFO NULL) or TCIO_ERR_MPI (with
  * *INFO set to MPI_INFO_NULL).

@@ -444,7 +444,10 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
     MPI_Comm_rank(fh->comm, &fh->rank);
     MPI_Comm_size(fh->comm, &fh->nprocs);
     opened o;
-    rc = open_and_agree(fh, comm, fname, mode, info, &o);
+    /* shm on more than one node is refused before the file is created. */
+    rc = tci_transport_check_nodes(fh->config.transport, fh->comm);
+    if (rc == TCIO_SUCCESS)
+        rc = open_and_agree(fh, comm, fname, mode, info, &o);
     if (rc == TCIO_SUCCESS)
         rc = set_up(fh, comm, &o, mode);
     if (rc != TCIO_SUCCESS) {

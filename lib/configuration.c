@@ -170,12 +170,8 @@ static int read_transport(MPI_Info info, tci_transport_kind *kind)
     const char *text = setting_text(info, KEY_TRANSPORT, ENV_TRANSPORT, buf, source);
     if (!text)
         return 0;
-    int parsed = tci_parse_transport(text, kind);
-    if (parsed == -2)
-        return bad_setting(source, text, "the shm transport is not implemented yet; "
-                                         "expected auto or rma");
-    if (parsed != 0)
-        return bad_setting(source, text, "expected auto or rma");
+    if (tci_parse_transport(text, kind) != 0)
+        return bad_setting(source, text, "expected auto, rma or shm");
     return 0;
 }
 
@@ -191,7 +187,11 @@ int tci_parse_transport(const char *text, tci_transport_kind *kind)
         *kind = TCI_TRANSPORT_RMA;
         return 0;
     }
-    return strcmp(text, "shm") == 0 ? -2 : -1;
+    if (strcmp(text, "shm") == 0) {
+        *kind = TCI_TRANSPORT_SHM;
+        return 0;
+    }
+    return -1;
 }
 
 static int read_placement(MPI_Info info, tci_config *cfg)

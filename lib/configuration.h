@@ -26,8 +26,10 @@ enum { TCI_STATS_OFF = 0, TCI_STATS_TEXT = 1, TCI_STATS_JSON = 2 };
 
 /* The transports a user can ask for (tcio_transport; transport.h). */
 typedef enum tci_transport_kind {
-    TCI_TRANSPORT_AUTO = 0,   /* the library chooses (today always rma) */
-    TCI_TRANSPORT_RMA         /* MPI one-sided operations */
+    TCI_TRANSPORT_AUTO = 0,   /* the library chooses (rma, until shm is
+                                 measured as the default on one node) */
+    TCI_TRANSPORT_RMA,        /* MPI one-sided operations */
+    TCI_TRANSPORT_SHM         /* node-shared memory, CPU atomics */
 } tci_transport_kind;
 
 typedef struct tci_config {
@@ -57,8 +59,8 @@ int tci_parse_count(const char *text, int64_t *value);
  * stores 1 or 0, or -1. */
 int tci_parse_switch(const char *text, int *value);
 
-/* Parse a transport name: "auto" or "rma" (lower case).  Returns 0 and
- * stores it; -1 for anything else, -2 for "shm" (known, not built yet). */
+/* Parse a transport name: "auto", "rma" or "shm" (lower case).  Returns 0
+ * and stores it; -1 for anything else. */
 int tci_parse_transport(const char *text, tci_transport_kind *kind);
 
 /* Parse an aggregator placement: "spread", "node", or a comma-separated

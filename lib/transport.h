@@ -7,7 +7,9 @@
  * word is swapped atomically, how extents travel.  It is chosen once at
  * open (transport.c) as a table of functions, like Open MPI's fcoll
  * modules; every implementation lives in its own file (transport_rma.c:
- * MPI one-sided operations in one MPI_Win_allocate window).  Nothing
+ * MPI one-sided operations in one MPI_Win_allocate window; transport_shm.c:
+ * one MPI_Win_allocate_shared window over the node, copies and C11
+ * atomics).  Nothing
  * outside the implementations sees a window, a window address or an MPI
  * datatype.
  *
@@ -143,10 +145,16 @@ struct tci_transport {
 
 /* The implementations. */
 extern const tci_transport_ops tci_transport_rma;
+extern const tci_transport_ops tci_transport_shm;
 
 /* The transport for KIND on COMM (local; every rank gets the same answer
  * for the same input). */
 const tci_transport_ops *tci_transport_choose(tci_transport_kind kind, MPI_Comm comm);
+
+/* Collective over COMM: TCIO_SUCCESS unless KIND is shm and COMM spans
+ * more than one node (TCIO_ERR_BAD_CONFIG, naming the node count); the same
+ * result on every rank.  Costs nothing for the other kinds. */
+int tci_transport_check_nodes(tci_transport_kind kind, MPI_Comm comm);
 
 /* Whether WINDOWS level-2 memories of BYTES each may be allocated on this
  * node: together at most half its physical memory and the free space of

@@ -13,8 +13,8 @@
  * Environment: TCIO_TEST_DIR (else TMPDIR, else /tmp) for the files,
  * TCIO_TEST_TIMEOUT (seconds per test, default 120), CK_VERBOSITY.
  * TCIO_AGGREGATORS, TCIO_AGGREGATOR_PLACEMENT, TCIO_EARLY_DRAIN,
- * TCIO_STATS and TCIO_TRANSPORT apply to every test except test_bad_config and
- * test_last_error, which set them themselves (tests/mpi-agg.sh runs the suite's data tests under several of
+ * TCIO_STATS and TCIO_TRANSPORT apply to every test except test_bad_config,
+ * test_last_error and test_transport_nodes, which set them themselves (tests/mpi-agg.sh runs the suite's data tests under several of
  * them). */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
@@ -1974,7 +1974,7 @@ START_TEST(test_bad_config)
     enum { NA = sizeof bad_aggregators / sizeof bad_aggregators[0],
            NP = sizeof bad_placements / sizeof bad_placements[0],
            NW = sizeof bad_switches / sizeof bad_switches[0] };
-    bad_case agg[NA + NP + NW + 11];
+    bad_case agg[NA + NP + NW + 12];
     int na = 0;
     for (int i = 0; i < NA; i++)
         agg[na++] = (bad_case){ { "tcio_aggregators", bad_aggregators[i] } };
@@ -1983,8 +1983,10 @@ START_TEST(test_bad_config)
     for (int i = 0; i < NW; i++)
         agg[na++] = (bad_case){ { "tcio_early_drain", bad_switches[i] } };
     agg[na++] = (bad_case){ { "tcio_stats", "verbose" } };
-    /* shm is not built yet; names are lower case. */
-    agg[na++] = (bad_case){ { "tcio_transport", "shm" } };
+    /* Names are lower case (shm itself is valid on one node: transport_nodes). */
+    agg[na++] = (bad_case){ { "tcio_transport", "SHM" } };
+    agg[na++] = (bad_case){ { "tcio_transport", "Shm" } };
+    agg[na++] = (bad_case){ { "tcio_transport", "" } };
     agg[na++] = (bad_case){ { "tcio_transport", "RMA" } };
     int parse_cases = na;   /* the value itself is malformed: the message quotes it */
     /* A list and a count that differs from its length. */
@@ -2029,7 +2031,7 @@ START_TEST(test_bad_config)
         { { "TCIO_AGGREGATOR_PLACEMENT", "0,0" } },
         { { "TCIO_AGGREGATOR_PLACEMENT", p_rank } },
         { { "TCIO_EARLY_DRAIN", "maybe" } }, { { "TCIO_STATS", "2" } },
-        { { "TCIO_TRANSPORT", "shm" } },
+        { { "TCIO_TRANSPORT", "SHM" } }, { { "TCIO_TRANSPORT", "" } },
         { { "TCIO_AGGREGATOR_PLACEMENT", all_rev, "TCIO_AGGREGATORS", other_count } },
     };
     for (size_t i = 0; i < sizeof env_cases / sizeof env_cases[0] && n < MAXCODES; i++) {
@@ -2599,6 +2601,101 @@ END_TEST
 
 /* ---- main -------------------------------------------------------------------------------------- */
 
+/* The number of nodes MPI_COMM_WORLD spans, as MPI_Comm_split_type sees
+ * them (MPICH's MPIR_CVAR_NUM_CLIQUES splits one machine into several). */
+static int count_nodes(void)
+{
+    MPI_Comm node;
+    int node_rank = 0, leaders = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Comm_free(&node);
+    int leader = node_rank == 0;
+    MPI_Allreduce(&leader, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return leaders;
+}
+
+/* Collective: the transport tcio_get_info reports for FH in BUF. */
+static const char *transport_of(tcio_file *fh, char *buf, tu_status *st)
+{
+    MPI_Info info = MPI_INFO_NULL;
+    strcpy(buf, "?");
+    tu_expect_rc(st, tcio_get_info(fh, &info), TCIO_SUCCESS, "tcio_get_info");
+    if (info != MPI_INFO_NULL) {
+        info_value(info, "tcio_transport", buf);
+        MPI_Info_free(&info);
+    }
+    return buf;
+}
+
+/* The transports asked for by name: shm on one node moves the bytes of a
+ * random plan (byte-compared with a POSIX reference) and is named by
+ * tcio_get_info; on several nodes (MPICH under MPIR_CVAR_NUM_CLIQUES=2,
+ * tests/transports.sh) it is refused at open on every rank, naming the
+ * setting and the node count, without creating the file, while auto and
+ * rma still work. */
+START_TEST(test_transport_nodes)
+{
+    tu_clear_aggregation_env();
+    tu_status st;
+    tu_status_init(&st);
+    int nodes = count_nodes();
+    if (tu_rank == 0)
+        printf("transport_nodes: %d node(s): shm %s\n", nodes,
+               nodes > 1 ? "must be refused at open" : "must work");
+    const char *path = tu_path("transport");
+    const char *ref = tu_path("transport-ref");
+    if (tu_rank == 0)
+        unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+    char buf[MPI_MAX_INFO_VAL + 1], what[64];
+    const char *const names[] = { "shm", "rma", "auto" };
+    for (int i = 0; i < 3; i++) {
+        const char *const kv[] = { "tcio_transport", names[i], NULL };
+        snprintf(what, sizeof what, "tcio_transport=%s on %d node(s)", names[i], nodes);
+        int refused = i == 0 && nodes > 1;
+        tcio_file *fh = NULL;
+        int rc = tu_open_kv(path, MODE_NEW_WRONLY, "4k", "2", kv, &fh);
+        if (refused) {
+            char count[32];
+            snprintf(count, sizeof count, "%d nodes", nodes);
+            tu_expect_rc(&st, rc, TCIO_ERR_BAD_CONFIG, "%s: tcio_open_comm", what);
+            expect_last_error(&st, TCIO_ERR_BAD_CONFIG, -1,
+                              (const char *[]){ "tcio_transport", "shm", count, NULL }, what);
+            if (fh) {
+                tu_fail(&st, "%s: a handle after a failed open", what);
+                tu_close(fh);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (tu_rank == 0 && tu_file_size(path) >= 0)
+                tu_fail(&st, "%s: the failed open created %s", what, path);
+            CHECK_STATUS(st);
+            continue;
+        }
+        CHECK_ALL(rc == TCIO_SUCCESS, "%s: tcio_open_comm: %s", what, tcio_error_string(rc));
+        const char *want = i == 0 ? "shm" : "rma";   /* auto: rma for now */
+        if (strcmp(transport_of(fh, buf, &st), want) != 0)
+            tu_fail(&st, "%s: tcio_get_info names transport \"%s\", expected \"%s\"", what,
+                    buf, want);
+        tu_plan p;
+        tu_plan_random(&p, 2024 + i, 4000 * tu_scale(), 1500, 200, tu_nprocs);
+        write_plan(fh, &p, 2024 + i, &st, what);
+        rc = tu_close(fh);
+        CHECK_STATUS(st);
+        expect_success(rc, what, "tcio_close");
+        CHECK_ALL(tu_plan_write_reference(&p, ref) == 0, "cannot write reference");
+        expect_files_equal(path, ref, what);
+        tu_plan_free(&p);
+        if (tu_rank == 0) {
+            unlink(path);
+            unlink(ref);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    CHECK_STATUS(st);
+}
+END_TEST
+
 static void add_case(Suite *s, const char *name, const TTest *test)
 {
     TCase *tc = tcase_create(name);
@@ -2624,6 +2721,7 @@ static Suite *mpi_suite(void)
     add_case(s, "bad_input", test_bad_input);
     add_case(s, "bad_config", test_bad_config);
     add_case(s, "last_error", test_last_error);
+    add_case(s, "transport_nodes", test_transport_nodes);
     add_case(s, "fs_errors", test_fs_errors);
     add_case(s, "prefetch", test_prefetch);
     return s;

@@ -398,17 +398,18 @@ END_TEST
 
 /* ---- the transport setting and the chooser ---- */
 
-START_TEST(parse_transport_accepts_auto_and_rma_only)
+START_TEST(parse_transport_accepts_auto_rma_and_shm)
 {
     tci_transport_kind kind = TCI_TRANSPORT_RMA;
     ck_assert_int_eq(tci_parse_transport("auto", &kind), 0);
     ck_assert_int_eq(kind, TCI_TRANSPORT_AUTO);
     ck_assert_int_eq(tci_parse_transport("rma", &kind), 0);
     ck_assert_int_eq(kind, TCI_TRANSPORT_RMA);
-    /* shm is known but not built yet: told apart from an unknown word. */
-    ck_assert_int_eq(tci_parse_transport("shm", &kind), -2);
-    static const char *const bad[] = { "", "RMA", "Auto", "SHM", " rma", "rma ", "mpi",
-                                       "rmashm", "r" };
+    ck_assert_int_eq(tci_parse_transport("shm", &kind), 0);
+    ck_assert_int_eq(kind, TCI_TRANSPORT_SHM);
+    kind = TCI_TRANSPORT_RMA;
+    static const char *const bad[] = { "", "RMA", "Auto", "SHM", "Shm", "sHm", " rma", "rma ",
+                                       "shm ", " shm", "mpi", "rmashm", "shmem", "sh", "r" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         kind = TCI_TRANSPORT_RMA;
         ck_assert_msg(tci_parse_transport(bad[i], &kind) == -1, "accepted \"%s\"", bad[i]);
@@ -440,40 +441,52 @@ START_TEST(config_transport_from_info_and_env)
     expect_passthrough_only(info, "striping_factor", "4");   /* not for MPI_File_open */
     MPI_Info_free(&info);
 
-    /* shm is refused, saying why, from either source. */
+    /* shm is accepted from either source; its case variants are refused. */
     setenv("TCIO_TRANSPORT", "shm", 1);
+    ck_assert_int_eq(tci_config_from_user(MPI_INFO_NULL, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(c.transport, TCI_TRANSPORT_SHM);
+    tci_config_free(&c);
+    setenv("TCIO_TRANSPORT", "Shm", 1);
     expect_reason(MPI_INFO_NULL, (const char *const[]){
-        "environment variable TCIO_TRANSPORT=\"shm\"", "not implemented yet", NULL });
+        "environment variable TCIO_TRANSPORT=\"Shm\"", "expected auto, rma or shm", NULL });
     clear_env();
     MPI_Info_create(&info);
     MPI_Info_set(info, "tcio_transport", "shm");
-    expect_reason(info, (const char *const[]){ "info key tcio_transport=\"shm\"",
-                                               "not implemented yet", NULL });
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(c.transport, TCI_TRANSPORT_SHM);
+    tci_config_free(&c);
+    MPI_Info_set(info, "tcio_transport", "SHM");
+    expect_reason(info, (const char *const[]){ "info key tcio_transport=\"SHM\"",
+                                               "expected auto, rma or shm", NULL });
     MPI_Info_set(info, "tcio_transport", "fast");
-    expect_reason(info, (const char *const[]){ "\"fast\"", "expected auto or rma", NULL });
+    expect_reason(info, (const char *const[]){ "\"fast\"", "expected auto, rma or shm", NULL });
     MPI_Info_free(&info);
 }
 END_TEST
 
-START_TEST(transport_chooser_gives_rma)
+START_TEST(transport_chooser_auto_rma_shm)
 {
-    /* auto has one transport to choose from today. */
-    const tci_transport_ops *ops = tci_transport_choose(TCI_TRANSPORT_AUTO, MPI_COMM_SELF);
-    ck_assert_ptr_eq(ops, &tci_transport_rma);
-    ck_assert_str_eq(ops->name, "rma");
+    /* auto stays rma until shm is measured as the default; shm is opt-in. */
+    ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_AUTO, MPI_COMM_SELF), &tci_transport_rma);
     ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_RMA, MPI_COMM_WORLD), &tci_transport_rma);
-    /* Every operation is there: level 2 calls them without checking. */
-    const void *const table[] = {
-        (const void *)ops->open, (const void *)ops->close, (const void *)ops->take,
-        (const void *)ops->release, (const void *)ops->reset, (const void *)ops->describe,
-        (const void *)ops->forget, (const void *)ops->put, (const void *)ops->get,
-        (const void *)ops->get_all, (const void *)ops->put_all, (const void *)ops->notify,
-        (const void *)ops->memory, (const void *)ops->state_in_memory,
-        (const void *)ops->clear_in_memory, (const void *)ops->sync, (const void *)ops->notices,
-        (const void *)ops->peek_states, (const void *)ops->complete_all
-    };
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        ck_assert_msg(table[i] != NULL, "operation %zu missing", i);
+    ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_SHM, MPI_COMM_WORLD), &tci_transport_shm);
+    ck_assert_str_eq(tci_transport_rma.name, "rma");
+    ck_assert_str_eq(tci_transport_shm.name, "shm");
+    /* Every operation of both is there: level 2 calls them without checking. */
+    for (int k = 0; k < 2; k++) {
+        const tci_transport_ops *ops = k ? &tci_transport_shm : &tci_transport_rma;
+        const void *const table[] = {
+            (const void *)ops->open, (const void *)ops->close, (const void *)ops->take,
+            (const void *)ops->release, (const void *)ops->reset, (const void *)ops->describe,
+            (const void *)ops->forget, (const void *)ops->put, (const void *)ops->get,
+            (const void *)ops->get_all, (const void *)ops->put_all, (const void *)ops->notify,
+            (const void *)ops->memory, (const void *)ops->state_in_memory,
+            (const void *)ops->clear_in_memory, (const void *)ops->sync, (const void *)ops->notices,
+            (const void *)ops->peek_states, (const void *)ops->complete_all
+        };
+        for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+            ck_assert_msg(table[i] != NULL, "%s: operation %zu missing", ops->name, i);
+    }
 }
 END_TEST
 
@@ -1196,9 +1209,9 @@ static Suite *unit_suite(void)
     tcase_add_test(tc, config_info_keys_and_env_precedence);
     tcase_add_test(tc, config_rejects_invalid_values);
     tcase_add_test(tc, config_rejections_name_setting_source_and_value);
-    tcase_add_test(tc, parse_transport_accepts_auto_and_rma_only);
+    tcase_add_test(tc, parse_transport_accepts_auto_rma_and_shm);
     tcase_add_test(tc, config_transport_from_info_and_env);
-    tcase_add_test(tc, transport_chooser_gives_rma);
+    tcase_add_test(tc, transport_chooser_auto_rma_shm);
     tcase_add_test(tc, last_error_keeps_the_last_failure);
     tcase_add_test(tc, config_aggregator_settings_defaults);
     tcase_add_test(tc, config_aggregator_info_keys_and_env_precedence);

@@ -1,0 +1,507 @@
+/* transport_shm.c - the shm transport: level 2 in one
+ * MPI_Win_allocate_shared window over the node, every slot reached by
+ * address, moves as plain copies and the slot's words as C11 atomics.
+ *
+ * Open asks for it only when every rank of the file's communicator shares
+ * one node (api.c checks at open, before the file is created), so the
+ * window is allocated over the file's communicator itself and a location's
+ * rank is the rank whose memory MPI_Win_shared_query returns.
+ *
+ * The layout of every aggregator's part is rma's (transport_rma.c):
+ *   [notice word: 64 B][headers: nslots x 32 B][bitmaps: nslots x bitmap_bytes]
+ *   [data: nslots x segment]
+ * The state word, the written-byte counter, the notice word and the bitmap
+ * words are only ever accessed with CPU atomics (<stdatomic.h>), never with
+ * MPI atomics.  The slot lock is rma's swap: atomic_exchange of
+ * TCI_STATE_LOCKED into the state word with acquire ordering takes it, an
+ * atomic store of the new header with release ordering frees it.  Every
+ * plain load and store of a slot's data and bitmap happens under its lock,
+ * so the release of one holder and the acquire of the next order them
+ * (C11 5.1.2.4: the release synchronizes with the acquire that reads it;
+ * lock-free atomics are address-free, C11 7.17.5, so this holds between
+ * processes that map the same memory).  Bits are ORed with
+ * atomic_fetch_or on whole 64-bit words and the counter grows with
+ * atomic_fetch_add, both relaxed: the lock already orders them, and the
+ * atomics keep the words valid for shared (reader/writer) access later
+ * (issue 10 item 4).  The notice word, which movers add to without the
+ * owner's slot lock, is added to with release and read with acquire.
+ *
+ * MPI_Win_sync is called where data passes from one rank to another
+ * through an MPI synchronisation rather than through a slot's state word,
+ * which is where MPI's memory model for shared windows asks for it: after
+ * open zeroes the slots (the open's agreement follows), after empty zeroes
+ * them (the next open's agreement follows) and in complete_all (the close
+ * barrier follows).  A move makes no MPI call at all, and waits for no
+ * other rank's progress: the holder of a slot lock copies and stores
+ * without help, so a waiter only yields and sleeps. */
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "transport.h"
+#include "error.h"
+
+#define HEADER_BYTES    32
+#define WRITTEN_OFFSET  8
+#define NOTICE_BYTES    64
+
+/* Atomics shared between processes must be lock-free (a lock-based
+ * emulation's lock would be private to each process). */
+#if ATOMIC_LLONG_LOCK_FREE != 2 && ATOMIC_LONG_LOCK_FREE != 2
+#error "the shm transport needs lock-free 64-bit atomics"
+#endif
+
+typedef _Atomic int64_t  atomic_word;
+typedef _Atomic uint64_t atomic_bits;
+
+typedef struct shm {
+    MPI_Win  win;
+    bool     epoch_open;       /* MPI_Win_lock_all: MPI_Win_sync needs an epoch */
+    char   **base;             /* every rank's part of the window (NULL: no slots) */
+    int      nranks;
+    const tci_segmap *map;     /* the geometry, owned by the segment map */
+    uint64_t *mask;            /* one bitmap, to build a move's bits in */
+} shm;
+
+/* A move's extents, when regular: COUNT extents of LEN bytes STRIDE apart
+ * from FIRST (a strided copy); else copied extent by extent. */
+typedef struct move_shape {
+    bool regular;
+    int  first, len, stride, count;
+} move_shape;
+
+_Static_assert(sizeof(move_shape) <= sizeof(((tci_move *)0)->impl),
+               "tci_move.impl must hold the shm move shape");
+_Static_assert(sizeof(shm) <= sizeof(((tci_transport *)0)->impl),
+               "tci_transport.impl must hold the shm state");
+
+static inline shm *shm_of(tci_transport *t) { return (shm *)t->impl; }
+static inline const move_shape *shape_of(const tci_move *m)
+{
+    return (const move_shape *)m->impl;
+}
+
+static inline int segment_bytes(const shm *s) { return (int)s->map->segment_size; }
+static inline int bitmap_bytes(const shm *s) { return tci_bitmap_bytes(s->map->segment_size); }
+
+static inline size_t header_off(int64_t slot) { return NOTICE_BYTES + (size_t)slot * HEADER_BYTES; }
+static inline size_t bitmap_off(const shm *s, int64_t slot)
+{
+    return NOTICE_BYTES + (size_t)s->map->nslots * HEADER_BYTES + (size_t)slot * bitmap_bytes(s);
+}
+static inline size_t data_off(const shm *s, int64_t slot)
+{
+    return bitmap_off(s, s->map->nslots) + (size_t)slot * segment_bytes(s);
+}
+
+static inline atomic_word *state_word(shm *s, tci_location loc)
+{
+    return (atomic_word *)(s->base[loc.rank] + header_off(loc.slot));
+}
+static inline atomic_word *written_word(shm *s, tci_location loc)
+{
+    return (atomic_word *)(s->base[loc.rank] + header_off(loc.slot) + WRITTEN_OFFSET);
+}
+static inline atomic_word *notice_word(shm *s, int rank)
+{
+    return (atomic_word *)s->base[rank];
+}
+static inline atomic_bits *bitmap_words(shm *s, tci_location loc)
+{
+    return (atomic_bits *)(s->base[loc.rank] + bitmap_off(s, loc.slot));
+}
+static inline char *slot_data(shm *s, tci_location loc)
+{
+    return s->base[loc.rank] + data_off(s, loc.slot);
+}
+
+/* ---- the window ---------------------------------------------------------- */
+
+static int64_t shm_memory_bytes(int64_t nslots, int64_t segment_size)
+{
+    int64_t bytes = NOTICE_BYTES +
+                    nslots * (HEADER_BYTES + tci_bitmap_bytes(segment_size) + segment_size);
+    return (bytes + 63) / 64 * 64;
+}
+
+static bool window_is_unified(MPI_Win win)
+{
+    int *model = NULL, flag = 0;
+    return MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag) == MPI_SUCCESS && flag &&
+           *model == MPI_WIN_UNIFIED;
+}
+
+/* Every rank's part, by address. */
+static int query_bases(shm *s)
+{
+    s->base = calloc((size_t)s->nranks, sizeof *s->base);
+    if (!s->base)
+        return TCIO_ERR_NO_MEMORY;
+    for (int r = 0; r < s->nranks; r++) {
+        MPI_Aint size = 0;
+        int unit = 0;
+        char *base = NULL;
+        int err = MPI_Win_shared_query(s->win, r, &size, &unit, &base);
+        if (err != MPI_SUCCESS)
+            return tci_error_from_mpi(err);
+        s->base[r] = size > 0 ? base : NULL;
+    }
+    return TCIO_SUCCESS;
+}
+
+static int shm_open(tci_transport *t, MPI_Comm comm, const tci_segmap *map, bool owner)
+{
+    shm *s = shm_of(t);        /* zeroed by tci_transport_open */
+    s->win = MPI_WIN_NULL;
+    s->map = map;
+    MPI_Comm_size(comm, &s->nranks);
+    /* Sizes rounded up to a cache line, as rma's (MPICH 4.0.2 misplaces
+     * accesses into windows whose size is not a multiple of 16 bytes); each
+     * rank's part page-aligned where MPI can (alloc_shared_noncontig). */
+    MPI_Aint bytes = owner ? (MPI_Aint)shm_memory_bytes(map->nslots, map->segment_size) : 0;
+    MPI_Info info = MPI_INFO_NULL;
+    if (MPI_Info_create(&info) == MPI_SUCCESS)
+        MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    char *mine = NULL;
+    int err = MPI_Win_allocate_shared(bytes, 1, info, comm, &mine, &s->win);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    if (err != MPI_SUCCESS) {
+        s->win = MPI_WIN_NULL;
+        return tci_error_from_mpi(err);
+    }
+    MPI_Win_set_errhandler(s->win, MPI_ERRORS_RETURN);
+    if (!window_is_unified(s->win))   /* shm_close releases the window */
+        return tci_error_set(TCIO_ERR_MPI, "MPI_Win_allocate_shared gave the level-2 window "
+                             "the separate memory model, which libtcio does not support");
+    err = MPI_Win_lock_all(MPI_MODE_NOCHECK, s->win);
+    if (err != MPI_SUCCESS)
+        return tci_error_from_mpi(err);
+    s->epoch_open = true;
+    /* Zero is the empty state, a zero counter, no notice, a clear bitmap.
+     * The caller's agreement orders this before any other rank's access. */
+    if (owner) {
+        memset(mine, 0, (size_t)bitmap_off(s, map->nslots));
+    }
+    MPI_Win_sync(s->win);
+    int rc = query_bases(s);
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    size_t words = (size_t)bitmap_bytes(s) / sizeof *s->mask;
+    s->mask = calloc(words ? words : 1, sizeof *s->mask);
+    return s->mask ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
+}
+
+static void shm_close(tci_transport *t)
+{
+    shm *s = shm_of(t);
+    if (s->win != MPI_WIN_NULL) {
+        if (s->epoch_open)
+            MPI_Win_unlock_all(s->win);
+        MPI_Win_free(&s->win);
+    }
+    s->epoch_open = false;
+    free(s->base);
+    s->base = NULL;
+    free(s->mask);
+    s->mask = NULL;
+}
+
+/* Nothing is ever outstanding: every access completed when its call
+ * returned.  The caller's barrier follows: MPI's memory model asks for
+ * MPI_Win_sync on both sides of it (the close drain does its own sync). */
+static int shm_complete_all(tci_transport *t)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    return tci_error_from_mpi(MPI_Win_sync(shm_of(t)->win));
+}
+
+/* ---- the slot lock ------------------------------------------------------- */
+
+/* rma's policy (transport_rma.c): yield for about a millisecond, then
+ * sleep, so that a holder that shares our core gets it.  No MPI call: the
+ * holder needs nobody's progress to finish its move and release. */
+#define BACKOFF_YIELDS   1024
+#define BACKOFF_SLEEP_NS 50000
+
+static void back_off(int polls)
+{
+    if (polls < BACKOFF_YIELDS) {
+        sched_yield();
+        return;
+    }
+    struct timespec pause = { 0, BACKOFF_SLEEP_NS };
+    nanosleep(&pause, NULL);
+}
+
+/* Swap TCI_STATE_LOCKED in: an old word other than LOCKED is the header of
+ * the slot now ours; LOCKED means somebody holds it (and the swap changed
+ * nothing).  A relaxed look first keeps waiters from bouncing the cache
+ * line while the holder works. */
+static int shm_take(tci_transport *t, tci_location loc, tci_slot_header *h)
+{
+    atomic_word *state = state_word(shm_of(t), loc);
+    for (int tries = 0;; tries++) {
+        if (atomic_load_explicit(state, memory_order_relaxed) != TCI_STATE_LOCKED) {
+            int64_t old = atomic_exchange_explicit(state, TCI_STATE_LOCKED,
+                                                   memory_order_acquire);
+            if (old != TCI_STATE_LOCKED) {
+                *h = tci_state_decode(old);
+                return TCIO_SUCCESS;
+            }
+        }
+        back_off(tries);
+    }
+}
+
+/* Publish H and unlock in one store; its release ordering makes every
+ * store of the holder (data, bits, counter) visible to the next holder. */
+static int shm_release(tci_transport *t, tci_location loc, const tci_slot_header *h,
+                       bool modified)
+{
+    (void)modified;
+    atomic_store_explicit(state_word(shm_of(t), loc), tci_state_encode(h), memory_order_release);
+    return TCIO_SUCCESS;
+}
+
+/* ---- the owner's words --------------------------------------------------- */
+
+static int shm_notices(tci_transport *t, int64_t *count)
+{
+    *count = atomic_load_explicit(notice_word(shm_of(t), t->self), memory_order_acquire);
+    return TCIO_SUCCESS;
+}
+
+static int shm_peek_states(tci_transport *t, int64_t *states)
+{
+    shm *s = shm_of(t);
+    for (int64_t slot = 0; slot < t->local_slots; slot++)
+        states[slot] = atomic_load_explicit(state_word(s, (tci_location){ t->self, slot }),
+                                            memory_order_acquire);
+    return TCIO_SUCCESS;
+}
+
+static int shm_notify(tci_transport *t, tci_location loc)
+{
+    atomic_fetch_add_explicit(notice_word(shm_of(t), loc.rank), 1, memory_order_release);
+    return TCIO_SUCCESS;
+}
+
+/* ---- slots by address ----------------------------------------------------- */
+
+static char *shm_memory(tci_transport *t, tci_location loc, unsigned char **bitmap)
+{
+    shm *s = shm_of(t);
+    if (loc.rank < 0 || loc.rank >= s->nranks || !s->base[loc.rank])
+        return NULL;
+    if (bitmap)
+        *bitmap = (unsigned char *)bitmap_words(s, loc);
+    return slot_data(s, loc);
+}
+
+static int64_t shm_state_in_memory(tci_transport *t, tci_location loc)
+{
+    return atomic_load_explicit(state_word(shm_of(t), loc), memory_order_acquire);
+}
+
+/* Under the lock: a clear bitmap and a zero counter. */
+static void clear_slot(shm *s, tci_location loc)
+{
+    atomic_bits *bits = bitmap_words(s, loc);
+    size_t words = (size_t)bitmap_bytes(s) / sizeof(uint64_t);
+    for (size_t i = 0; i < words; i++)
+        atomic_store_explicit(&bits[i], 0, memory_order_relaxed);
+    atomic_store_explicit(written_word(s, loc), 0, memory_order_relaxed);
+}
+
+static void shm_clear_in_memory(tci_transport *t, tci_location loc)
+{
+    clear_slot(shm_of(t), loc);
+}
+
+/* Plain loads and stores of slots are ordered by the slot locks' acquire
+ * and release; this fence only adds a full barrier, and no MPI call, as it
+ * runs on the path of a load (level2.c). */
+static int shm_sync(tci_transport *t)
+{
+    (void)t;
+    atomic_thread_fence(memory_order_seq_cst);
+    return TCIO_SUCCESS;
+}
+
+static int shm_reset(tci_transport *t, tci_location loc)
+{
+    clear_slot(shm_of(t), loc);
+    return TCIO_SUCCESS;
+}
+
+/* ---- moves, all under the slot lock ------------------------------------- */
+
+static bool is_regular(const tci_extents *e)
+{
+    int stride = e->disp[1] - e->disp[0];
+    for (int i = 1; i < e->count; i++)
+        if (e->len[i] != e->len[0] || e->disp[i] - e->disp[i - 1] != stride)
+            return false;
+    return true;
+}
+
+static int shm_describe(tci_transport *t, const tci_extents *e, tci_move *m)
+{
+    (void)t;
+    m->extents = e;
+    int64_t sum = 0;
+    for (int i = 0; i < e->count; i++)
+        sum += e->len[i];
+    m->bytes = sum;
+    move_shape *shape = (move_shape *)m->impl;
+    shape->regular = e->count >= 2 && is_regular(e);
+    if (shape->regular) {
+        shape->first = e->disp[0];
+        shape->len = e->len[0];
+        shape->stride = e->disp[1] - e->disp[0];
+        shape->count = e->count;
+    }
+    return TCIO_SUCCESS;
+}
+
+static void shm_forget(tci_transport *t, tci_move *m)
+{
+    (void)t;
+    (void)m;
+}
+
+/* Copy a strided pattern between two segments (the same offsets in both);
+ * the common element sizes get a copy of constant length. */
+static void copy_strided(char *to, const char *from, const move_shape *s)
+{
+    size_t at = (size_t)s->first, stride = (size_t)s->stride;
+    switch (s->len) {
+    case 4:
+        for (int i = 0; i < s->count; i++, at += stride)
+            memcpy(to + at, from + at, 4);
+        break;
+    case 8:
+        for (int i = 0; i < s->count; i++, at += stride)
+            memcpy(to + at, from + at, 8);
+        break;
+    default:
+        for (int i = 0; i < s->count; i++, at += stride)
+            memcpy(to + at, from + at, (size_t)s->len);
+    }
+}
+
+/* Copy M's extents from segment FROM to segment TO. */
+static void copy_extents(char *to, const char *from, const tci_move *m)
+{
+    const move_shape *shape = shape_of(m);
+    if (shape->regular) {
+        copy_strided(to, from, shape);
+        return;
+    }
+    const tci_extents *e = m->extents;
+    for (int i = 0; i < e->count; i++)
+        memcpy(to + e->disp[i], from + e->disp[i], (size_t)e->len[i]);
+}
+
+/* OR M's bits into the slot's bitmap, a 64-bit word at a time. */
+static void mark_written(shm *s, tci_location loc, const tci_extents *e)
+{
+    int lo = e->disp[0] / 64;
+    int hi = (e->disp[e->count - 1] + e->len[e->count - 1] + 63) / 64;
+    memset(s->mask + lo, 0, (size_t)(hi - lo) * sizeof *s->mask);
+    unsigned char *bytes = (unsigned char *)s->mask;
+    for (int i = 0; i < e->count; i++)
+        tci_bitmap_set_range(bytes, e->disp[i], e->disp[i] + e->len[i]);
+    atomic_bits *bits = bitmap_words(s, loc);
+    for (int w = lo; w < hi; w++)
+        if (s->mask[w])
+            atomic_fetch_or_explicit(&bits[w], s->mask[w], memory_order_relaxed);
+}
+
+static int shm_put(tci_transport *t, tci_location loc, const char *buf, const tci_move *m,
+                   int64_t *before)
+{
+    shm *s = shm_of(t);
+    copy_extents(slot_data(s, loc), buf, m);
+    mark_written(s, loc, m->extents);
+    if (before)
+        *before = atomic_fetch_add_explicit(written_word(s, loc), m->bytes,
+                                            memory_order_relaxed);
+    return TCIO_SUCCESS;
+}
+
+static int shm_get(tci_transport *t, tci_location loc, char *buf, const tci_move *m)
+{
+    copy_extents(buf, slot_data(shm_of(t), loc), m);
+    return TCIO_SUCCESS;
+}
+
+static int shm_get_all(tci_transport *t, tci_location loc, char *data, unsigned char *bitmap)
+{
+    shm *s = shm_of(t);
+    memcpy(bitmap, bitmap_words(s, loc), (size_t)bitmap_bytes(s));
+    memcpy(data, slot_data(s, loc), (size_t)segment_bytes(s));
+    return TCIO_SUCCESS;
+}
+
+static int shm_put_all(tci_transport *t, tci_location loc, const char *data)
+{
+    shm *s = shm_of(t);
+    memcpy(slot_data(s, loc), data, (size_t)segment_bytes(s));
+    return TCIO_SUCCESS;
+}
+
+/* ---- keeping the window for the next file -------------------------------- */
+
+/* As rma_empty: only slots the file claimed (a nonzero state word) need
+ * clearing.  No other rank accesses the slots now; the next open's
+ * agreement, after MPI_Win_sync, orders this before its accesses. */
+static void shm_empty(tci_transport *t)
+{
+    shm *s = shm_of(t);
+    if (s->win == MPI_WIN_NULL || t->local_slots == 0)
+        return;
+    atomic_store_explicit(notice_word(s, t->self), 0, memory_order_relaxed);
+    for (int64_t slot = 0; slot < t->local_slots; slot++) {
+        tci_location loc = { t->self, slot };
+        if (atomic_load_explicit(state_word(s, loc), memory_order_relaxed) == 0)
+            continue;
+        clear_slot(s, loc);
+        atomic_store_explicit(state_word(s, loc), 0, memory_order_relaxed);
+    }
+    atomic_thread_fence(memory_order_seq_cst);
+    MPI_Win_sync(s->win);
+}
+
+static void shm_rebind(tci_transport *t, const tci_segmap *map)
+{
+    shm_of(t)->map = map;
+}
+
+const tci_transport_ops tci_transport_shm = {
+    .name = "shm",
+    .memory_bytes = shm_memory_bytes,
+    .open = shm_open,
+    .close = shm_close,
+    .take = shm_take,
+    .release = shm_release,
+    .reset = shm_reset,
+    .describe = shm_describe,
+    .forget = shm_forget,
+    .put = shm_put,
+    .get = shm_get,
+    .get_all = shm_get_all,
+    .put_all = shm_put_all,
+    .notify = shm_notify,
+    .memory = shm_memory,
+    .state_in_memory = shm_state_in_memory,
+    .clear_in_memory = shm_clear_in_memory,
+    .sync = shm_sync,
+    .notices = shm_notices,
+    .peek_states = shm_peek_states,
+    .complete_all = shm_complete_all,
+    .empty = shm_empty,
+    .rebind = shm_rebind,
+};
