@@ -8,7 +8,9 @@
 # drain on or off, prefetch off, local or session, and, in turn with the
 # seed, the transport: MPICH's default, MPIR_CVAR_NUM_CLIQUES=2 (two
 # "nodes") or MPIR_CVAR_NOLOCAL=1 (no shared memory; Open MPI ignores
-# both).  Each run writes a random plan
+# both); every other run on MPICH's default uses libtcio's shm transport
+# (TCIO_TRANSPORT=shm, one node), the rest its default (rma).  Each run
+# writes a random plan
 # of up to 4 MiB, compares the file byte for byte with a POSIX reference
 # and reads random ranges back.  Prints every run and "N passed, N failed".
 # Files go to TCIO_TEST_DIR (else /dev/shm if writable, else /tmp).
@@ -19,7 +21,7 @@ if [ -z "${TCIO_TEST_DIR:-}" ]; then
     if [ -w /dev/shm ]; then TCIO_TEST_DIR=/dev/shm; else TCIO_TEST_DIR=/tmp; fi
 fi
 export TCIO_TEST_DIR TCIO_WARN_UNKNOWN=off
-unset TCIO_AGGREGATORS TCIO_AGGREGATOR_PLACEMENT TCIO_EARLY_DRAIN TCIO_STATS \
+unset TCIO_AGGREGATORS TCIO_AGGREGATOR_PLACEMENT TCIO_EARLY_DRAIN TCIO_STATS TCIO_TRANSPORT \
     TCIO_SEGMENT_SIZE TCIO_SEGMENTS_PER_PROC MPIR_CVAR_NUM_CLIQUES MPIR_CVAR_NOLOCAL
 passed=0 failed=0 start=$(date +%s)
 seed=$first
@@ -52,6 +54,7 @@ while [ "$seed" -lt $((first + runs)) ]; do
     esac
     [ "$aggr" -gt 0 ] && settings="$settings TCIO_AGGREGATORS=$aggr"
     case $transport in
+        0) [ $(( (seed / 3) % 2 )) -eq 1 ] && settings="$settings TCIO_TRANSPORT=shm" ;;
         1) settings="$settings MPIR_CVAR_NUM_CLIQUES=2" ;;
         2) settings="$settings MPIR_CVAR_NOLOCAL=1" ;;
     esac
