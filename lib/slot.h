@@ -1,7 +1,7 @@
 /* slot.h - what a level-2 slot holds, whatever the transport: its state
- * word (lock, the file segment held, flags) and its written-byte bitmap.
- * Where the words and bitmaps live, and how they are reached, is the
- * transport's business (transport.h). */
+ * word (lock, the file segment held, flags), its written-byte bitmap, and
+ * where they lie in an aggregator's level-2 memory.  How they are reached
+ * is the transport's business (transport.h). */
 #ifndef TCIO_SLOT_H
 #define TCIO_SLOT_H
 
@@ -51,6 +51,34 @@ static inline tci_slot_header tci_state_decode(int64_t state)
 static inline int tci_bitmap_bytes(int64_t segment_size)
 {
     return (int)(((segment_size + 7) / 8 + 7) / 8 * 8);
+}
+
+/* The level-2 memory of one aggregator, laid out alike by every transport
+ * that reaches slots through memory (doc/design.md, "Level 2: the window"):
+ *   [ notice word (64 B) ][ N headers (32 B) ][ N bitmaps ][ N segments ]
+ * A header holds the state word, then the written-byte counter.  The whole
+ * is rounded up to a cache line: MPICH 4.0.2 misplaces other ranks'
+ * accesses into windows whose size is not a multiple of 16 bytes. */
+#define TCI_NOTICE_BYTES   64
+#define TCI_HEADER_BYTES   32
+#define TCI_WRITTEN_OFFSET 8
+
+static inline int64_t tci_layout_header(int64_t slot)
+{
+    return TCI_NOTICE_BYTES + slot * TCI_HEADER_BYTES;
+}
+static inline int64_t tci_layout_bitmap(int64_t nslots, int64_t segment_size, int64_t slot)
+{
+    return TCI_NOTICE_BYTES + nslots * TCI_HEADER_BYTES + slot * tci_bitmap_bytes(segment_size);
+}
+static inline int64_t tci_layout_data(int64_t nslots, int64_t segment_size, int64_t slot)
+{
+    return tci_layout_bitmap(nslots, segment_size, nslots) + slot * segment_size;
+}
+/* Bytes of an aggregator's level-2 memory for NSLOTS slots. */
+static inline int64_t tci_layout_bytes(int64_t nslots, int64_t segment_size)
+{
+    return (tci_layout_data(nslots, segment_size, nslots) + 63) / 64 * 64;
 }
 
 /* Set bits [from, to) of BITMAP. */

@@ -40,9 +40,6 @@
 #include "transport.h"
 #include "error.h"
 
-#define HEADER_BYTES    32
-#define WRITTEN_OFFSET  8
-#define NOTICE_BYTES    64
 
 #define VECTOR_CACHE 4
 
@@ -95,16 +92,15 @@ static inline int bitmap_bytes(const rma *r) { return tci_bitmap_bytes(r->map->s
 static inline MPI_Aint header_disp(const rma *r, int64_t slot)
 {
     (void)r;   /* headers come first: the layout needs no sizes */
-    return NOTICE_BYTES + (MPI_Aint)slot * HEADER_BYTES;
+    return (MPI_Aint)tci_layout_header(slot);
 }
 static inline MPI_Aint bitmap_disp(const rma *r, int64_t slot)
 {
-    return NOTICE_BYTES + (MPI_Aint)r->map->nslots * HEADER_BYTES
-         + (MPI_Aint)slot * bitmap_bytes(r);
+    return (MPI_Aint)tci_layout_bitmap(r->map->nslots, r->map->segment_size, slot);
 }
 static inline MPI_Aint data_disp(const rma *r, int64_t slot)
 {
-    return bitmap_disp(r, r->map->nslots) + (MPI_Aint)slot * segment_bytes(r);
+    return (MPI_Aint)tci_layout_data(r->map->nslots, r->map->segment_size, slot);
 }
 
 /* ---- datatypes of the moves -------------------------------------------- */
@@ -254,9 +250,7 @@ static bool window_is_unified(MPI_Win win)
 
 static int64_t rma_memory_bytes(int64_t nslots, int64_t segment_size)
 {
-    int64_t bytes = NOTICE_BYTES +
-                    nslots * (HEADER_BYTES + tci_bitmap_bytes(segment_size) + segment_size);
-    return (bytes + 63) / 64 * 64;
+    return tci_layout_bytes(nslots, segment_size);
 }
 
 static int rma_open(tci_transport *t, MPI_Comm comm, const tci_segmap *map, bool owner)
@@ -454,7 +448,7 @@ static int rma_peek_states(tci_transport *t, int64_t *states)
     rma *r = rma_of(t);
     /* One atomic read of every header word (MPI_NO_OP is atomic per
      * element): a snapshot to decide which slots are worth locking. */
-    const int words_per_slot = HEADER_BYTES / 8;
+    const int words_per_slot = TCI_HEADER_BYTES / 8;
     int count = (int)(t->local_slots * words_per_slot);
     if (!r->headers && !(r->headers = malloc((size_t)count * sizeof *r->headers)))
         return TCIO_ERR_NO_MEMORY;
@@ -507,7 +501,7 @@ static void rma_clear_in_memory(tci_transport *t, tci_location loc)
 {
     rma *r = rma_of(t);
     memset(r->base + bitmap_disp(r, loc.slot), 0, (size_t)bitmap_bytes(r));
-    *(int64_t *)(r->base + header_disp(r, loc.slot) + WRITTEN_OFFSET) = 0;
+    *(int64_t *)(r->base + header_disp(r, loc.slot) + TCI_WRITTEN_OFFSET) = 0;
 }
 
 static int rma_sync(tci_transport *t)
@@ -531,7 +525,7 @@ static int rma_reset(tci_transport *t, tci_location loc)
                               MPI_UNSIGNED_CHAR, MPI_REPLACE, r->win, &req[n]);
     if (err == MPI_SUCCESS && ++n)
         err = MPI_Raccumulate(&zero, 1, MPI_INT64_T, loc.rank,
-                              header_disp(r, loc.slot) + WRITTEN_OFFSET, 1,
+                              header_disp(r, loc.slot) + TCI_WRITTEN_OFFSET, 1,
                               MPI_INT64_T, MPI_REPLACE, r->win, &req[n]);
     if (err == MPI_SUCCESS)
         n++;
@@ -567,7 +561,7 @@ static int rma_put(tci_transport *t, tci_location loc, const char *buf, const tc
         err = mark_written(r, loc, m->extents, &req[n]);
     if (err == MPI_SUCCESS && ++n && before) {
         err = MPI_Rget_accumulate(&m->bytes, 1, MPI_INT64_T, before, 1, MPI_INT64_T, loc.rank,
-                                  header_disp(r, loc.slot) + WRITTEN_OFFSET, 1,
+                                  header_disp(r, loc.slot) + TCI_WRITTEN_OFFSET, 1,
                                   MPI_INT64_T, MPI_SUM, r->win, &req[n]);
         if (err == MPI_SUCCESS)
             n++;                  /* counted only once it has started */
@@ -625,12 +619,12 @@ static void rma_empty(tci_transport *t)
     rma *r = rma_of(t);
     if (r->win == MPI_WIN_NULL || t->local_slots == 0)
         return;
-    memset(r->base, 0, NOTICE_BYTES);
+    memset(r->base, 0, TCI_NOTICE_BYTES);
     for (int64_t s = 0; s < t->local_slots; s++) {
         char *header = r->base + header_disp(r, s);
         if (*(const int64_t *)header == 0)
             continue;
-        memset(header, 0, HEADER_BYTES);
+        memset(header, 0, TCI_HEADER_BYTES);
         memset(r->base + bitmap_disp(r, s), 0, (size_t)bitmap_bytes(r));
     }
     MPI_Win_sync(r->win);

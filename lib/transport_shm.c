@@ -42,9 +42,6 @@
 #include "transport.h"
 #include "error.h"
 
-#define HEADER_BYTES    32
-#define WRITTEN_OFFSET  8
-#define NOTICE_BYTES    64
 
 /* Atomics shared between processes must be lock-free (a lock-based
  * emulation's lock would be private to each process). */
@@ -85,14 +82,14 @@ static inline const move_shape *shape_of(const tci_move *m)
 static inline int segment_bytes(const shm *s) { return (int)s->map->segment_size; }
 static inline int bitmap_bytes(const shm *s) { return tci_bitmap_bytes(s->map->segment_size); }
 
-static inline size_t header_off(int64_t slot) { return NOTICE_BYTES + (size_t)slot * HEADER_BYTES; }
+static inline size_t header_off(int64_t slot) { return (size_t)tci_layout_header(slot); }
 static inline size_t bitmap_off(const shm *s, int64_t slot)
 {
-    return NOTICE_BYTES + (size_t)s->map->nslots * HEADER_BYTES + (size_t)slot * bitmap_bytes(s);
+    return (size_t)tci_layout_bitmap(s->map->nslots, s->map->segment_size, slot);
 }
 static inline size_t data_off(const shm *s, int64_t slot)
 {
-    return bitmap_off(s, s->map->nslots) + (size_t)slot * segment_bytes(s);
+    return (size_t)tci_layout_data(s->map->nslots, s->map->segment_size, slot);
 }
 
 static inline atomic_word *state_word(shm *s, tci_location loc)
@@ -101,7 +98,7 @@ static inline atomic_word *state_word(shm *s, tci_location loc)
 }
 static inline atomic_word *written_word(shm *s, tci_location loc)
 {
-    return (atomic_word *)(s->base[loc.rank] + header_off(loc.slot) + WRITTEN_OFFSET);
+    return (atomic_word *)(s->base[loc.rank] + header_off(loc.slot) + TCI_WRITTEN_OFFSET);
 }
 static inline atomic_word *notice_word(shm *s, int rank)
 {
@@ -120,9 +117,7 @@ static inline char *slot_data(shm *s, tci_location loc)
 
 static int64_t shm_memory_bytes(int64_t nslots, int64_t segment_size)
 {
-    int64_t bytes = NOTICE_BYTES +
-                    nslots * (HEADER_BYTES + tci_bitmap_bytes(segment_size) + segment_size);
-    return (bytes + 63) / 64 * 64;
+    return tci_layout_bytes(nslots, segment_size);
 }
 
 static bool window_is_unified(MPI_Win win)
