@@ -287,7 +287,7 @@ int tu_open_kv(const char *path, int mode, const char *seg, const char *spp,
 int tu_info_accepts_empty_value(char *why, size_t size)
 {
     static int known, accepted;
-    static char reason[MPI_MAX_ERROR_STRING + 200];
+    static char reason[1024];   /* holds the three parts at their precisions */
     if (!known) {
         MPI_Errhandler world_eh, self_eh;
         MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world_eh);
