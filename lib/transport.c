@@ -1,7 +1,9 @@
 /* transport.c - choosing and opening the transport of an open file, and
  * whether its memory fits the node. */
 #define _POSIX_C_SOURCE 200809L
+#include <sched.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
@@ -106,4 +108,21 @@ int tci_transport_check_nodes(tci_transport_kind kind, MPI_Comm comm)
                              "communicator spans %d nodes, and shm needs every rank on one "
                              "node; use auto or rma", total[0]);
     return TCIO_SUCCESS;
+}
+
+void tci_back_off(int polls)
+{
+    if (polls < 1024) {
+        sched_yield();
+        return;
+    }
+    struct timespec pause = { 0, 50000 };
+    nanosleep(&pause, NULL);
+}
+
+bool tci_window_is_unified(MPI_Win win)
+{
+    int *model = NULL, flag = 0;
+    return MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag) == MPI_SUCCESS && flag &&
+           *model == MPI_WIN_UNIFIED;
 }

@@ -164,6 +164,25 @@ int tci_transport_check_nodes(tci_transport_kind kind, MPI_Comm comm);
  * words for tcio_last_error. */
 const char *tci_transport_exceeds(int64_t bytes, int windows);
 
+/* Helpers of the transports that reach slots in a window. */
+
+/* Give the processor away between two polls of a wait (POLLS so far) for
+ * a slot or an operation: yield for the first 1024 polls (about a
+ * millisecond), then sleep 50 us per poll, so that a long wait for a rank
+ * that shares our core leaves the core to it; sched_yield alone does not,
+ * under Linux's fair scheduler.  With 4 ranks on 2 cores and one
+ * aggregator this doubled the write throughput of Table II's shape; short
+ * waits never sleep (doc/design.md has the measurements). */
+void tci_back_off(int polls);
+
+/* Whether WIN has MPI's unified memory model, in which local loads and
+ * stores and one-sided operations reach the same memory.  The owner's
+ * drains and in-place loads use plain loads and stores on its slots
+ * (ordered by MPI_Win_sync and the slot locks); under the separate model
+ * that is erroneous, so such a window is refused at open rather than
+ * trusted with data.  Every MPI tested gives the unified model. */
+bool tci_window_is_unified(MPI_Win win);
+
 /* Empty T's slots for the next file (ops->empty): false if T's transport
  * cannot be kept.  Rebind an emptied T to the next file's MAP. */
 bool tci_transport_empty(tci_transport *t);

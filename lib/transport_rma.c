@@ -33,8 +33,6 @@
  * (MPI_Win_flush) before the next holder can take the lock.  Only the lock
  * word itself is touched by every rank at once, and only ever with
  * MPI_REPLACE (and MPI_NO_OP reads). */
-#include <sched.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include "transport.h"
@@ -233,21 +231,6 @@ static void rma_forget(tci_transport *t, tci_move *m)
 
 /* ---- the window ---------------------------------------------------------- */
 
-/* Whether the window has MPI's unified memory model, in which the memory
- * that local loads and stores reach and the memory that one-sided
- * operations reach are the same.  The owner's early drains, close drains
- * and in-place loads read and write its slots with plain loads and stores
- * (ordered by MPI_Win_sync and the slot locks); under the separate model
- * that is erroneous, so such a window is refused at open rather than
- * trusted with data.  Every MPI tested gives the unified model for
- * MPI_Win_allocate (doc/design.md). */
-static bool window_is_unified(MPI_Win win)
-{
-    int *model = NULL, flag = 0;
-    return MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag) == MPI_SUCCESS && flag &&
-           *model == MPI_WIN_UNIFIED;
-}
-
 static int64_t rma_memory_bytes(int64_t nslots, int64_t segment_size)
 {
     return tci_layout_bytes(nslots, segment_size);
@@ -269,7 +252,7 @@ static int rma_open(tci_transport *t, MPI_Comm comm, const tci_segmap *map, bool
         return tci_error_from_mpi(err);
     }
     MPI_Win_set_errhandler(r->win, MPI_ERRORS_RETURN);
-    if (!window_is_unified(r->win))   /* rma_close releases the window */
+    if (!tci_window_is_unified(r->win))   /* rma_close releases the window */
         return tci_error_set(TCIO_ERR_MPI, "MPI_Win_allocate gave the level-2 window the "
                              "separate memory model, which libtcio does not support");
     /* Zero is the empty state, a zero counter, no notice, a clear bitmap. */
@@ -311,26 +294,6 @@ static int rma_complete_all(tci_transport *t)
 
 #define MAX_REQUESTS 3   /* the most a move waits for at once */
 
-/* Give the processor away between two polls: yield for the first
- * BACKOFF_YIELDS polls (about a millisecond), then sleep BACKOFF_SLEEP_NS
- * per poll, so that a long wait for a busy target that shares our core
- * leaves the core to it; sched_yield alone does not, under Linux's fair
- * scheduler.  With 4 ranks on 2 cores and one aggregator this doubled the
- * write throughput of Table II's shape; short waits never sleep
- * (doc/design.md has the measurements). */
-#define BACKOFF_YIELDS   1024
-#define BACKOFF_SLEEP_NS 50000
-
-static void back_off(int polls)
-{
-    if (polls < BACKOFF_YIELDS) {
-        sched_yield();
-        return;
-    }
-    struct timespec pause = { 0, BACKOFF_SLEEP_NS };
-    nanosleep(&pause, NULL);
-}
-
 /* Complete request-based operations, giving the processor away between
  * polls so that a target sharing our core can run its progress engine. */
 static int wait_yielding(int count, MPI_Request *requests)
@@ -342,7 +305,7 @@ static int wait_yielding(int count, MPI_Request *requests)
         int err = MPI_Testall(count, requests, &done, statuses);
         if (err != MPI_SUCCESS || done)
             return err;
-        back_off(polls);
+        tci_back_off(polls);
     }
 }
 
@@ -398,7 +361,7 @@ static int rma_take(tci_transport *t, tci_location loc, tci_slot_header *h)
             return TCIO_SUCCESS;
         }
         let_others_progress(r);
-        back_off(tries);
+        tci_back_off(tries);
     }
 }
 

@@ -34,11 +34,9 @@
  * barrier follows).  A move makes no MPI call at all, and waits for no
  * other rank's progress: the holder of a slot lock copies and stores
  * without help, so a waiter only yields and sleeps. */
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "transport.h"
 #include "error.h"
 
@@ -120,13 +118,6 @@ static int64_t shm_memory_bytes(int64_t nslots, int64_t segment_size)
     return tci_layout_bytes(nslots, segment_size);
 }
 
-static bool window_is_unified(MPI_Win win)
-{
-    int *model = NULL, flag = 0;
-    return MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag) == MPI_SUCCESS && flag &&
-           *model == MPI_WIN_UNIFIED;
-}
-
 /* Every rank's part, by address. */
 static int query_bases(shm *s)
 {
@@ -167,7 +158,7 @@ static int shm_open(tci_transport *t, MPI_Comm comm, const tci_segmap *map, bool
         return tci_error_from_mpi(err);
     }
     MPI_Win_set_errhandler(s->win, MPI_ERRORS_RETURN);
-    if (!window_is_unified(s->win))   /* shm_close releases the window */
+    if (!tci_window_is_unified(s->win))   /* shm_close releases the window */
         return tci_error_set(TCIO_ERR_MPI, "MPI_Win_allocate_shared gave the level-2 window "
                              "the separate memory model, which libtcio does not support");
     err = MPI_Win_lock_all(MPI_MODE_NOCHECK, s->win);
@@ -214,22 +205,6 @@ static int shm_complete_all(tci_transport *t)
 
 /* ---- the slot lock ------------------------------------------------------- */
 
-/* rma's policy (transport_rma.c): yield for about a millisecond, then
- * sleep, so that a holder that shares our core gets it.  No MPI call: the
- * holder needs nobody's progress to finish its move and release. */
-#define BACKOFF_YIELDS   1024
-#define BACKOFF_SLEEP_NS 50000
-
-static void back_off(int polls)
-{
-    if (polls < BACKOFF_YIELDS) {
-        sched_yield();
-        return;
-    }
-    struct timespec pause = { 0, BACKOFF_SLEEP_NS };
-    nanosleep(&pause, NULL);
-}
-
 /* Swap TCI_STATE_LOCKED in: an old word other than LOCKED is the header of
  * the slot now ours; LOCKED means somebody holds it (and the swap changed
  * nothing).  A relaxed look first keeps waiters from bouncing the cache
@@ -246,7 +221,9 @@ static int shm_take(tci_transport *t, tci_location loc, tci_slot_header *h)
                 return TCIO_SUCCESS;
             }
         }
-        back_off(tries);
+        /* No MPI call while waiting: the holder needs nobody's progress
+         * to finish its move and release. */
+        tci_back_off(tries);
     }
 }
 
