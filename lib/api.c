@@ -15,12 +15,17 @@
 /* ---- open handles: lets every call reject a closed or bogus handle ---- */
 
 static tcio_file *open_files;
+/* The handle most recently found open: the per-access fast path checks a
+ * handle with one comparison (cleared when that handle closes). */
+static const tcio_file *last_found_open;
 
 static bool is_open(const tcio_file *fh)
 {
     for (const tcio_file *f = open_files; f; f = f->next_open)
-        if (f == fh)
+        if (f == fh) {
+            last_found_open = fh;
             return true;
+        }
     return false;
 }
 
@@ -32,6 +37,8 @@ static void remember_open(tcio_file *fh)
 
 static void forget_open(tcio_file *fh)
 {
+    if (last_found_open == fh)
+        last_found_open = NULL;
     for (tcio_file **p = &open_files; *p; p = &(*p)->next_open)
         if (*p == fh) {
             *p = fh->next_open;
@@ -983,24 +990,93 @@ tcio_file *tcio_open(const char *fname, int mode)
                ? fh : NULL;
 }
 
+/* ---- the per-access fast path -------------------------------------------- */
+
+/* Most calls of an fwrite-style code move a few bytes of a predefined type
+ * inside the segment that level 1 holds already.  Such a call needs none of
+ * check_request's questions beyond these: the handle is the one last found
+ * open, it has no sticky failure, the type is one of the two recent
+ * predefined types (tci_type_recent) and contiguous, and the bytes lie inside level 1's segment in MODE (which
+ * implies the access mode and the offset bounds: level 1 is aimed only at
+ * segments that passed them).  Returns the byte count, or -1 to take the
+ * full path, which checks and reports everything.  Callgrind, 1 rank,
+ * Table II at LEN 64K: 222 instructions per tcio_write_at before. */
+static inline int64_t fast_access_bytes(const tcio_file *fh, tci_l1_mode mode,
+                                        MPI_Offset offset, const void *data, int count,
+                                        MPI_Datatype type)
+{
+    if (!fh || fh != last_found_open || fh->failure != TCIO_SUCCESS || count <= 0 || !data)
+        return -1;
+    const tci_type_info *info = tci_type_recent(type);
+    if (!info || !info->contiguous)
+        return -1;
+    int64_t bytes = (int64_t)count * info->size;
+    return tci_level1_holds(&fh->l1, mode, offset, bytes) ? bytes : -1;
+}
+
+/* The bytes written on the fast path, or 0 if the call must take the full
+ * path (it moves at least one byte when it qualifies). */
+static inline int64_t fast_write(tcio_file *fh, MPI_Offset offset, const void *data, int count,
+                                 MPI_Datatype type)
+{
+    int64_t bytes = fast_access_bytes(fh, TCI_L1_WRITING, offset, data, count, type);
+    if (bytes <= 0)
+        return 0;
+    tci_progress_tick(fh);
+    if (tci_level1_write(&fh->l1, (int)(offset - fh->l1.start), data, (int)bytes) != 0)
+        return 0;              /* no memory for the extent: the full path reports it */
+    fh->stats.count[TCI_C_BYTES_WRITTEN] += bytes;
+    note_written(fh, offset + bytes);
+    return bytes;
+}
+
+static inline int64_t fast_read(tcio_file *fh, MPI_Offset offset, void *data, int count,
+                                MPI_Datatype type)
+{
+    int64_t bytes = fast_access_bytes(fh, TCI_L1_READING, offset, data, count, type);
+    if (bytes <= 0)
+        return 0;
+    tci_progress_tick(fh);
+    if (tci_level1_add_read(&fh->l1, (int)(offset - fh->l1.start), data, (int)bytes) != 0)
+        return 0;
+    fh->stats.count[TCI_C_BYTES_READ] += bytes;
+    return bytes;
+}
+
 int tcio_write(tcio_file *fh, const void *data, int count, MPI_Datatype type)
 {
+    int64_t moved = fh && fh == last_found_open   /* before reading fh->position */
+                        ? fast_write(fh, fh->position, data, count, type) : 0;
+    if (moved > 0) {
+        fh->position += moved;
+        return tci_error_note("tcio_write", TCIO_SUCCESS);
+    }
     return tci_error_note("tcio_write", write_call(fh, data, count, type));
 }
 
 int tcio_write_at(tcio_file *fh, MPI_Offset offset, const void *data, int count,
                   MPI_Datatype type)
 {
+    if (fast_write(fh, offset, data, count, type) > 0)
+        return tci_error_note("tcio_write_at", TCIO_SUCCESS);
     return tci_error_note("tcio_write_at", write_at_call(fh, offset, data, count, type));
 }
 
 int tcio_read(tcio_file *fh, void *data, int count, MPI_Datatype type)
 {
+    int64_t moved = fh && fh == last_found_open
+                        ? fast_read(fh, fh->position, data, count, type) : 0;
+    if (moved > 0) {
+        fh->position += moved;
+        return tci_error_note("tcio_read", TCIO_SUCCESS);
+    }
     return tci_error_note("tcio_read", read_call(fh, data, count, type));
 }
 
 int tcio_read_at(tcio_file *fh, MPI_Offset offset, void *data, int count, MPI_Datatype type)
 {
+    if (fast_read(fh, offset, data, count, type) > 0)
+        return tci_error_note("tcio_read_at", TCIO_SUCCESS);
     return tci_error_note("tcio_read_at", read_at_call(fh, offset, data, count, type));
 }
 

@@ -202,16 +202,26 @@ static MPI_Datatype cached_type[PREDEFINED_CACHE];
 static tci_type_info cached_info[PREDEFINED_CACHE];
 static int cached_count, cached_next;
 
-MPI_Datatype tci_last_predefined = MPI_DATATYPE_NULL;
-tci_type_info tci_last_predefined_info;
+MPI_Datatype tci_recent_type[2] = { MPI_DATATYPE_NULL, MPI_DATATYPE_NULL };
+tci_type_info tci_recent_info[2];
+
+/* TYPE (predefined, described by INFO) becomes the most recent type. */
+static void note_recent(MPI_Datatype type, const tci_type_info *info)
+{
+    if (type == tci_recent_type[0])
+        return;
+    tci_recent_type[1] = tci_recent_type[0];
+    tci_recent_info[1] = tci_recent_info[0];
+    tci_recent_type[0] = type;
+    tci_recent_info[0] = *info;
+}
 
 static bool cache_lookup(MPI_Datatype type, tci_type_info *info)
 {
     for (int i = 0; i < cached_count; i++)
         if (cached_type[i] == type) {
             *info = cached_info[i];
-            tci_last_predefined = type;
-            tci_last_predefined_info = *info;
+            note_recent(type, info);
             return true;
         }
     return false;

@@ -25,20 +25,36 @@ extern int64_t tci_pack_piece_bytes;
  * of tci_type_inspect).  Returns TCIO_SUCCESS or TCIO_ERR_BAD_TYPE. */
 int tci_type_inspect_slow(MPI_Datatype type, tci_type_info *info);
 
-/* The predefined type most recently inspected: predefined types are never
- * freed, so this cannot go stale. */
-extern MPI_Datatype tci_last_predefined;
-extern tci_type_info tci_last_predefined_info;
+/* The two predefined types most recently inspected, most recent first
+ * (codes that alternate two types, as Table II's int and double, find
+ * both here).  Predefined types are never freed, so these cannot go stale;
+ * an unused entry is MPI_DATATYPE_NULL. */
+extern MPI_Datatype tci_recent_type[2];
+extern tci_type_info tci_recent_info[2];
+
+/* The description of TYPE if it is one of the two recent predefined
+ * types, else NULL.  Inline: it runs once per tcio_write/tcio_read. */
+static inline const tci_type_info *tci_type_recent(MPI_Datatype type)
+{
+    if (type == MPI_DATATYPE_NULL)
+        return NULL;
+    if (type == tci_recent_type[0])
+        return &tci_recent_info[0];
+    if (type == tci_recent_type[1])
+        return &tci_recent_info[1];
+    return NULL;
+}
 
 /* Check that TYPE is a committed datatype and describe it.  Returns
  * TCIO_SUCCESS or TCIO_ERR_BAD_TYPE.  Predefined types are cached in the
  * library, derived ones in an attribute on the type itself, so repeated
- * calls with one type are cheap; the last predefined type costs one
- * comparison. */
+ * calls with one type are cheap; the two most recent predefined types
+ * cost two comparisons. */
 static inline int tci_type_inspect(MPI_Datatype type, tci_type_info *info)
 {
-    if (type == tci_last_predefined && type != MPI_DATATYPE_NULL) {
-        *info = tci_last_predefined_info;
+    const tci_type_info *recent = tci_type_recent(type);
+    if (recent) {
+        *info = *recent;
         return 0;
     }
     return tci_type_inspect_slow(type, info);
