@@ -148,19 +148,14 @@ void tci_level1_aim(tci_level1 *l1, tci_l1_mode mode, int64_t segment, int64_t s
     l1->end = l1->start + size;
 }
 
-int tci_level1_add_read(tci_level1 *l1, int disp, void *dst, int len)
+int tci_level1_grow_reads(tci_level1 *l1)
 {
-    if (l1->nreads == l1->reads_capacity) {
-        int cap = l1->reads_capacity ? l1->reads_capacity * 2 : 64;
-        tci_read_piece *r = realloc(l1->reads, (size_t)cap * sizeof *r);
-        if (!r)
-            return -1;
-        l1->reads = r;
-        l1->reads_capacity = cap;
-    }
-    if (tci_extents_add(&l1->extents, disp, len) != 0)
+    int cap = l1->reads_capacity ? l1->reads_capacity * 2 : 64;
+    tci_read_piece *r = realloc(l1->reads, (size_t)cap * sizeof *r);
+    if (!r)
         return -1;
-    l1->reads[l1->nreads++] = (tci_read_piece){ .dst = dst, .disp = disp, .len = len };
+    l1->reads = r;
+    l1->reads_capacity = cap;
     return 0;
 }
 

@@ -110,8 +110,22 @@ static inline bool tci_level1_has_reads(const tci_level1 *l1)
     return l1->mode == TCI_L1_READING && l1->nreads > 0;
 }
 
-/* Record a read of LEN bytes at DISP into DST. */
-int tci_level1_add_read(tci_level1 *l1, int disp, void *dst, int len);
+/* Grow the pending reads' array (the slow half of tci_level1_add_read).
+ * Returns 0 or -1 (no memory; nothing changed). */
+int tci_level1_grow_reads(tci_level1 *l1);
+
+/* Record a read of LEN bytes at DISP into DST.  Returns 0, or -1 when
+ * memory runs out (nothing recorded then).  Inline: it runs once per
+ * tcio_read. */
+static inline int tci_level1_add_read(tci_level1 *l1, int disp, void *dst, int len)
+{
+    if (l1->nreads == l1->reads_capacity && tci_level1_grow_reads(l1) != 0)
+        return -1;
+    if (tci_extents_add(&l1->extents, disp, len) != 0)
+        return -1;
+    l1->reads[l1->nreads++] = (tci_read_piece){ .dst = dst, .disp = disp, .len = len };
+    return 0;
+}
 
 /* Copy the fetched bytes from the buffer to each pending read's DST. */
 void tci_level1_deliver_reads(tci_level1 *l1);
