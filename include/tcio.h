@@ -150,9 +150,14 @@ tcio_file *tcio_open(const char *fname, int mode);
  *                           count is rounded up to a multiple of the node
  *                           count) or a comma-separated list of distinct
  *                           ranks, "0,8,16" (its length is the count).
- *   tcio_early_drain        "on" (default) or "off" (also 1/0, yes/no,
- *                           true/false): aggregators write a segment as
- *                           soon as every byte of it was written.
+ *   tcio_early_drain        "on" (default), "off" (also 1/0, yes/no,
+ *                           true/false) or "mover": a segment is written
+ *                           as soon as every byte of it was written, by
+ *                           its aggregator ("on") or ("mover") by the
+ *                           rank whose write completed it when that rank
+ *                           reaches the slot by address (shm; with rma an
+ *                           aggregator's own slots), else by its
+ *                           aggregator.
  *   tcio_stats              "on", "off" (default) or "json": tcio_close
  *                           makes rank 0 write a summary of the file's
  *                           traffic and phase times, a text table on
@@ -376,7 +381,7 @@ int tcio_last_error(char *buf, int len);
  *   tcio_aggregator_ranks      the aggregators' ranks in the file's
  *                              communicator, "0,2" (left out if longer
  *                              than MPI_MAX_INFO_VAL)
- *   tcio_early_drain           "on" or "off"
+ *   tcio_early_drain           "on", "off" or "mover"
  *   tcio_stats                 "off", "on" or "json"
  *   tcio_stats_file            where the statistics go, if set
  *   tcio_transport             the transport in use (never "auto"): "rma"

@@ -516,7 +516,9 @@ static int move_writes(tcio_file *fh)
 {
     if (tci_level1_has_writes(&fh->l1))
         tci_owner_early_drains(fh);
-    return tci_level2_put_writes(fh);
+    int rc = tci_level2_put_writes(fh);
+    int filled_rc = tci_owner_filled(fh);
+    return rc != TCIO_SUCCESS ? rc : filled_rc;
 }
 
 static int move_reads(tcio_file *fh)
@@ -933,7 +935,9 @@ static int add_tcio_settings(const tcio_file *fh, MPI_Info info)
     if (err == MPI_SUCCESS && ranks[0])
         err = MPI_Info_set(info, "tcio_aggregator_ranks", ranks);
     if (err == MPI_SUCCESS)
-        err = MPI_Info_set(info, "tcio_early_drain", c->early_drain ? "on" : "off");
+        err = MPI_Info_set(info, "tcio_early_drain",
+                           c->early_drain == TCI_DRAIN_MOVER ? "mover"
+                           : c->early_drain ? "on" : "off");
     if (err == MPI_SUCCESS)
         err = MPI_Info_set(info, "tcio_stats", stats[c->stats]);
     if (err == MPI_SUCCESS && c->stats_file)

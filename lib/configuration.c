@@ -125,12 +125,21 @@ static int read_count(MPI_Info info, const char *key, const char *env, int64_t *
     return 0;
 }
 
-static int read_switch(MPI_Info info, const char *key, const char *env, int *value)
+/* tcio_early_drain: an on/off switch (on: the aggregator drains) or
+ * "mover" (the rank whose write completed the segment drains it). */
+static int read_early_drain(MPI_Info info, int *value)
 {
     char buf[MPI_MAX_INFO_VAL + 1], source[64];
-    const char *text = setting_text(info, key, env, buf, source);
-    if (text && tci_parse_switch(text, value) != 0)
-        return bad_setting(source, text, "expected on or off (1/0, yes/no, true/false)");
+    const char *text = setting_text(info, KEY_EARLY_DRAIN, ENV_EARLY_DRAIN, buf, source);
+    if (!text)
+        return 0;
+    if (strcasecmp(text, "mover") == 0) {
+        *value = TCI_DRAIN_MOVER;
+        return 0;
+    }
+    if (tci_parse_switch(text, value) != 0)
+        return bad_setting(source, text, "expected on, off or mover (on/off also 1/0, "
+                           "yes/no, true/false)");
     return 0;
 }
 
@@ -320,7 +329,7 @@ int tci_config_from_user(MPI_Info info, tci_config *cfg)
                   &cfg->segments_per_proc) != 0 ||
         read_count(info, KEY_AGGREGATORS, ENV_AGGREGATORS, &cfg->aggregators) != 0 ||
         read_placement(info, cfg) != 0 ||
-        read_switch(info, KEY_EARLY_DRAIN, ENV_EARLY_DRAIN, &cfg->early_drain) != 0 ||
+        read_early_drain(info, &cfg->early_drain) != 0 ||
         read_stats(info, &cfg->stats) != 0 || read_stats_file(info, &cfg->stats_file) != 0 ||
         read_transport(info, &cfg->transport) != 0)
         rc = TCIO_ERR_BAD_CONFIG;
@@ -364,7 +373,7 @@ int tci_config_finish(tci_config *cfg, int64_t striping_unit)
     if (cfg->segments_per_proc == 0)
         cfg->segments_per_proc = TCI_DEFAULT_SEGMENTS_PER_PROC;
     if (cfg->early_drain < 0)
-        cfg->early_drain = 1;
+        cfg->early_drain = TCI_DRAIN_OWNER;
     return check_limits(cfg);
 }
 

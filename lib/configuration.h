@@ -24,6 +24,10 @@ typedef enum tci_placement_kind {
 
 enum { TCI_STATS_OFF = 0, TCI_STATS_TEXT = 1, TCI_STATS_JSON = 2 };
 
+/* tcio_early_drain: who writes a segment whose every byte was written
+ * (doc/design.md, "Who drains"); any nonzero value drains early. */
+enum { TCI_DRAIN_OFF = 0, TCI_DRAIN_OWNER = 1, TCI_DRAIN_MOVER = 2 };
+
 /* The transports a user can ask for (tcio_transport; transport.h). */
 typedef enum tci_transport_kind {
     TCI_TRANSPORT_AUTO = 0,   /* the library chooses (rma, until shm is
@@ -39,7 +43,7 @@ typedef struct tci_config {
     tci_placement_kind placement;
     int     list_len;           /* TCI_PLACE_LIST: ranks in LIST */
     int    *list;               /* malloc'ed; tci_config_free releases it */
-    int     early_drain;        /* -1 until known: then on */
+    int     early_drain;        /* -1 until known: then TCI_DRAIN_OWNER */
     int     stats;              /* summary at close: TCI_STATS_OFF, _TEXT, _JSON */
     tci_transport_kind transport;
     char   *stats_file;         /* append it there (malloc'ed), NULL: stdout

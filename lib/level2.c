@@ -142,6 +142,55 @@ static int put_extents_locked(tcio_file *fh, tci_location loc, tci_slot_header *
     return TCIO_SUCCESS;
 }
 
+/* Count the transport's busy takes into the file's statistics. */
+static void count_busy_takes(tcio_file *fh)
+{
+    fh->stats.count[TCI_C_BUSY_TAKES] += fh->l2.t.busy_takes;
+    fh->l2.t.busy_takes = 0;
+}
+
+/* Put M's extents sharing the slot with other writers of the segment, when
+ * the transport can and the slot holds the segment already; *SHARED says
+ * whether it did.  The flags this move earned (dirty, full) go into the
+ * header at the shared release, and into *H for the caller. */
+static int put_extents_shared(tcio_file *fh, tci_location loc, const tci_move *m,
+                              tci_slot_header *h, bool *shared)
+{
+    tci_transport *t = &fh->l2.t;
+    *shared = false;
+    if (!t->ops->take_shared)
+        return TCIO_SUCCESS;
+    int rc = t->ops->take_shared(t, loc, fh->l1.segment, false, h, shared);
+    if (rc != TCIO_SUCCESS || !*shared)
+        return rc;
+    int64_t before = 0, flags = 0;
+    rc = t->ops->put(t, loc, fh->l1.buf, m, fh->config.early_drain ? &before : NULL);
+    if (rc == TCIO_SUCCESS) {
+        flags = TCI_SLOT_DIRTY;
+        if (fh->config.early_drain && before + m->bytes >= fh->map.segment_size)
+            flags |= TCI_SLOT_FULL;
+        fh->stats.count[TCI_C_PUTS]++;
+        fh->stats.count[TCI_C_SHARED_MOVES]++;
+    }
+    int release_rc = t->ops->release_shared(t, loc, flags);
+    h->flags |= flags;
+    return rc != TCIO_SUCCESS ? rc : release_rc;
+}
+
+/* The exclusive write move: take, claim (spilling), put, release. */
+static int put_extents_exclusive(tcio_file *fh, tci_location loc, const tci_move *m,
+                                 tci_slot_header *h)
+{
+    tci_transport *t = &fh->l2.t;
+    int rc = t->ops->take(t, loc, h);
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    bool modified = false;
+    rc = put_extents_locked(fh, loc, h, m, &modified);
+    int release_rc = t->ops->release(t, loc, h, modified);
+    return rc != TCIO_SUCCESS ? rc : release_rc;
+}
+
 int tci_level2_put_writes(tcio_file *fh)
 {
     tci_level1 *l1 = &fh->l1;
@@ -160,18 +209,16 @@ int tci_level2_put_writes(tcio_file *fh)
     if (rc != TCIO_SUCCESS)
         return rc;
     tci_location loc = tci_segmap_locate(&fh->map, l1->segment);
-    tci_slot_header h;
-    rc = t->ops->take(t, loc, &h);
-    if (rc == TCIO_SUCCESS) {
-        bool modified = false;
-        rc = put_extents_locked(fh, loc, &h, &m, &modified);
-        int release_rc = t->ops->release(t, loc, &h, modified);
-        if (rc == TCIO_SUCCESS)
-            rc = release_rc;
-        /* After the release, so that the owner finds the slot free. */
-        if (rc == TCIO_SUCCESS && (h.flags & TCI_SLOT_FULL))
-            rc = t->ops->notify(t, loc);
-    }
+    tci_slot_header h = { .segment = TCI_SLOT_EMPTY, .flags = 0 };
+    bool shared;
+    rc = put_extents_shared(fh, loc, &m, &h, &shared);
+    if (rc == TCIO_SUCCESS && !shared)
+        rc = put_extents_exclusive(fh, loc, &m, &h);
+    count_busy_takes(fh);
+    /* This move completed the segment: who writes it is the caller's
+     * choice (owner.c), after the release, so that the slot is free. */
+    fh->l2.filled_valid = rc == TCIO_SUCCESS && (h.flags & TCI_SLOT_FULL);
+    fh->l2.filled = loc;
     t->ops->forget(t, &m);
     if (rc == TCIO_SUCCESS)
         tci_level1_reset(l1);
@@ -251,6 +298,31 @@ static int get_extents_locked(tcio_file *fh, tci_location loc, tci_slot_header *
     return rc;
 }
 
+/* Fetch the pending extents sharing the slot with other readers, when the
+ * transport can and the slot holds the segment loaded; *SHARED says
+ * whether it did.  Nothing in the slot changes. */
+static int get_extents_shared(tcio_file *fh, tci_location loc, bool *shared)
+{
+    tci_transport *t = &fh->l2.t;
+    *shared = false;
+    if (!t->ops->take_shared)
+        return TCIO_SUCCESS;
+    tci_slot_header h;
+    int rc = t->ops->take_shared(t, loc, fh->l1.segment, true, &h, shared);
+    if (rc != TCIO_SUCCESS || !*shared)
+        return rc;
+    tci_move m;
+    rc = t->ops->describe(t, &fh->l1.extents, &m);
+    if (rc == TCIO_SUCCESS) {
+        rc = t->ops->get(t, loc, fh->l1.buf, &m);
+        t->ops->forget(t, &m);
+    }
+    if (rc == TCIO_SUCCESS)
+        fh->stats.count[TCI_C_SHARED_MOVES]++;
+    int release_rc = t->ops->release_shared(t, loc, 0);
+    return rc != TCIO_SUCCESS ? rc : release_rc;
+}
+
 int tci_level2_get_reads(tcio_file *fh)
 {
     tci_level1 *l1 = &fh->l1;
@@ -265,15 +337,20 @@ int tci_level2_get_reads(tcio_file *fh)
         return TCIO_ERR_NO_MEMORY;
     double t0 = MPI_Wtime();
     tci_location loc = tci_segmap_locate(&fh->map, l1->segment);
-    tci_slot_header h;
-    int rc = t->ops->take(t, loc, &h);
-    if (rc == TCIO_SUCCESS) {
-        bool modified = false;
-        rc = get_extents_locked(fh, loc, &h, &modified);
-        int release_rc = t->ops->release(t, loc, &h, modified);
-        if (rc == TCIO_SUCCESS)
-            rc = release_rc;
+    bool shared;
+    int rc = get_extents_shared(fh, loc, &shared);
+    if (rc == TCIO_SUCCESS && !shared) {
+        tci_slot_header h;
+        rc = t->ops->take(t, loc, &h);
+        if (rc == TCIO_SUCCESS) {
+            bool modified = false;
+            rc = get_extents_locked(fh, loc, &h, &modified);
+            int release_rc = t->ops->release(t, loc, &h, modified);
+            if (rc == TCIO_SUCCESS)
+                rc = release_rc;
+        }
     }
+    count_busy_takes(fh);
     if (rc == TCIO_SUCCESS) {
         tci_level1_deliver_reads(l1);
         tci_level1_reset(l1);
@@ -320,5 +397,6 @@ int tci_level2_prefetch(tcio_file *fh, int64_t segment, bool *loaded)
         *loaded = rc == TCIO_SUCCESS;
     }
     int release_rc = t->ops->release(t, loc, &h, modified);
+    count_busy_takes(fh);
     return rc != TCIO_SUCCESS ? rc : release_rc;
 }

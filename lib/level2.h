@@ -20,6 +20,8 @@ typedef struct tci_level2 {
     unsigned char *bitmap;     /* its bitmap, allocated with it */
     char          *loadbuf;    /* one segment for prefetch loads, which must
                                   not disturb level 1; allocated at first use */
+    bool           filled_valid; /* the last write move completed the segment */
+    tci_location   filled;       /* in this slot: owner.c has it written */
 } tci_level2;
 
 /* Collective over COMM: open transport OPS with MAP's geometry; an OWNER
@@ -47,13 +49,19 @@ void tci_level2_free(tci_level2 *l2);
 int  tci_level2_complete_all(tci_level2 *l2);
 
 /* Move the rank's buffered writes (level 1, writing mode) to their level-2
- * slot under the slot's lock, spilling the slot's previous segment to the
- * file first if it held another one. */
+ * slot: shared with other writers of the segment when the transport can
+ * and the slot holds the segment already, else under the slot's exclusive
+ * lock, spilling the slot's previous segment to the file first if it held
+ * another one.  If the move completed the segment (early drain),
+ * L2->filled_valid is set and L2->filled names the slot: the caller has it
+ * written (tci_owner_filled). */
 int tci_level2_put_writes(struct tcio_file *fh);
 
 /* Fetch the rank's pending reads (level 1, reading mode) from their level-2
- * slot into the level-1 buffer and deliver them, loading the segment from
- * the file first if the slot does not hold its content yet. */
+ * slot into the level-1 buffer and deliver them: shared with other readers
+ * when the transport can and the slot holds the segment loaded, else under
+ * the exclusive lock, loading the segment from the file first if the slot
+ * does not hold its content yet. */
 int tci_level2_get_reads(struct tcio_file *fh);
 
 /* Prefetch: load SEGMENT from the file into its slot unless the slot

@@ -36,7 +36,7 @@ int tci_owner_drain_all(tcio_file *fh)
         /* Every rank released its slots before the barrier.  Keep going
          * after a failed slot, so that the others still reach the file. */
         int slot_rc = TCIO_SUCCESS;
-        if (state == TCI_STATE_LOCKED) {
+        if (state == TCI_STATE_LOCKED || tci_state_sharers(state) != 0) {
             slot_rc = TCIO_ERR_MPI;
         } else if (h.flags & TCI_SLOT_DIRTY) {
             fh->stats.count[TCI_C_CLOSE_DRAINS]++;
@@ -58,14 +58,16 @@ static bool segment_complete(const tcio_file *fh, const unsigned char *bitmap)
     return tci_bitmap_next_run(bitmap, 0, size, 0, &end) == size;
 }
 
-/* Lock own slot SLOT and decide: returns true, keeping the lock, when the
- * slot holds a complete segment to drain; otherwise releases it (dropping
- * a FULL mark that overwrites caused). */
-static bool take_if_complete(tcio_file *fh, int64_t slot, tci_slot_header *h)
+/* Lock slot LOC and decide: returns true, keeping the lock, when the slot
+ * holds a complete segment to drain; otherwise releases it (dropping a
+ * FULL mark that overwrites caused). */
+static bool take_if_complete(tcio_file *fh, tci_location loc, tci_slot_header *h)
 {
     tci_transport *t = &fh->l2.t;
-    tci_location loc = own_slot(fh, slot);
-    if (tci_note_failure(fh, t->ops->take(t, loc, h)) != TCIO_SUCCESS)
+    int rc = tci_note_failure(fh, t->ops->take(t, loc, h));
+    fh->stats.count[TCI_C_BUSY_TAKES] += t->busy_takes;
+    t->busy_takes = 0;
+    if (rc != TCIO_SUCCESS)
         return false;
     if ((h->flags & TCI_SLOT_FULL) && (h->flags & TCI_SLOT_DIRTY)) {
         t->ops->sync(t);             /* see the movers' completed updates */
@@ -79,12 +81,11 @@ static bool take_if_complete(tcio_file *fh, int64_t slot, tci_slot_header *h)
     return false;
 }
 
-/* The segment of locked own slot SLOT reached the file: the slot is clean
- * and loaded (its bytes are the file's), its bitmap and counter cleared. */
-static void release_drained(tcio_file *fh, int64_t slot, tci_slot_header *h, bool written)
+/* The segment of locked slot LOC reached the file: the slot is clean and
+ * loaded (its bytes are the file's), its bitmap and counter cleared. */
+static void release_drained(tcio_file *fh, tci_location loc, tci_slot_header *h, bool written)
 {
     tci_transport *t = &fh->l2.t;
-    tci_location loc = own_slot(fh, slot);
     if (written) {
         t->ops->clear_in_memory(t, loc);
         h->flags = TCI_SLOT_LOADED;
@@ -92,6 +93,23 @@ static void release_drained(tcio_file *fh, int64_t slot, tci_slot_header *h, boo
         fh->stats.count[TCI_C_EARLY_DRAINS]++;
     }
     tci_note_failure(fh, t->ops->release(t, loc, h, false));
+}
+
+/* Write slot LOC's segment if it is complete, straight from the slot's
+ * memory while the slot is locked.  Returns whether it was written. */
+static bool drain_if_complete(tcio_file *fh, tci_location loc)
+{
+    tci_slot_header h;
+    if (!take_if_complete(fh, loc, &h))
+        return false;
+    unsigned char *bitmap;
+    const char *data = fh->l2.t.ops->memory(&fh->l2.t, loc, &bitmap);
+    int rc = tci_segio_write(fh->file, &fh->map, h.segment, data, bitmap);
+    /* A failed write keeps the segment dirty (close tries again), but the
+     * handle remembers it so that close cannot report success. */
+    tci_note_failure(fh, rc);
+    release_drained(fh, loc, &h, rc == TCIO_SUCCESS);
+    return rc == TCIO_SUCCESS;
 }
 
 /* Write the complete segments of own slots, one at a time, each straight
@@ -125,20 +143,12 @@ static bool drain_complete_slots(tcio_file *fh)
     bool seen_all = true;
     for (int64_t slot = 0; slot < t->local_slots; slot++) {
         tci_slot_header h = tci_state_decode(states[slot]);
+        /* A locked word hides the flags; sharers leave them visible. */
         if (states[slot] == TCI_STATE_LOCKED)
             seen_all = false;
         if (states[slot] == TCI_STATE_LOCKED || !(h.flags & TCI_SLOT_FULL))
             continue;
-        if (!take_if_complete(fh, slot, &h))
-            continue;
-        /* The bitmap is complete: one write of the whole segment. */
-        unsigned char *bitmap;
-        const char *data = t->ops->memory(t, own_slot(fh, slot), &bitmap);
-        rc = tci_segio_write(fh->file, &fh->map, h.segment, data, bitmap);
-        /* A failed write keeps the segment dirty (close tries again), but
-         * the handle remembers it so that close cannot report success. */
-        tci_note_failure(fh, rc);
-        release_drained(fh, slot, &h, rc == TCIO_SUCCESS);
+        drain_if_complete(fh, own_slot(fh, slot));
     }
     free(states);
     return seen_all;
@@ -156,4 +166,33 @@ void tci_owner_early_drains(tcio_file *fh)
     if (notices != fh->notices_seen && drain_complete_slots(fh))
         fh->notices_seen = notices;
     fh->stats.time[TCI_T_EARLY_DRAINS] += MPI_Wtime() - t0;
+}
+
+/* ---- who drains a segment that a move completed --------------------------- */
+
+/* With tcio_early_drain=mover the mover writes the segment itself when it
+ * reaches the slot by address (shm: every slot of the node; rma: its
+ * own); otherwise (the default) the owner is notified, so that the file's
+ * writes stay on the aggregators (stripe ownership, I/O nodes) and the
+ * rank that completed the segment, often the one furthest behind, loses
+ * no time to it.  doc/design.md, "Who drains", has the measurements. */
+static bool mover_drains(tcio_file *fh, tci_location loc)
+{
+    tci_transport *t = &fh->l2.t;
+    return fh->config.early_drain == TCI_DRAIN_MOVER && t->ops->memory(t, loc, NULL) != NULL;
+}
+
+int tci_owner_filled(tcio_file *fh)
+{
+    tci_level2 *l2 = &fh->l2;
+    if (!l2->filled_valid)
+        return TCIO_SUCCESS;
+    l2->filled_valid = false;
+    if (!mover_drains(fh, l2->filled))
+        return l2->t.ops->notify(&l2->t, l2->filled);
+    double t0 = MPI_Wtime();
+    if (drain_if_complete(fh, l2->filled))
+        fh->stats.count[TCI_C_MOVER_DRAINS]++;
+    fh->stats.time[TCI_T_EARLY_DRAINS] += MPI_Wtime() - t0;
+    return TCIO_SUCCESS;
 }

@@ -1,5 +1,6 @@
-/* owner.h - an aggregator's duties to its own slots: early drains while
- * the file is open, the drain of everything left at close.  Driven from
+/* owner.h - the drains: early drains of complete segments while the file
+ * is open (by their aggregator, or by the mover that completed them), the
+ * drain of everything left at close.  Driven from
  * the API side (progress.c, api.c), never from inside a move. */
 #ifndef TCIO_OWNER_H
 #define TCIO_OWNER_H
@@ -11,6 +12,13 @@
  * complete and release it clean.  Failures stick to the handle.  Local;
  * nothing on ranks without slots or with early drain off. */
 void tci_owner_early_drains(tcio_file *fh);
+
+/* After a write move that completed a segment (L2.filled_valid): with
+ * tcio_early_drain=mover the mover writes it at once when it reaches the
+ * slot by address, else it notifies the slot's owner, which drains it at
+ * its next entry.  Local.  Returns a failure of
+ * the notice; a failed write sticks to the handle, as an early drain's. */
+int tci_owner_filled(tcio_file *fh);
 
 /* Drain every dirty slot this rank owns (collective close, after the
  * barrier that ends all access by others). */

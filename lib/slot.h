@@ -21,10 +21,16 @@ typedef struct tci_slot_header {
 } tci_slot_header;
 
 /* Every slot has two int64 words besides its bitmap and data:
- *   state    TCI_STATE_LOCKED while a mover holds the slot, else the header
- *            packed as (segment + 1) << TCI_FLAG_BITS | flags, so that
- *            taking the lock and reading the header is one atomic swap
- *            (doc/design.md).  Zero is an empty, unlocked slot.
+ *   state    TCI_STATE_LOCKED while a mover holds the slot exclusively,
+ *            else the header packed as
+ *              (segment + 1) << TCI_SEGMENT_SHIFT | sharers << TCI_SHARERS_SHIFT
+ *              | TCI_STATE_READERS | TCI_STATE_WAITING | flags
+ *            so that taking the lock and reading the header is one atomic
+ *            swap (doc/design.md).  Zero is an empty, unlocked slot.  The
+ *            sharer count, TCI_STATE_READERS (the sharers are readers) and
+ *            TCI_STATE_WAITING (an exclusive taker waits for the sharers to
+ *            leave: no new sharer may enter) belong to the transports with
+ *            shared access (shm); tci_state_decode drops them.
  *   written  bytes moved into the segment since it was claimed (added by
  *            movers, reset by the holder of the lock): a cheap trigger for
  *            early drain; overwrites make it overcount, so the owner
@@ -32,18 +38,31 @@ typedef struct tci_slot_header {
  * Segment numbers must stay at or below TCI_MAX_SEGMENT (api.c bounds
  * offsets). */
 #define TCI_STATE_LOCKED    INT64_MIN
-#define TCI_MAX_SEGMENT     ((INT64_C(1) << (63 - TCI_FLAG_BITS)) - 2)
+#define TCI_STATE_WAITING   INT64_C(0x8)
+#define TCI_STATE_READERS   INT64_C(0x10)
+#define TCI_SHARERS_SHIFT   5
+#define TCI_SHARERS_BITS    12
+#define TCI_MAX_SHARERS     ((INT64_C(1) << TCI_SHARERS_BITS) - 1)
+#define TCI_ONE_SHARER      (INT64_C(1) << TCI_SHARERS_SHIFT)
+#define TCI_SEGMENT_SHIFT   (TCI_SHARERS_SHIFT + TCI_SHARERS_BITS)
+#define TCI_MAX_SEGMENT     ((INT64_C(1) << (63 - TCI_SEGMENT_SHIFT)) - 2)
 
 static inline int64_t tci_state_encode(const tci_slot_header *h)
 {
-    return ((h->segment + 1) << TCI_FLAG_BITS) | h->flags;
+    return ((h->segment + 1) << TCI_SEGMENT_SHIFT) | h->flags;
 }
 
 static inline tci_slot_header tci_state_decode(int64_t state)
 {
-    tci_slot_header h = { .segment = (state >> TCI_FLAG_BITS) - 1,
+    tci_slot_header h = { .segment = (state >> TCI_SEGMENT_SHIFT) - 1,
                           .flags = state & ((1 << TCI_FLAG_BITS) - 1) };
     return h;
+}
+
+/* Movers sharing a slot whose state word is STATE (not locked). */
+static inline int64_t tci_state_sharers(int64_t state)
+{
+    return (state >> TCI_SHARERS_SHIFT) & TCI_MAX_SHARERS;
 }
 
 /* Bytes of the written-byte bitmap of a SEGMENT_SIZE-byte segment: bit i

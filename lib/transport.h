@@ -21,8 +21,9 @@
  * transport reaches every slot of the node by address (memory returns it
  * for any such slot, and a move is a copy plus C11 atomics on the words),
  * keeps its own move description in tci_move.impl and its state in
- * tci_transport.impl; shared (reader/writer) access to a slot would add a
- * shared take and release to the table, chosen by level 2 per move. */
+ * tci_transport.impl.  Shared access to a slot (writers of the segment it
+ * holds together, or readers of its loaded segment together) is an
+ * optional pair of operations, chosen by level 2 per move. */
 #ifndef TCIO_TRANSPORT_H
 #define TCIO_TRANSPORT_H
 
@@ -66,7 +67,8 @@ typedef struct tci_transport_ops {
     /* Collective: end the epoch and free everything. */
     void (*close)(tci_transport *t);
 
-    /* The slot lock.  take: wait until the slot is free, lock it and
+    /* The slot lock.  take: wait until the slot is free (no holder, no
+     * sharer), lock it and
      * return its header.  release: publish header H and unlock, in one
      * atomic write; MODIFIED says the slot's bitmap, counter or data
      * changed, and they are then complete at the owner before the slot
@@ -75,6 +77,22 @@ typedef struct tci_transport_ops {
     int  (*take)(tci_transport *t, tci_location loc, tci_slot_header *h);
     int  (*release)(tci_transport *t, tci_location loc, const tci_slot_header *h,
                     bool modified);
+
+    /* Shared access, optional (both NULL: every move takes the slot
+     * exclusively).  take_shared: wait while the slot is locked or an
+     * exclusive taker waits for it; then, if the slot holds SEGMENT (and,
+     * for READING, is loaded) and its sharers (if any) move the same way,
+     * join them: *SHARED true, *H its header.  Otherwise *SHARED false and
+     * nothing is held: the mover takes the slot exclusively (claims, spills,
+     * loads and drains are exclusive).  A sharer only puts (writers) or gets
+     * (readers); put's bitmap bits and counter are atomic, and sharers
+     * write disjoint bytes or race as conflicting MPI-IO accesses do.
+     * release_shared: leave, ORing FLAGS (TCI_SLOT_DIRTY, TCI_SLOT_FULL)
+     * into the header; this sharer's changes are complete before an
+     * exclusive taker can see the slot free. */
+    int  (*take_shared)(tci_transport *t, tci_location loc, int64_t segment, bool reading,
+                        tci_slot_header *h, bool *shared);
+    int  (*release_shared)(tci_transport *t, tci_location loc, int64_t flags);
 
     /* Under the lock: clear the slot's bitmap and written-byte counter
      * (a claim for a new segment). */
@@ -137,6 +155,8 @@ struct tci_transport {
     const tci_segmap *map;        /* the geometry (not owned) */
     int64_t local_slots;          /* this rank's slots: map->nslots or 0 */
     int     self;                 /* this rank in the file's communicator */
+    int64_t busy_takes;           /* takes (exclusive or shared) that found
+                                     the slot held and waited: contention */
     /* The implementation's state, in place: open allocates nothing before
      * its collective steps, so that a rank out of memory cannot skip a
      * collective the others enter. */

@@ -360,6 +360,8 @@ static int rma_take(tci_transport *t, tci_location loc, tci_slot_header *h)
             *h = tci_state_decode(old);
             return TCIO_SUCCESS;
         }
+        if (tries == 0)
+            t->busy_takes++;
         let_others_progress(r);
         tci_back_off(tries);
     }

@@ -12,18 +12,23 @@
  *   [data: nslots x segment]
  * The state word, the written-byte counter, the notice word and the bitmap
  * words are only ever accessed with CPU atomics (<stdatomic.h>), never with
- * MPI atomics.  The slot lock is rma's swap: atomic_exchange of
- * TCI_STATE_LOCKED into the state word with acquire ordering takes it, an
- * atomic store of the new header with release ordering frees it.  Every
- * plain load and store of a slot's data and bitmap happens under its lock,
- * so the release of one holder and the acquire of the next order them
- * (C11 5.1.2.4: the release synchronizes with the acquire that reads it;
- * lock-free atomics are address-free, C11 7.17.5, so this holds between
- * processes that map the same memory).  Bits are ORed with
- * atomic_fetch_or on whole 64-bit words and the counter grows with
- * atomic_fetch_add, both relaxed: the lock already orders them, and the
- * atomics keep the words valid for shared (reader/writer) access later
- * (issue 10 item 4).  The notice word, which movers add to without the
+ * MPI atomics.  The exclusive slot lock is a compare-and-swap of
+ * TCI_STATE_LOCKED into a state word without sharers, with acquire
+ * ordering; an atomic store of the new header with release ordering frees
+ * it.  Movers of the segment a slot holds may instead share it (writers
+ * together, or readers of a loaded segment together): a compare-and-swap
+ * adds them to the sharer count in the state word (acquire) and another
+ * removes them, OR-ing the flags they earned (release); an exclusive taker
+ * that finds sharers sets TCI_STATE_WAITING, which keeps new sharers out
+ * until it has had the slot.  Every plain load and store of a slot's data
+ * happens under its exclusive lock or by a sharer, and the releases and
+ * acquires on the state word order them (C11 5.1.2.4: a release
+ * synchronizes with the acquire that reads it or a later read-modify-write
+ * of its release sequence; lock-free atomics are address-free, C11 7.17.5,
+ * so this holds between processes that map the same memory).  Bits are
+ * ORed with atomic_fetch_or on whole 64-bit words and the counter grows
+ * with atomic_fetch_add, both relaxed, so that sharers can update them at
+ * once.  The notice word, which movers add to without the
  * owner's slot lock, is added to with release and read with acquire.
  *
  * MPI_Win_sync is called where data passes from one rank to another
@@ -203,37 +208,114 @@ static int shm_complete_all(tci_transport *t)
     return tci_error_from_mpi(MPI_Win_sync(shm_of(t)->win));
 }
 
-/* ---- the slot lock ------------------------------------------------------- */
+/* ---- the slot lock -------------------------------------------------------- */
 
-/* Swap TCI_STATE_LOCKED in: an old word other than LOCKED is the header of
- * the slot now ours; LOCKED means somebody holds it (and the swap changed
- * nothing).  A relaxed look first keeps waiters from bouncing the cache
- * line while the holder works. */
+/* Exclusive take.  A free word (not LOCKED, no sharer) is swapped for
+ * LOCKED with a compare-and-swap (acquire): its old value is the header of
+ * the slot now ours.  While sharers hold the slot, the taker sets
+ * TCI_STATE_WAITING, which keeps new sharers out, and waits for the count
+ * to drop to zero: a stream of sharers cannot starve it.  A relaxed look
+ * first keeps waiters from bouncing the cache line while the holder works. */
 static int shm_take(tci_transport *t, tci_location loc, tci_slot_header *h)
 {
     atomic_word *state = state_word(shm_of(t), loc);
     for (int tries = 0;; tries++) {
-        if (atomic_load_explicit(state, memory_order_relaxed) != TCI_STATE_LOCKED) {
-            int64_t old = atomic_exchange_explicit(state, TCI_STATE_LOCKED,
-                                                   memory_order_acquire);
-            if (old != TCI_STATE_LOCKED) {
+        int64_t old = atomic_load_explicit(state, memory_order_relaxed);
+        if (old != TCI_STATE_LOCKED && tci_state_sharers(old) == 0) {
+            if (atomic_compare_exchange_strong_explicit(state, &old, TCI_STATE_LOCKED,
+                                                        memory_order_acquire,
+                                                        memory_order_relaxed)) {
                 *h = tci_state_decode(old);
                 return TCIO_SUCCESS;
             }
+        } else if (old != TCI_STATE_LOCKED && !(old & TCI_STATE_WAITING)) {
+            /* May fail if the word changed; the next round looks again. */
+            atomic_compare_exchange_strong_explicit(state, &old, old | TCI_STATE_WAITING,
+                                                    memory_order_relaxed,
+                                                    memory_order_relaxed);
         }
-        /* No MPI call while waiting: the holder needs nobody's progress
-         * to finish its move and release. */
+        if (tries == 0)
+            t->busy_takes++;
+        /* No MPI call while waiting: the holder and the sharers need
+         * nobody's progress to finish their moves and leave. */
         tci_back_off(tries);
     }
 }
 
 /* Publish H and unlock in one store; its release ordering makes every
- * store of the holder (data, bits, counter) visible to the next holder. */
+ * store of the holder (data, bits, counter) visible to the next holder.
+ * No sharer can exist while the word is LOCKED, so the new word has none,
+ * and no WAITING bit: waiting exclusive takers compete for it again. */
 static int shm_release(tci_transport *t, tci_location loc, const tci_slot_header *h,
                        bool modified)
 {
     (void)modified;
     atomic_store_explicit(state_word(shm_of(t), loc), tci_state_encode(h), memory_order_release);
+    return TCIO_SUCCESS;
+}
+
+/* Whether a mover of SEGMENT (READING or writing) may join the sharers of
+ * a slot whose unlocked word is OLD. */
+static bool may_share(int64_t old, int64_t segment, bool reading)
+{
+    tci_slot_header h = tci_state_decode(old);
+    if (h.segment != segment || (reading && !(h.flags & TCI_SLOT_LOADED)))
+        return false;
+    int64_t n = tci_state_sharers(old);
+    if (n == TCI_MAX_SHARERS)
+        return false;
+    return n == 0 || ((old & TCI_STATE_READERS) != 0) == reading;
+}
+
+/* Shared take: one compare-and-swap adds this mover to the sharer count
+ * (acquire: it synchronizes with the release of the last exclusive holder,
+ * and through the release sequence of the count's read-modify-writes with
+ * every earlier sharer's release).  A locked slot, or one an exclusive taker
+ * waits for, is waited for: its holder does bounded work and releases, the
+ * waiting taker gets the slot once the present sharers leave. */
+static int shm_take_shared(tci_transport *t, tci_location loc, int64_t segment, bool reading,
+                           tci_slot_header *h, bool *shared)
+{
+    atomic_word *state = state_word(shm_of(t), loc);
+    int64_t old = atomic_load_explicit(state, memory_order_relaxed);
+    for (int tries = 0;;) {
+        if (old == TCI_STATE_LOCKED || (old & TCI_STATE_WAITING)) {
+            if (tries == 0)
+                t->busy_takes++;
+            tci_back_off(tries++);
+            old = atomic_load_explicit(state, memory_order_relaxed);
+            continue;
+        }
+        if (!may_share(old, segment, reading)) {
+            *shared = false;
+            return TCIO_SUCCESS;
+        }
+        int64_t joined = (old + TCI_ONE_SHARER) | (reading ? TCI_STATE_READERS : 0);
+        /* On failure OLD is reloaded: another sharer came or went, or an
+         * exclusive taker arrived; decide again at once. */
+        if (atomic_compare_exchange_weak_explicit(state, &old, joined, memory_order_acquire,
+                                                  memory_order_relaxed)) {
+            *h = tci_state_decode(old);
+            *shared = true;
+            return TCIO_SUCCESS;
+        }
+    }
+}
+
+/* Leave the sharers, ORing FLAGS into the header in the same
+ * read-modify-write (release: this sharer's copies, bits and counter
+ * happen before the exclusive taker's acquire that sees the count drop).
+ * The last sharer to leave clears TCI_STATE_READERS. */
+static int shm_release_shared(tci_transport *t, tci_location loc, int64_t flags)
+{
+    atomic_word *state = state_word(shm_of(t), loc);
+    int64_t old = atomic_load_explicit(state, memory_order_relaxed), left;
+    do {
+        left = (old - TCI_ONE_SHARER) | flags;
+        if (tci_state_sharers(left) == 0)
+            left &= ~TCI_STATE_READERS;
+    } while (!atomic_compare_exchange_weak_explicit(state, &old, left, memory_order_release,
+                                                    memory_order_relaxed));
     return TCIO_SUCCESS;
 }
 
@@ -308,7 +390,7 @@ static int shm_reset(tci_transport *t, tci_location loc)
     return TCIO_SUCCESS;
 }
 
-/* ---- moves, all under the slot lock ------------------------------------- */
+/* ---- moves, under the exclusive lock or shared -------------------------- */
 
 static bool is_regular(const tci_extents *e)
 {
@@ -459,6 +541,8 @@ const tci_transport_ops tci_transport_shm = {
     .close = shm_close,
     .take = shm_take,
     .release = shm_release,
+    .take_shared = shm_take_shared,
+    .release_shared = shm_release_shared,
     .reset = shm_reset,
     .describe = shm_describe,
     .forget = shm_forget,

@@ -14,7 +14,8 @@
  * TCIO_TEST_TIMEOUT (seconds per test, default 120), CK_VERBOSITY.
  * TCIO_AGGREGATORS, TCIO_AGGREGATOR_PLACEMENT, TCIO_EARLY_DRAIN,
  * TCIO_STATS and TCIO_TRANSPORT apply to every test except test_bad_config,
- * test_last_error and test_transport_nodes, which set them themselves (tests/mpi-agg.sh runs the suite's data tests under several of
+ * test_last_error, test_transport_nodes and test_shared_slots, which set
+ * them themselves (tests/mpi-agg.sh runs the suite's data tests under several of
  * them). */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
@@ -2696,6 +2697,267 @@ START_TEST(test_transport_nodes)
 }
 END_TEST
 
+/* ---- shared access to a slot (shm) ------------------------------------------------------ */
+
+/* 16 KiB segments of 8-byte pieces; piece I belongs to rank I % nprocs in
+ * the first pass (the paper's interleaved pattern: every rank writes into
+ * every segment). */
+#define SS_SEGMENT  16384
+#define SS_PIECE    8
+#define SS_SEGMENTS 16
+#define SS_PIECES   (SS_SEGMENTS * SS_SEGMENT / SS_PIECE)
+
+static void ss_piece(uint64_t seed, int pass, long i, unsigned char *out)
+{
+    uint64_t v = tu_mix(tu_mix(seed, (uint64_t)pass), (uint64_t)i);
+    memcpy(out, &v, SS_PIECE);
+}
+
+/* The order in which rank ME visits the segments: ascending, with
+ * neighbours swapped at random, so that the ranks drift apart by a
+ * segment or two and claim, spill and drain while others share. */
+static void ss_order(uint64_t seed, int me, int order[SS_SEGMENTS])
+{
+    tu_rng r;
+    tu_rng_seed(&r, tu_mix(seed, (uint64_t)me + 1));
+    for (int k = 0; k < SS_SEGMENTS; k++)
+        order[k] = k;
+    for (int k = 0; k + 1 < SS_SEGMENTS; k++)
+        if (tu_rng_below(&r, 3) == 0) {
+            int t = order[k];
+            order[k] = order[k + 1];
+            order[k + 1] = t;
+        }
+}
+
+/* Whether the overwrite pass rewrites piece I (the same on every rank). */
+static int ss_overwritten(uint64_t seed, long i)
+{
+    return tu_mix(seed ^ 0x5eedu, (uint64_t)i) % 5 == 0;
+}
+
+/* The sum over the ranks of counter KEY in the last JSON summary of the
+ * statistics file PATH (rank 0), or -1. */
+static long long ss_stat(const char *path, const char *key)
+{
+    int64_t size = 0;
+    unsigned char *text = tu_read_file(path, &size);
+    if (!text)
+        return -1;
+    char *buf = malloc((size_t)size + 1);
+    if (!buf) {
+        free(text);
+        return -1;
+    }
+    memcpy(buf, text, (size_t)size);
+    buf[size] = '\0';
+    free(text);
+    char *last = buf, *nl;
+    while ((nl = strchr(last, '\n')) && nl[1])
+        last = nl + 1;
+    char pat[96];
+    snprintf(pat, sizeof pat, "\"%s\":{\"sum\":", key);
+    char *at = strstr(last, pat);
+    long long v = at ? strtoll(at + strlen(pat), NULL, 10) : -1;
+    free(buf);
+    return v;
+}
+
+/* Collective: rank 0's ss_stat, agreed. */
+static long long ss_stat_all(const char *path, const char *key)
+{
+    long long v = tu_rank == 0 ? ss_stat(path, key) : 0;
+    MPI_Bcast(&v, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    return v;
+}
+
+/* Write the first pass (each rank its interleaved pieces, segment by
+ * segment in its own order) and, with OVERWRITE, after a tcio_flush a
+ * second pass over a random subset of the pieces by the next rank. */
+static void ss_write(tcio_file *fh, uint64_t seed, int overwrite, tu_status *st, const char *ctx)
+{
+    int order[SS_SEGMENTS];
+    unsigned char piece[SS_PIECE];
+    ss_order(seed, tu_rank, order);
+    const long per_segment = SS_SEGMENT / SS_PIECE;
+    for (int k = 0; k < SS_SEGMENTS; k++)
+        for (long j = 0; j < per_segment; j++) {
+            long i = order[k] * per_segment + j;
+            if (i % tu_nprocs != tu_rank)
+                continue;
+            ss_piece(seed, 1, i, piece);
+            tu_expect_rc(st, tcio_write_at(fh, (MPI_Offset)i * SS_PIECE, piece, SS_PIECE,
+                                           MPI_BYTE), TCIO_SUCCESS,
+                         "%s: tcio_write_at of piece %ld", ctx, i);
+        }
+    if (!overwrite)
+        return;
+    tu_expect_rc(st, tcio_flush(fh), TCIO_SUCCESS, "%s: tcio_flush", ctx);
+    for (int k = SS_SEGMENTS - 1; k >= 0; k--)
+        for (long j = 0; j < per_segment; j++) {
+            long i = order[k] * per_segment + j;
+            if ((i + 1) % tu_nprocs != tu_rank || !ss_overwritten(seed, i))
+                continue;
+            ss_piece(seed, 2, i, piece);
+            tu_expect_rc(st, tcio_write_at(fh, (MPI_Offset)i * SS_PIECE, piece, SS_PIECE,
+                                           MPI_BYTE), TCIO_SUCCESS,
+                         "%s: overwrite of piece %ld", ctx, i);
+        }
+}
+
+/* Every rank reads every piece into GOT (the file's image), segment by
+ * segment in its own jittered order, starting at a different piece of each
+ * segment; the data is there after tcio_fetch. */
+static void ss_read(tcio_file *fh, uint64_t seed, unsigned char *got, tu_status *st,
+                    const char *ctx)
+{
+    int order[SS_SEGMENTS];
+    ss_order(seed ^ 0xbeefu, tu_rank, order);
+    memset(got, 0, SS_PIECES * SS_PIECE);
+    const long per_segment = SS_SEGMENT / SS_PIECE;
+    for (int k = 0; k < SS_SEGMENTS; k++)
+        for (long j = 0; j < per_segment; j++) {
+            long i = order[k] * per_segment + (j + tu_rank * 7) % per_segment;
+            tu_expect_rc(st, tcio_read_at(fh, (MPI_Offset)i * SS_PIECE, got + i * SS_PIECE,
+                                          SS_PIECE, MPI_BYTE),
+                         TCIO_SUCCESS, "%s: tcio_read_at of piece %ld", ctx, i);
+        }
+    tu_expect_rc(st, tcio_fetch(fh), TCIO_SUCCESS, "%s: tcio_fetch", ctx);
+}
+
+/* The file ss_write leaves. */
+static void ss_image(uint64_t seed, int overwrite, unsigned char *image)
+{
+    for (long i = 0; i < SS_PIECES; i++)
+        ss_piece(seed, overwrite && ss_overwritten(seed, i) ? 2 : 1, i, image + i * SS_PIECE);
+}
+
+/* Open PATH under shm with AGGREGATORS aggregators, SLOTS slots each,
+ * tcio_early_drain=DRAIN, JSON statistics appended to STATS. */
+static tcio_file *ss_open(const char *path, int mode, const char *aggregators,
+                          const char *drain, const char *slots, const char *stats)
+{
+    const char *const kv[] = { "tcio_transport", "shm", "tcio_aggregators", aggregators,
+                               "tcio_early_drain", drain, "tcio_stats", "json",
+                               "tcio_stats_file", stats, NULL };
+    tcio_file *fh = NULL;
+    int rc = tu_open_kv(path, mode, "16k", slots, kv, &fh);
+    CHECK_ALL(rc == TCIO_SUCCESS, "shm open of %s: %s", path, tcio_error_string(rc));
+    return fh;
+}
+
+/* Shared access to a slot under shm: every rank writes interleaved 8-byte
+ * pieces of the same 16 segments, in its own jittered order, into level 2
+ * of 2 aggregators x 2 slots (or 1 x 1), so that shared writers, exclusive claims,
+ * spills and drains by the mover race; then, after tcio_flush, other ranks
+ * overwrite a random fifth of the pieces.  The file must equal the image
+ * built in memory.  Then every rank reads every piece back in its own
+ * order through a 2-slot level 2 (readers sharing loaded segments, racing
+ * loads and claims); the rounds drain early by the mover or by the owner.
+ * Last, with a level 2 that holds the file, every segment is completed in
+ * its slot: with tcio_early_drain=mover each is drained by the move that
+ * completed it, with the default (on) by its owner (notice and early
+ * drain) or at close, never by the mover;
+ * and two read passes in the same file, the second of which must share
+ * its slots in every move (a transport that always took slots
+ * exclusively would make no shared move). */
+START_TEST(test_shared_slots)
+{
+    tu_clear_aggregation_env();
+    tu_status st;
+    tu_status_init(&st);
+    const char *path = tu_path("shared");
+    const char *stats = tu_path("shared-stats");
+    if (tu_rank == 0)
+        unlink(stats);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const char *aggs = tu_nprocs >= 2 ? "2" : "1";
+    unsigned char *image = malloc(SS_PIECES * SS_PIECE);
+    unsigned char *got = malloc(SS_PIECES * SS_PIECE);
+    CHECK_ALL(image && got, "out of memory");
+    const int rounds = 6;
+    for (int round = 0; round < rounds; round++) {
+        uint64_t seed = 9100 + (uint64_t)round;
+        char ctx[96];
+        snprintf(ctx, sizeof ctx, "shared slots, round %d, write", round);
+        /* Odd rounds: one slot for the whole file, so that every move of
+         * another segment claims it while writers of the last one share it. */
+        const char *round_aggs = round % 2 ? "1" : aggs, *slots = round % 2 ? "1" : "2";
+        const char *drain = round % 3 == 2 ? "on" : "mover";
+        tcio_file *fh = ss_open(path, MODE_NEW_WRONLY, round_aggs, drain, slots, stats);
+        ss_write(fh, seed, 1, &st, ctx);
+        int rc = tu_close(fh);
+        CHECK_STATUS(st);
+        expect_success(rc, ctx, "tcio_close");
+        ss_image(seed, 1, image);
+        expect_file_image(path, image, SS_PIECES * SS_PIECE, ctx);
+
+        snprintf(ctx, sizeof ctx, "shared slots, round %d, read", round);
+        fh = ss_open(path, MPI_MODE_RDONLY, round_aggs, drain, slots, stats);
+        ss_read(fh, seed, got, &st, ctx);
+        rc = tu_close(fh);
+        CHECK_STATUS(st);
+        expect_success(rc, ctx, "tcio_close");
+        tu_expect_mem(&st, got, image, SS_PIECES * SS_PIECE, "%s", ctx);
+        CHECK_STATUS(st);
+    }
+
+    /* Who drains: a level 2 that holds the file (no spill, every segment
+     * completed in its slot). */
+    for (int mover = 0; mover < 2; mover++) {
+        uint64_t seed = 9200 + (uint64_t)mover;
+        char ctx[96], buf[MPI_MAX_INFO_VAL + 1];
+        const char *drain = mover ? "mover" : "on";
+        snprintf(ctx, sizeof ctx, "shared slots, who drains, tcio_early_drain=%s", drain);
+        tcio_file *fh = ss_open(path, MODE_NEW_RDWR, aggs, drain, "32", stats);
+        MPI_Info info = MPI_INFO_NULL;
+        tu_expect_rc(&st, tcio_get_info(fh, &info), TCIO_SUCCESS, "%s: tcio_get_info", ctx);
+        if (info != MPI_INFO_NULL) {
+            if (strcmp(info_value(info, "tcio_early_drain", buf), drain) != 0)
+                tu_fail(&st, "%s: tcio_get_info says tcio_early_drain=%s", ctx, buf);
+            MPI_Info_free(&info);
+        }
+        ss_write(fh, seed, 0, &st, ctx);
+        ss_image(seed, 0, image);
+        /* Read everything back twice; after the flush between the passes
+         * every segment is loaded in its slot, so every read move of the
+         * second pass shares its slot. */
+        for (int pass = 0; pass < 2; pass++) {
+            tu_expect_rc(&st, tcio_flush(fh), TCIO_SUCCESS, "%s: tcio_flush", ctx);
+            ss_read(fh, seed + (uint64_t)pass, got, &st, ctx);
+            tu_expect_mem(&st, got, image, SS_PIECES * SS_PIECE, "%s: read pass %d", ctx,
+                          pass);
+        }
+        int rc = tu_close(fh);
+        CHECK_STATUS(st);
+        expect_success(rc, ctx, "tcio_close");
+        expect_file_image(path, image, SS_PIECES * SS_PIECE, ctx);
+        long long shared = ss_stat_all(stats, "shared_moves");
+        CHECK_ALL(shared >= (long long)tu_nprocs * SS_SEGMENTS,
+                  "%s: %lld shared moves, expected at least %d (the second read pass)", ctx,
+                  shared, tu_nprocs * SS_SEGMENTS);
+        long long by_mover = ss_stat_all(stats, "segments_drained_by_mover");
+        long long early = ss_stat_all(stats, "segments_drained_early");
+        long long at_close = ss_stat_all(stats, "segments_drained_at_close");
+        long long spills = ss_stat_all(stats, "spills");
+        CHECK_ALL(spills == 0 && early + at_close == SS_SEGMENTS,
+                  "%s: %lld spills, %lld early and %lld close drains of %d segments", ctx,
+                  spills, early, at_close, SS_SEGMENTS);
+        long long want = mover ? SS_SEGMENTS : 0;
+        CHECK_ALL(by_mover == want, "%s: %lld segments drained by the mover, expected %lld",
+                  ctx, by_mover, want);
+    }
+    free(image);
+    free(got);
+    if (tu_rank == 0) {
+        unlink(path);
+        unlink(stats);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_STATUS(st);
+}
+END_TEST
+
 static void add_case(Suite *s, const char *name, const TTest *test)
 {
     TCase *tc = tcase_create(name);
@@ -2724,6 +2986,7 @@ static Suite *mpi_suite(void)
     add_case(s, "transport_nodes", test_transport_nodes);
     add_case(s, "fs_errors", test_fs_errors);
     add_case(s, "prefetch", test_prefetch);
+    add_case(s, "shared_slots", test_shared_slots);
     return s;
 }
 

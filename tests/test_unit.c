@@ -584,9 +584,17 @@ START_TEST(config_aggregator_info_keys_and_env_precedence)
     setenv("TCIO_EARLY_DRAIN", "ON", 1);
     setenv("TCIO_STATS", "False", 1);
     ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_SUCCESS);
-    ck_assert_int_eq(c.early_drain, 1);
+    ck_assert_int_eq(c.early_drain, TCI_DRAIN_OWNER);
     ck_assert_int_eq(c.stats, 0);
     tci_config_free(&c);
+    setenv("TCIO_EARLY_DRAIN", "Mover", 1);   /* the rank that completes a segment */
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_SUCCESS);
+    ck_assert_int_eq(c.early_drain, TCI_DRAIN_MOVER);
+    tci_config_free(&c);
+    setenv("TCIO_EARLY_DRAIN", "movers", 1);
+    ck_assert_int_eq(tci_config_from_user(info, &c), TCIO_ERR_BAD_CONFIG);
+    tci_config_free(&c);
+    setenv("TCIO_EARLY_DRAIN", "ON", 1);
 
     /* A list from the environment with a count from the environment that
      * matches it, over an info count that does not. */
@@ -1061,6 +1069,19 @@ START_TEST(state_word_round_trips_and_never_looks_locked)
             tci_slot_header back = tci_state_decode(word);
             ck_assert_int_eq(back.segment, h.segment);
             ck_assert_int_eq(back.flags, h.flags);
+            ck_assert_int_eq(tci_state_sharers(word), 0);
+            /* shm's sharer count and its two bits leave the header alone */
+            const int64_t counts[] = { 1, 2, TCI_MAX_SHARERS };
+            for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+                int64_t shared = word + counts[k] * TCI_ONE_SHARER;
+                shared |= (k % 2 ? TCI_STATE_READERS : 0) | (k ? TCI_STATE_WAITING : 0);
+                ck_assert(shared != TCI_STATE_LOCKED);
+                ck_assert_int_ge(shared, 0);
+                ck_assert_int_eq(tci_state_sharers(shared), counts[k]);
+                back = tci_state_decode(shared);
+                ck_assert_int_eq(back.segment, h.segment);
+                ck_assert_int_eq(back.flags, h.flags);
+            }
         }
     tci_slot_header empty = { .segment = TCI_SLOT_EMPTY, .flags = 0 };
     ck_assert_int_eq(tci_state_encode(&empty), 0);   /* a zeroed window is empty */
