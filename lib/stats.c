@@ -11,13 +11,15 @@
 
 static const char *const counter_names[TCI_C_COUNT] = {
     "bytes written", "bytes read", "puts", "gets", "segment loads", "spills",
-    "segments drained early", "segments drained at close", "segments prefetched"
+    "segments drained early", "segments drained at close", "segments prefetched",
+    "segment writes sieved"
 };
 
 /* The same, as JSON member names (doc/configuration.md lists them). */
 static const char *const counter_keys[TCI_C_COUNT] = {
     "bytes_written", "bytes_read", "puts", "gets", "segment_loads", "spills",
-    "segments_drained_early", "segments_drained_at_close", "segments_prefetched"
+    "segments_drained_early", "segments_drained_at_close", "segments_prefetched",
+    "sieved_writes"
 };
 
 static const char *const phase_names[TCI_T_COUNT] = {
