@@ -144,12 +144,34 @@ static int bit_at(const unsigned char *bitmap, int i)
     return (bitmap[i >> 3] >> (i & 7)) & 1;
 }
 
+/* For each bitmap byte, the 8 data bytes it covers as a mask in memory
+ * order (0xff where the bit is set), so that a partly written group of 8
+ * bytes is merged with one masked word instead of 8 tests.  Filled at the
+ * first use (the library is single-threaded, tcio.h). */
+static const uint64_t *byte_masks(void)
+{
+    static uint64_t masks[256];
+    static bool ready;
+    if (!ready) {
+        for (int b = 0; b < 256; b++) {
+            unsigned char m[8];
+            for (int k = 0; k < 8; k++)
+                m[k] = (b >> k) & 1 ? 0xff : 0;
+            memcpy(&masks[b], m, sizeof m);
+        }
+        ready = true;
+    }
+    return masks;
+}
+
 /* Lay the written bytes of DATA[FROM, TO) over BUF, which holds the file's
- * bytes of [FROM, TO): whole bitmap words and bytes that are all clear or
- * all set are skipped or copied at once. */
+ * bytes of [FROM, TO): whole bitmap words that are all clear or all set
+ * are skipped or copied at once, other groups of 8 bytes merged under a
+ * mask, and the unaligned ends byte by byte. */
 static void overlay_written(char *buf, const char *data, const unsigned char *bitmap, int from,
                             int to)
 {
+    const uint64_t *masks = byte_masks();
     int i = from;
     while (i < to) {
         if (i % 64 == 0 && to - i >= 64) {
@@ -162,13 +184,15 @@ static void overlay_written(char *buf, const char *data, const unsigned char *bi
             }
         }
         if (i % 8 == 0 && to - i >= 8) {
-            unsigned char b = bitmap[i >> 3];
-            if (b == 0 || b == 0xff) {
-                if (b)
-                    memcpy(buf + (i - from), data + i, 8);
-                i += 8;
-                continue;
+            uint64_t m = masks[bitmap[i >> 3]], old, new;
+            if (m) {
+                memcpy(&old, buf + (i - from), 8);
+                memcpy(&new, data + i, 8);
+                old = (old & ~m) | (new & m);
+                memcpy(buf + (i - from), &old, 8);
             }
+            i += 8;
+            continue;
         }
         if (bit_at(bitmap, i))
             buf[i - from] = data[i];

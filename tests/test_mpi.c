@@ -14,7 +14,8 @@
  * TCIO_TEST_TIMEOUT (seconds per test, default 120), CK_VERBOSITY.
  * TCIO_AGGREGATORS, TCIO_AGGREGATOR_PLACEMENT, TCIO_EARLY_DRAIN,
  * TCIO_STATS and TCIO_TRANSPORT apply to every test except test_bad_config,
- * test_last_error and test_transport_nodes, which set them themselves (tests/mpi-agg.sh runs the suite's data tests under several of
+ * test_last_error and test_transport_nodes, which set them themselves, and
+ * test_sieved_spills, which sets TCIO_STATS and TCIO_STATS_FILE (tests/mpi-agg.sh runs the suite's data tests under several of
  * them). */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
@@ -2711,6 +2712,7 @@ END_TEST
  * must keep. */
 #define SV_SEG  (256 * 1024)
 #define SV_PRE  (3 * SV_SEG + 50000)
+#define SV_MAXLEN 80     /* the longest piece */
 
 typedef struct sv_piece {
     int64_t off;
@@ -2738,7 +2740,7 @@ static size_t sv_plan(sv_piece *p, size_t cap, uint64_t seed)
     size_t n = 0;
     sv_cluster(p, &n, cap, &r, 100, 200000, 40);
     for (int k = 0; k < 4 && n < cap; k++)
-        p[n++] = (sv_piece){ SV_SEG + 1000 + 60000 * k, 50 + 10 * k, k % tu_nprocs };
+        p[n++] = (sv_piece){ SV_SEG + 1000 + 60000 * k, SV_MAXLEN - 10 * k, k % tu_nprocs };
     sv_cluster(p, &n, cap, &r, 2 * SV_SEG + 1000, 2 * SV_SEG + 20000, 40);
     sv_cluster(p, &n, cap, &r, 2 * SV_SEG + 230000, 2 * SV_SEG + 250000, 40);
     sv_cluster(p, &n, cap, &r, 3 * SV_SEG + 30000, 3 * SV_SEG + 90000, 40);
@@ -2779,7 +2781,7 @@ static void sv_write(tcio_file *fh, const sv_piece *p, size_t n, uint64_t seed, 
                 if (p[i].owner != tu_rank || p[i].off / SV_SEG != (int64_t)order[k] ||
                     (int)(i % ROUNDS) != round)
                     continue;
-                unsigned char data[8];
+                unsigned char data[SV_MAXLEN];
                 tu_fill_pattern(data, (size_t)p[i].len, tu_mix(seed, i));
                 tu_expect_rc(st, tcio_write_at(fh, p[i].off, data, p[i].len, MPI_BYTE), 0,
                              "%s: write of %d bytes at %lld", ctx, p[i].len,
@@ -2789,9 +2791,30 @@ static void sv_write(tcio_file *fh, const sv_piece *p, size_t n, uint64_t seed, 
     }
 }
 
+/* Save and unset environment variable NAME (it would win over the info
+ * key); returns its value to restore, or NULL. */
+static char *sv_unset(const char *name)
+{
+    const char *value = getenv(name);
+    char *saved = value ? strdup(value) : NULL;
+    unsetenv(name);
+    return saved;
+}
+
+static void sv_restore(const char *name, char *saved)
+{
+    if (saved)
+        setenv(name, saved, 1);
+    free(saved);
+}
+
 START_TEST(test_sieved_spills)
 {
     TU_BEGIN();
+    /* The sieved_writes count comes from the JSON summary asked for with
+     * info keys, which the environment would override. */
+    char *saved_stats = sv_unset("TCIO_STATS");
+    char *saved_stats_file = sv_unset("TCIO_STATS_FILE");
     enum { CAP = 40000 };
     static const struct {
         int mode;
@@ -2829,7 +2852,7 @@ START_TEST(test_sieved_spills)
 
         int ok = 1;
         for (size_t i = 0; i < n && tu_rank == 0 && ok; i++) {
-            unsigned char data[8];
+            unsigned char data[SV_MAXLEN];
             tu_fill_pattern(data, (size_t)plan[i].len, tu_mix(seed, i));
             ok = tu_posix_pwrite(ref, plan[i].off, data, (size_t)plan[i].len) == 0;
         }
@@ -2842,6 +2865,8 @@ START_TEST(test_sieved_spills)
                   "%s: %ld sieved segment writes in the statistics, expected %s", ctx, sieved,
                   modes[m].sieved ? "some" : "none");
     }
+    sv_restore("TCIO_STATS", saved_stats);
+    sv_restore("TCIO_STATS_FILE", saved_stats_file);
     free(pre);
     free(plan);
 }
