@@ -2751,14 +2751,19 @@ static size_t sv_plan(sv_piece *p, size_t cap, uint64_t seed)
 static long sv_sieved(const char *path)
 {
     int64_t size;
-    char *text = (char *)tu_read_file(path, &size);
-    if (!text)
+    unsigned char *raw = tu_read_file(path, &size);
+    char *text = raw ? malloc((size_t)size + 1) : NULL;   /* a C string for strstr */
+    if (!text) {
+        free(raw);
         return -1;
+    }
+    memcpy(text, raw, (size_t)size);
+    text[size] = '\0';
+    free(raw);
     long sum = -1;
     const char *key = "\"sieved_writes\":{\"sum\":";
     for (char *at = text; (at = strstr(at, key)) != NULL; at += strlen(key))
-        if (at + strlen(key) < text + size)
-            sum = strtol(at + strlen(key), NULL, 10);
+        sum = strtol(at + strlen(key), NULL, 10);
     free(text);
     return sum;
 }
