@@ -184,12 +184,12 @@ static void overlay_written(char *buf, const char *data, const unsigned char *bi
             }
         }
         if (i % 8 == 0 && to - i >= 8) {
-            uint64_t m = masks[bitmap[i >> 3]], old, new;
+            uint64_t m = masks[bitmap[i >> 3]], file_bytes, written;
             if (m) {
-                memcpy(&old, buf + (i - from), 8);
-                memcpy(&new, data + i, 8);
-                old = (old & ~m) | (new & m);
-                memcpy(buf + (i - from), &old, 8);
+                memcpy(&file_bytes, buf + (i - from), 8);
+                memcpy(&written, data + i, 8);
+                file_bytes = (file_bytes & ~m) | (written & m);
+                memcpy(buf + (i - from), &file_bytes, 8);
             }
             i += 8;
             continue;

@@ -2747,6 +2747,28 @@ static size_t sv_plan(sv_piece *p, size_t cap, uint64_t seed)
     return n;
 }
 
+/* Shapes that must be written per run: 20 runs 10000 bytes apart (many,
+ * but sparser than one per TCI_SIEVE_RUN_SPACING), 5 runs close together
+ * (fewer than TCI_SIEVE_MIN_RUNS), and 20 runs 5000 apart past the old end
+ * of the file. */
+static size_t sv_sparse_plan(sv_piece *p, size_t cap, uint64_t seed)
+{
+    tu_rng r;
+    tu_rng_seed(&r, seed);
+    size_t n = 0;
+    for (int k = 0; k < 20 && n + 2 < cap; k++) {
+        int owner = (int)tu_rng_below(&r, (uint64_t)tu_nprocs);
+        p[n++] = (sv_piece){ 500 + 10000 * k, (int)tu_rng_range(&r, 1, 8), owner };
+        p[n++] = (sv_piece){ 3 * SV_SEG + 30000 + 5000 * k, (int)tu_rng_range(&r, 1, 8),
+                             owner };
+    }
+    for (int k = 0; k < 5 && n < cap; k++) {
+        int owner = (int)tu_rng_below(&r, (uint64_t)tu_nprocs);
+        p[n++] = (sv_piece){ SV_SEG + 7000 + 20 * k, 10, owner };
+    }
+    return n;
+}
+
 /* The "sieved_writes" sum of the last JSON summary in PATH, or -1. */
 static long sv_sieved(const char *path)
 {
@@ -2824,21 +2846,25 @@ START_TEST(test_sieved_spills)
     static const struct {
         int mode;
         const char *name;
-        int sieved;   /* whether the sieve can read the file */
-    } modes[] = {
-        { MPI_MODE_RDWR, "RDWR", 1 },
-        { MPI_MODE_WRONLY, "WRONLY (own read-only handle)", 1 },
-        { MPI_MODE_WRONLY | MPI_MODE_UNIQUE_OPEN, "WRONLY|UNIQUE_OPEN (per run only)", 0 },
+        int dense;    /* the plan with sieved shapes, else the sparse one */
+        int sieved;   /* whether sieved writes are expected */
+    } cases[] = {
+        { MPI_MODE_RDWR, "RDWR", 1, 1 },
+        { MPI_MODE_WRONLY, "WRONLY (own read-only handle)", 1, 1 },
+        { MPI_MODE_WRONLY | MPI_MODE_UNIQUE_OPEN, "WRONLY|UNIQUE_OPEN (per run only)", 1, 0 },
+        { MPI_MODE_RDWR, "RDWR, few or sparse runs (per run only)", 0, 0 },
     };
     const uint64_t seed = 1717;
-    sv_piece *plan = malloc(CAP * sizeof *plan);
+    sv_piece *dense = malloc(CAP * sizeof *dense), *sparse = malloc(CAP * sizeof *sparse);
     unsigned char *pre = pattern(SV_PRE, 1718);
-    CHECK_ALL(plan && pre, "out of memory");
-    size_t n = sv_plan(plan, CAP, seed);
-    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+    CHECK_ALL(dense && sparse && pre, "out of memory");
+    size_t ndense = sv_plan(dense, CAP, seed), nsparse = sv_sparse_plan(sparse, CAP, seed);
+    for (size_t m = 0; m < sizeof cases / sizeof cases[0]; m++) {
+        const sv_piece *plan = cases[m].dense ? dense : sparse;
+        size_t n = cases[m].dense ? ndense : nsparse;
         char ctx[160];
         snprintf(ctx, sizeof ctx, "sieved spills, %s, segment 256k, 1 segment/proc, seed %llu",
-                 modes[m].name, (unsigned long long)seed);
+                 cases[m].name, (unsigned long long)seed);
         const char *path = tu_path("sieve");
         const char *ref = tu_path("sieve-ref");
         const char *stats = tu_path("sieve-stats");
@@ -2846,7 +2872,7 @@ START_TEST(test_sieved_spills)
         posix_prefill(ref, pre, SV_PRE, ctx);
         const char *kv[] = { "tcio_stats", "json", "tcio_stats_file", stats, NULL };
         tcio_file *fh = NULL;
-        expect_success(tu_open_kv(path, modes[m].mode, "256k", "1", kv, &fh), ctx,
+        expect_success(tu_open_kv(path, cases[m].mode, "256k", "1", kv, &fh), ctx,
                        "tcio_open_comm");
         tu_status st;
         tu_status_init(&st);
@@ -2862,18 +2888,19 @@ START_TEST(test_sieved_spills)
             ok = tu_posix_pwrite(ref, plan[i].off, data, (size_t)plan[i].len) == 0;
         }
         CHECK_ALL(ok, "%s: cannot write the reference", ctx);
-        /* Sizes too: the last written byte (3 * 256k + 90000 - a few) is
-         * past the old end, and nothing may follow it. */
+        /* Sizes too: the last written byte is past the old end, and
+         * nothing may follow it. */
         expect_files_equal(path, ref, ctx);
         long sieved = tu_rank == 0 ? sv_sieved(stats) : 0;
-        CHECK_ALL(tu_rank != 0 || (modes[m].sieved ? sieved > 0 : sieved == 0),
+        CHECK_ALL(tu_rank != 0 || (cases[m].sieved ? sieved > 0 : sieved == 0),
                   "%s: %ld sieved segment writes in the statistics, expected %s", ctx, sieved,
-                  modes[m].sieved ? "some" : "none");
+                  cases[m].sieved ? "some" : "none");
     }
     sv_restore("TCIO_STATS", saved_stats);
     sv_restore("TCIO_STATS_FILE", saved_stats_file);
     free(pre);
-    free(plan);
+    free(sparse);
+    free(dense);
 }
 END_TEST
 
