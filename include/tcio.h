@@ -35,8 +35,13 @@
  *     ranks writing the same bytes between two flushes leave, per byte, one
  *     value or the other.
  *   - The file on disk holds the data after tcio_close returns 0 on every
- *     rank.  Bytes that no rank wrote are not written: holes stay holes and
- *     the existing content of a file opened for update is preserved.
+ *     rank.  Bytes that no rank wrote keep what the file had: holes read as
+ *     zero and the existing content of a file opened for update is
+ *     preserved.  A segment written in many small pieces may reach the file
+ *     as a read-modify-write of the span of its written bytes (data
+ *     sieving), which writes the file's own bytes back between them (a
+ *     sparse hole inside that span then holds allocated zeros), so the file
+ *     must not be changed by other means between tcio_open and tcio_close.
  *   - Reading past the end of the file is defined: the bytes past the end
  *     (and in holes) read as zero.  The end of the file is the larger of
  *     its size at open and the end of any byte written through the library
@@ -127,7 +132,11 @@ typedef struct tcio_file tcio_file;
  * MPI_MODE_UNIQUE_OPEN and TCIO_MODE_TRUNC).  Configuration comes from the
  * environment (TCIO_SEGMENT_SIZE, TCIO_SEGMENTS_PER_PROC; see
  * tcio_open_comm).  Collective on MPI_COMM_WORLD.  Returns the handle, or
- * NULL on any failure (tcio_last_error says why).
+ * NULL on any failure (tcio_last_error says why).  With MPI_MODE_WRONLY
+ * each rank may open FNAME once more, read-only on MPI_COMM_SELF, for the
+ * read-modify-write of segments written in many small pieces (not with
+ * MPI_MODE_UNIQUE_OPEN, nor where reading is refused: such segments are
+ * then written piece by piece); it is closed by tcio_close.
  */
 tcio_file *tcio_open(const char *fname, int mode);
 

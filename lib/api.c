@@ -107,6 +107,7 @@ static void destroy(tcio_file *fh)
     tci_level2_free(&fh->l2);
     tci_aggregators_free(&fh->aggr);
     tci_config_free(&fh->config);
+    tci_segio_close(&fh->io);
     if (fh->file != MPI_FILE_NULL)
         MPI_File_close(&fh->file);
     tci_comm_release(&fh->comm, fh->comm_entry);
@@ -867,6 +868,7 @@ static int close_call(tcio_file *fh)
     if (rc == TCIO_SUCCESS)
         rc = fh->failure;
     const char *transport_name = fh->l2.t.ops->name;   /* static: outlives the close */
+    tci_segio_close(&fh->io);
     int close_rc = tci_error_from_io(MPI_File_close(&fh->file));
     fh->file = MPI_FILE_NULL;
     if (rc == TCIO_SUCCESS)

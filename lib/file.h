@@ -13,6 +13,7 @@
 #include "level1.h"
 #include "transport.h"
 #include "level2.h"
+#include "segio.h"
 #include "datatype.h"
 #include "stats.h"
 #include "comm_cache.h"
@@ -31,6 +32,7 @@ struct tcio_file {
     tci_segmap  map;
     tci_level1  l1;
     tci_level2  l2;
+    tci_segio   io;            /* the file side of drains and spills */
     MPI_Offset  position;      /* the rank's own file pointer */
     MPI_Offset  size_at_open;
     MPI_Offset  written_end;   /* end of this rank's furthest write */
@@ -52,6 +54,12 @@ static inline int tci_note_failure(tcio_file *fh, int err)
     if (err != TCIO_SUCCESS && fh->failure == TCIO_SUCCESS)
         fh->failure = err;
     return err;
+}
+
+/* The file side of FH, bound to its file, geometry and statistics. */
+static inline tci_segio *tci_file_segio(tcio_file *fh)
+{
+    return tci_segio_bind(&fh->io, fh->file, fh->name, &fh->map, &fh->stats);
 }
 
 #endif

@@ -84,7 +84,7 @@ static int spill_slot(tcio_file *fh, tci_location loc, int64_t victim)
     /* A failed spill keeps the victim in its slot (close tries again), but
      * the handle remembers it so that close cannot report success. */
     double t0 = MPI_Wtime();
-    rc = tci_note_failure(fh, tci_segio_write(fh->file, &fh->map, victim, fh->l2.scratch,
+    rc = tci_note_failure(fh, tci_segio_write(tci_file_segio(fh), victim, fh->l2.scratch,
                                               fh->l2.bitmap));
     fh->stats.count[TCI_C_SPILLS]++;
     fh->stats.time[TCI_T_SPILLS] += MPI_Wtime() - t0;

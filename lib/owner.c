@@ -42,7 +42,7 @@ int tci_owner_drain_all(tcio_file *fh)
             fh->stats.count[TCI_C_CLOSE_DRAINS]++;
             unsigned char *bitmap;
             const char *data = t->ops->memory(t, loc, &bitmap);
-            slot_rc = tci_segio_write(fh->file, &fh->map, h.segment, data, bitmap);
+            slot_rc = tci_segio_write(tci_file_segio(fh), h.segment, data, bitmap);
         }
         if (rc == TCIO_SUCCESS)
             rc = slot_rc;
@@ -104,7 +104,7 @@ static bool drain_if_complete(tcio_file *fh, tci_location loc)
         return false;
     unsigned char *bitmap;
     const char *data = fh->l2.t.ops->memory(&fh->l2.t, loc, &bitmap);
-    int rc = tci_segio_write(fh->file, &fh->map, h.segment, data, bitmap);
+    int rc = tci_segio_write(tci_file_segio(fh), h.segment, data, bitmap);
     /* A failed write keeps the segment dirty (close tries again), but the
      * handle remembers it so that close cannot report success. */
     tci_note_failure(fh, rc);

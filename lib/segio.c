@@ -1,14 +1,32 @@
 /* segio.c - segments between memory and the file.
  *
- * Only the bytes that were written are written: each run of set bits in a
- * segment's bitmap becomes one independent MPI_File_write_at inside the
- * segment (with the default segment size, the striping unit, no write
- * crosses a stripe).  Loads read whole segments. */
+ * Only the bytes that were written reach the file, in one of two ways:
+ *  - per run: each run of set bits in a segment's bitmap becomes one
+ *    independent MPI_File_write_at inside the segment (with the default
+ *    segment size, the striping unit, no write crosses a stripe);
+ *  - sieved (ROMIO's data sieving, for segments with many small runs): the
+ *    span from the first to the last written byte is read from the file a
+ *    buffer at a time, the written runs are laid on top and the buffer is
+ *    written back.  The holes get the bytes they already had, so the file
+ *    is the same as after per-run writes; the caller's exclusive hold on
+ *    the segment (its slot's lock, or the close drain after the barrier)
+ *    makes sure no one changes those bytes between the read and the write.
+ * Loads read whole segments. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include "segio.h"
 #include "slot.h"
 #include "error.h"
+
+/* Where the sieve reads the file's bytes from. */
+enum {
+    READER_UNKNOWN = 0,  /* not looked at yet */
+    READER_FILE,         /* the file itself (opened readable) */
+    READER_OWN,          /* this rank's own read-only handle (file write-only) */
+    READER_NONE          /* cannot read: every write is per run */
+};
 
 static MPI_Offset segment_start(const tci_segmap *map, int64_t segment)
 {
@@ -32,12 +50,11 @@ static int write_run(MPI_File file, MPI_Offset offset, const char *data, int len
     return errno == ENOSPC || errno == EDQUOT ? TCIO_ERR_NO_SPACE : TCIO_ERR_IO;
 }
 
-int tci_segio_write(MPI_File file, const tci_segmap *map, int64_t segment, const char *data,
-                    const unsigned char *bitmap)
+/* One MPI_File_write_at per run of set bits in [FROM, SIZE). */
+static int write_runs(MPI_File file, MPI_Offset base, const char *data,
+                      const unsigned char *bitmap, int from, int size)
 {
-    int size = (int)map->segment_size;
-    MPI_Offset base = segment_start(map, segment);
-    int end, start = tci_bitmap_next_run(bitmap, 0, size, 1, &end);
+    int end, start = tci_bitmap_next_run(bitmap, from, size, 1, &end);
     while (start < size) {
         int rc = write_run(file, base + start, data + start, end - start);
         if (rc != TCIO_SUCCESS)
@@ -45,6 +62,246 @@ int tci_segio_write(MPI_File file, const tci_segmap *map, int64_t segment, const
         start = tci_bitmap_next_run(bitmap, end, size, 1, &end);
     }
     return TCIO_SUCCESS;
+}
+
+/* ---- the shape of the written bytes ---------------------------------------- */
+
+/* Bits 64*WORD .. 64*WORD+63 of BITMAP, bit i of the result for byte
+ * 64*WORD+i of the segment, whatever the machine's byte order. */
+static uint64_t bitmap_word(const unsigned char *bitmap, int64_t word)
+{
+    uint64_t w = 0;
+    for (int k = 7; k >= 0; k--)
+        w = w << 8 | bitmap[word * 8 + k];
+    return w;
+}
+
+static int popcount64(uint64_t w)
+{
+    w = w - ((w >> 1) & UINT64_C(0x5555555555555555));
+    w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
+    w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (int)((w * UINT64_C(0x0101010101010101)) >> 56);
+}
+
+static int lowest_bit(uint64_t w)     /* W != 0 */
+{
+    int i = 0;
+    while (!(w & 1)) {
+        w >>= 1;
+        i++;
+    }
+    return i;
+}
+
+static int highest_bit(uint64_t w)    /* W != 0 */
+{
+    int i = 63;
+    while (!(w >> i))
+        i--;
+    return i;
+}
+
+/* How the written bytes of a SIZE-byte segment lie: the number of runs,
+ * and the span [*LO, *HI) from the first to the last written byte (both 0
+ * when nothing was written).  One pass over the bitmap, a word at a time:
+ * a run starts at every set bit whose predecessor is clear. */
+static int64_t count_runs(const unsigned char *bitmap, int size, int *lo, int *hi)
+{
+    int64_t runs = 0, nwords = (size + 63) / 64;
+    uint64_t carry = 0;     /* the last bit of the previous word */
+    *lo = *hi = 0;
+    bool any = false;
+    for (int64_t i = 0; i < nwords; i++) {
+        uint64_t w = bitmap_word(bitmap, i);
+        if (i == nwords - 1 && size % 64)
+            w &= (UINT64_C(1) << (size % 64)) - 1;    /* bits past the segment */
+        if (w) {
+            runs += popcount64(w & ~(w << 1 | carry));
+            if (!any)
+                *lo = (int)(i * 64 + lowest_bit(w));
+            *hi = (int)(i * 64 + highest_bit(w) + 1);
+            any = true;
+        }
+        carry = w >> 63;
+    }
+    return runs;
+}
+
+/* Sieving pays when the runs are many (a handful of writes costs less than
+ * a read and a write) and dense: at least one run per TCI_SIEVE_RUN_SPACING
+ * bytes on average, so the per-run writes would touch every page of the
+ * span anyway (doc/design.md). */
+static bool worth_sieving(int64_t runs, int span)
+{
+    return runs >= TCI_SIEVE_MIN_RUNS && span <= runs * TCI_SIEVE_RUN_SPACING;
+}
+
+/* ---- the sieve ----------------------------------------------------------------- */
+
+static int bit_at(const unsigned char *bitmap, int i)
+{
+    return (bitmap[i >> 3] >> (i & 7)) & 1;
+}
+
+/* For each bitmap byte, the 8 data bytes it covers as a mask in memory
+ * order (0xff where the bit is set), so that a partly written group of 8
+ * bytes is merged with one masked word instead of 8 tests.  Filled at the
+ * first use (the library is single-threaded, tcio.h). */
+static const uint64_t *byte_masks(void)
+{
+    static uint64_t masks[256];
+    static bool ready;
+    if (!ready) {
+        for (int b = 0; b < 256; b++) {
+            unsigned char m[8];
+            for (int k = 0; k < 8; k++)
+                m[k] = (b >> k) & 1 ? 0xff : 0;
+            memcpy(&masks[b], m, sizeof m);
+        }
+        ready = true;
+    }
+    return masks;
+}
+
+/* Lay the written bytes of DATA[FROM, TO) over BUF, which holds the file's
+ * bytes of [FROM, TO): whole bitmap words that are all clear or all set
+ * are skipped or copied at once, other groups of 8 bytes merged under a
+ * mask, and the unaligned ends byte by byte. */
+static void overlay_written(char *buf, const char *data, const unsigned char *bitmap, int from,
+                            int to)
+{
+    const uint64_t *masks = byte_masks();
+    int i = from;
+    while (i < to) {
+        if (i % 64 == 0 && to - i >= 64) {
+            uint64_t w = bitmap_word(bitmap, i / 64);
+            if (w == 0 || w == UINT64_MAX) {
+                if (w)
+                    memcpy(buf + (i - from), data + i, 64);
+                i += 64;
+                continue;
+            }
+        }
+        if (i % 8 == 0 && to - i >= 8) {
+            uint64_t m = masks[bitmap[i >> 3]], file_bytes, written;
+            if (m) {
+                memcpy(&file_bytes, buf + (i - from), 8);
+                memcpy(&written, data + i, 8);
+                file_bytes = (file_bytes & ~m) | (written & m);
+                memcpy(buf + (i - from), &file_bytes, 8);
+            }
+            i += 8;
+            continue;
+        }
+        if (bit_at(bitmap, i))
+            buf[i - from] = data[i];
+        i++;
+    }
+}
+
+/* The file's bytes [OFFSET, OFFSET+LEN) into BUF, zero past the end. */
+static int read_span(MPI_File file, MPI_Offset offset, char *buf, int len)
+{
+    MPI_Status status;
+    int err = MPI_File_read_at(file, offset, buf, len, MPI_BYTE, &status);
+    if (err != MPI_SUCCESS)
+        return tci_error_from_io(err);
+    int got = 0;
+    MPI_Get_count(&status, MPI_BYTE, &got);
+    if (got < 0 || got == MPI_UNDEFINED || got > len)
+        got = 0;
+    memset(buf + got, 0, (size_t)(len - got));
+    return TCIO_SUCCESS;
+}
+
+/* The handle the sieve reads with, or MPI_FILE_NULL if it cannot read.  A
+ * file opened write-only gets a read-only handle of this rank's own
+ * (MPI_COMM_SELF: no other rank takes part), as ROMIO opens such files
+ * read-write internally for its data sieving; where that is refused (no
+ * read permission, MPI_MODE_UNIQUE_OPEN promised no second open) writes
+ * stay per run. */
+static MPI_File sieve_reader(tci_segio *io)
+{
+    if (io->reader_state == READER_UNKNOWN) {
+        int amode = 0;
+        io->reader_state = READER_NONE;
+        if (MPI_File_get_amode(io->file, &amode) != MPI_SUCCESS)
+            return MPI_FILE_NULL;
+        if (!(amode & MPI_MODE_WRONLY)) {
+            io->reader_state = READER_FILE;
+        } else if (!(amode & MPI_MODE_UNIQUE_OPEN) && io->name &&
+                   MPI_File_open(MPI_COMM_SELF, io->name, MPI_MODE_RDONLY, MPI_INFO_NULL,
+                                 &io->reader) == MPI_SUCCESS) {
+            MPI_File_set_errhandler(io->reader, MPI_ERRORS_RETURN);
+            io->reader_state = READER_OWN;
+        }
+    }
+    switch (io->reader_state) {
+    case READER_FILE: return io->file;
+    case READER_OWN:  return io->reader;
+    default:          return MPI_FILE_NULL;
+    }
+}
+
+/* Sieve [LO, HI) of the segment at BASE, one buffer at a time, skipping
+ * stretches without written bytes.  *DONE is where the sieve stopped: HI,
+ * or the start of a buffer the reader could not read (the caller writes
+ * the rest per run; a read failure alone loses nothing). */
+static int sieve(tci_segio *io, MPI_File reader, MPI_Offset base, const char *data,
+                 const unsigned char *bitmap, int lo, int hi, int *done)
+{
+    int pos = lo, end;
+    while ((pos = tci_bitmap_next_run(bitmap, pos, hi, 1, &end)) < hi) {
+        int to = hi - pos > TCI_SIEVE_BUFFER ? pos + TCI_SIEVE_BUFFER : hi;
+        *done = pos;
+        if (read_span(reader, base + pos, io->buffer, to - pos) != TCIO_SUCCESS)
+            return TCIO_SUCCESS;
+        overlay_written(io->buffer, data, bitmap, pos, to);
+        int rc = write_run(io->file, base + pos, io->buffer, to - pos);
+        if (rc != TCIO_SUCCESS)
+            return rc;
+        pos = to;
+    }
+    *done = hi;
+    return TCIO_SUCCESS;
+}
+
+int tci_segio_write(tci_segio *io, int64_t segment, const char *data,
+                    const unsigned char *bitmap)
+{
+    int size = (int)io->map->segment_size;
+    MPI_Offset base = segment_start(io->map, segment);
+    int lo, hi;
+    int64_t runs = count_runs(bitmap, size, &lo, &hi);
+    if (runs == 0)
+        return TCIO_SUCCESS;
+    if (worth_sieving(runs, hi - lo)) {
+        MPI_File reader = sieve_reader(io);
+        if (reader != MPI_FILE_NULL && !io->buffer)
+            io->buffer = malloc(TCI_SIEVE_BUFFER);
+        if (reader != MPI_FILE_NULL && io->buffer) {
+            int done = lo;
+            int rc = sieve(io, reader, base, data, bitmap, lo, hi, &done);
+            if (rc != TCIO_SUCCESS)
+                return rc;
+            if (done == hi) {
+                io->stats->count[TCI_C_SIEVED]++;
+                return TCIO_SUCCESS;
+            }
+            lo = done;          /* the reader failed: the rest per run */
+        }
+    }
+    return write_runs(io->file, base, data, bitmap, lo, size);
+}
+
+void tci_segio_close(tci_segio *io)
+{
+    if (io->reader_state == READER_OWN)
+        MPI_File_close(&io->reader);
+    io->reader_state = READER_UNKNOWN;
+    free(io->buffer);
+    io->buffer = NULL;
 }
 
 int tci_segio_read(MPI_File file, const tci_segmap *map, int64_t segment, char *buf)

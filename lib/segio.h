@@ -7,17 +7,64 @@
 #include <stdint.h>
 #include <mpi.h>
 #include "segmap.h"
+#include "stats.h"
+
+/* A segment write with at least this many runs of written bytes, and on
+ * average at least one run per TCI_SIEVE_RUN_SPACING bytes of the span
+ * from its first to its last written byte, is sieved: the file's bytes of
+ * the span are read, the written runs laid on top, and the span written
+ * back with one write per TCI_SIEVE_BUFFER bytes.  Fewer or sparser runs
+ * are written one MPI_File_write_at each.  doc/design.md ("A level 2 that
+ * tolerates drift") says why these values. */
+#define TCI_SIEVE_MIN_RUNS     8
+#define TCI_SIEVE_RUN_SPACING  4096
+#define TCI_SIEVE_BUFFER       (64 * 1024)
+
+/* The file side of one open file, for one rank.  FILE, MAP and STATS are
+ * the open file's (set by tci_segio_bind before each use); the rest is
+ * segio's own, zero before the first use. */
+typedef struct tci_segio {
+    MPI_File          file;
+    const tci_segmap *map;
+    tci_stats        *stats;      /* counts sieved segment writes */
+    const char       *name;       /* the file's name, to open READER */
+    int               reader_state;   /* 0: not looked at yet; see segio.c */
+    MPI_File          reader;     /* reads the file's bytes for a sieve */
+    char             *buffer;     /* TCI_SIEVE_BUFFER bytes, at first sieve */
+} tci_segio;
+
+/* Local: (re)bind IO to the open file FILE named NAME, whose geometry is
+ * MAP and statistics STATS.  Cheap; callers do it before every write. */
+static inline tci_segio *tci_segio_bind(tci_segio *io, MPI_File file, const char *name,
+                                        const tci_segmap *map, tci_stats *stats)
+{
+    io->file = file;
+    io->name = name;
+    io->map = map;
+    io->stats = stats;
+    return io;
+}
 
 /* Write the bytes of file segment SEGMENT whose bits are set in BITMAP from
- * DATA (one segment) to FILE, one MPI_File_write_at per run of written
- * bytes: unwritten bytes are never written, so holes stay holes.  Returns
- * TCIO_SUCCESS or the file-system error. */
-int tci_segio_write(MPI_File file, const tci_segmap *map, int64_t segment, const char *data,
+ * DATA (one segment) to the file.  Unwritten bytes keep the file's
+ * content: with few or sparse runs each run is one MPI_File_write_at and
+ * holes are never written; with many small runs the span of written bytes
+ * is sieved (read, overlaid, written back; never past its last written
+ * byte, so the file does not grow beyond what per-run writes would give).
+ * The caller must hold the segment exclusively (its slot's lock, or the
+ * close drain after the barrier): the read-modify-write relies on no one
+ * else writing the segment's bytes meanwhile.  Returns TCIO_SUCCESS or the
+ * file-system error. */
+int tci_segio_write(tci_segio *io, int64_t segment, const char *data,
                     const unsigned char *bitmap);
 
 /* Read file segment SEGMENT of FILE into BUF (one segment); bytes past the
  * end of the file are zero.  Returns TCIO_SUCCESS or the file-system
  * error. */
 int tci_segio_read(MPI_File file, const tci_segmap *map, int64_t segment, char *buf);
+
+/* Local: close the reader and free the buffer of IO (before the file is
+ * closed; harmless when never used or already closed). */
+void tci_segio_close(tci_segio *io);
 
 #endif

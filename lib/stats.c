@@ -12,14 +12,16 @@
 static const char *const counter_names[TCI_C_COUNT] = {
     "bytes written", "bytes read", "puts", "gets", "segment loads", "spills",
     "segments drained early", "segments drained at close", "segments prefetched",
-    "shared moves", "drained by the mover", "slot takes that waited"
+    "shared moves", "drained by the mover", "slot takes that waited",
+    "segment writes sieved"
 };
 
 /* The same, as JSON member names (doc/configuration.md lists them). */
 static const char *const counter_keys[TCI_C_COUNT] = {
     "bytes_written", "bytes_read", "puts", "gets", "segment_loads", "spills",
     "segments_drained_early", "segments_drained_at_close", "segments_prefetched",
-    "shared_moves", "segments_drained_by_mover", "busy_takes"
+    "shared_moves", "segments_drained_by_mover", "busy_takes",
+    "sieved_writes"
 };
 
 static const char *const phase_names[TCI_T_COUNT] = {

@@ -9,6 +9,7 @@ enum tci_counter {
     TCI_C_BYTES_WRITTEN, TCI_C_BYTES_READ, TCI_C_PUTS, TCI_C_GETS, TCI_C_LOADS,
     TCI_C_SPILLS, TCI_C_EARLY_DRAINS, TCI_C_CLOSE_DRAINS, TCI_C_PREFETCHED,
     TCI_C_SHARED_MOVES, TCI_C_MOVER_DRAINS, TCI_C_BUSY_TAKES,
+    TCI_C_SIEVED,        /* segment writes (spills, drains) that were sieved */
     TCI_C_COUNT
 };
 

@@ -22,7 +22,7 @@
 
 PE=paper_example RP=random_patterns RYW=span_overwrite_ryw UM=update_mode
 MF=multiple_files
-OTHERS="sparse_file empty_file noncontig_types seek_append bad_input fs_errors"
+OTHERS="sparse_file empty_file noncontig_types seek_append bad_input fs_errors sieved_spills"
 ALL="$PE $RP $RYW $UM $MF $OTHERS"
 
 # Only the settings below apply (and every case they name runs).

@@ -15,7 +15,8 @@
  * TCIO_AGGREGATORS, TCIO_AGGREGATOR_PLACEMENT, TCIO_EARLY_DRAIN,
  * TCIO_STATS and TCIO_TRANSPORT apply to every test except test_bad_config,
  * test_last_error, test_transport_nodes and test_shared_slots, which set
- * them themselves (tests/mpi-agg.sh runs the suite's data tests under several of
+ * them themselves, and test_sieved_spills, which sets TCIO_STATS and
+ * TCIO_STATS_FILE (tests/mpi-agg.sh runs the suite's data tests under several of
  * them). */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
@@ -2955,6 +2956,210 @@ START_TEST(test_shared_slots)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_STATUS(st);
+/* ---- 17. sieved spills: many small runs, few runs, holes, end of file --------------------- */
+
+/* Four segments of SV_SEG bytes, each written in a different shape:
+ *   0: one dense cluster (pieces of 1..8 bytes, gaps of 1..40) over most of
+ *      the segment: its spills are sieved, a buffer at a time;
+ *   1: a few pieces far apart: written per run;
+ *   2: two dense clusters with a stretch of several sieve buffers between
+ *      them (the sieve skips it);
+ *   3: a dense cluster that the file's end at open cuts in two, and nothing
+ *      written after it: a sieved write must not grow the file past its
+ *      last written byte.
+ * The file holds other bytes beforehand (up to SV_PRE), which every hole
+ * must keep. */
+#define SV_SEG  (256 * 1024)
+#define SV_PRE  (3 * SV_SEG + 50000)
+#define SV_MAXLEN 80     /* the longest piece */
+
+typedef struct sv_piece {
+    int64_t off;
+    int     len;
+    int     owner;
+} sv_piece;
+
+/* Pieces of [FROM, TO) with gaps of 1..MAXGAP bytes, appended to P. */
+static void sv_cluster(sv_piece *p, size_t *n, size_t cap, tu_rng *r, int64_t from, int64_t to,
+                       int maxgap)
+{
+    for (int64_t off = from; *n < cap;) {
+        int len = (int)tu_rng_range(r, 1, 8);
+        if (off + len > to)
+            break;
+        p[(*n)++] = (sv_piece){ off, len, (int)tu_rng_below(r, (uint64_t)tu_nprocs) };
+        off += len + tu_rng_range(r, 1, maxgap);
+    }
+}
+
+static size_t sv_plan(sv_piece *p, size_t cap, uint64_t seed)
+{
+    tu_rng r;
+    tu_rng_seed(&r, seed);
+    size_t n = 0;
+    sv_cluster(p, &n, cap, &r, 100, 200000, 40);
+    for (int k = 0; k < 4 && n < cap; k++)
+        p[n++] = (sv_piece){ SV_SEG + 1000 + 60000 * k, SV_MAXLEN - 10 * k, k % tu_nprocs };
+    sv_cluster(p, &n, cap, &r, 2 * SV_SEG + 1000, 2 * SV_SEG + 20000, 40);
+    sv_cluster(p, &n, cap, &r, 2 * SV_SEG + 230000, 2 * SV_SEG + 250000, 40);
+    sv_cluster(p, &n, cap, &r, 3 * SV_SEG + 30000, 3 * SV_SEG + 90000, 40);
+    return n;
+}
+
+/* Shapes that must be written per run: 20 runs 10000 bytes apart (many,
+ * but sparser than one per TCI_SIEVE_RUN_SPACING), 5 runs close together
+ * (fewer than TCI_SIEVE_MIN_RUNS), and 20 runs 5000 apart past the old end
+ * of the file. */
+static size_t sv_sparse_plan(sv_piece *p, size_t cap, uint64_t seed)
+{
+    tu_rng r;
+    tu_rng_seed(&r, seed);
+    size_t n = 0;
+    for (int k = 0; k < 20 && n + 2 < cap; k++) {
+        int owner = (int)tu_rng_below(&r, (uint64_t)tu_nprocs);
+        p[n++] = (sv_piece){ 500 + 10000 * k, (int)tu_rng_range(&r, 1, 8), owner };
+        p[n++] = (sv_piece){ 3 * SV_SEG + 30000 + 5000 * k, (int)tu_rng_range(&r, 1, 8),
+                             owner };
+    }
+    for (int k = 0; k < 5 && n < cap; k++) {
+        int owner = (int)tu_rng_below(&r, (uint64_t)tu_nprocs);
+        p[n++] = (sv_piece){ SV_SEG + 7000 + 20 * k, 10, owner };
+    }
+    return n;
+}
+
+/* The "sieved_writes" sum of the last JSON summary in PATH, or -1. */
+static long sv_sieved(const char *path)
+{
+    int64_t size;
+    unsigned char *raw = tu_read_file(path, &size);
+    char *text = raw ? malloc((size_t)size + 1) : NULL;   /* a C string for strstr */
+    if (!text) {
+        free(raw);
+        return -1;
+    }
+    memcpy(text, raw, (size_t)size);
+    text[size] = '\0';
+    free(raw);
+    long sum = -1;
+    const char *key = "\"sieved_writes\":{\"sum\":";
+    for (char *at = text; (at = strstr(at, key)) != NULL; at += strlen(key))
+        sum = strtol(at + strlen(key), NULL, 10);
+    free(text);
+    return sum;
+}
+
+/* Each rank writes its pieces in three rounds, visiting the segments in an
+ * order of its own in each round: with one slot per aggregator, segments
+ * are spilled half written, claimed again and spilled again (the later
+ * spills read back what the earlier ones wrote). */
+static void sv_write(tcio_file *fh, const sv_piece *p, size_t n, uint64_t seed, tu_status *st,
+                     const char *ctx)
+{
+    enum { ROUNDS = 3, NSEG = 4 };
+    size_t order[NSEG] = { 0, 1, 2, 3 };
+    tu_rng r;
+    tu_rng_seed(&r, tu_mix(seed, 100 + (uint64_t)tu_rank));
+    for (int round = 0; round < ROUNDS && st->ok; round++) {
+        tu_shuffle(&r, order, NSEG);
+        for (int k = 0; k < NSEG && st->ok; k++) {
+            for (size_t i = 0; i < n && st->ok; i++) {
+                if (p[i].owner != tu_rank || p[i].off / SV_SEG != (int64_t)order[k] ||
+                    (int)(i % ROUNDS) != round)
+                    continue;
+                unsigned char data[SV_MAXLEN];
+                tu_fill_pattern(data, (size_t)p[i].len, tu_mix(seed, i));
+                tu_expect_rc(st, tcio_write_at(fh, p[i].off, data, p[i].len, MPI_BYTE), 0,
+                             "%s: write of %d bytes at %lld", ctx, p[i].len,
+                             (long long)p[i].off);
+            }
+        }
+    }
+}
+
+/* Save and unset environment variable NAME (it would win over the info
+ * key); returns its value to restore, or NULL. */
+static char *sv_unset(const char *name)
+{
+    const char *value = getenv(name);
+    char *saved = value ? strdup(value) : NULL;
+    unsetenv(name);
+    return saved;
+}
+
+static void sv_restore(const char *name, char *saved)
+{
+    if (saved)
+        setenv(name, saved, 1);
+    free(saved);
+}
+
+START_TEST(test_sieved_spills)
+{
+    TU_BEGIN();
+    /* The sieved_writes count comes from the JSON summary asked for with
+     * info keys, which the environment would override. */
+    char *saved_stats = sv_unset("TCIO_STATS");
+    char *saved_stats_file = sv_unset("TCIO_STATS_FILE");
+    enum { CAP = 40000 };
+    static const struct {
+        int mode;
+        const char *name;
+        int dense;    /* the plan with sieved shapes, else the sparse one */
+        int sieved;   /* whether sieved writes are expected */
+    } cases[] = {
+        { MPI_MODE_RDWR, "RDWR", 1, 1 },
+        { MPI_MODE_WRONLY, "WRONLY (own read-only handle)", 1, 1 },
+        { MPI_MODE_WRONLY | MPI_MODE_UNIQUE_OPEN, "WRONLY|UNIQUE_OPEN (per run only)", 1, 0 },
+        { MPI_MODE_RDWR, "RDWR, few or sparse runs (per run only)", 0, 0 },
+    };
+    const uint64_t seed = 1717;
+    sv_piece *dense = malloc(CAP * sizeof *dense), *sparse = malloc(CAP * sizeof *sparse);
+    unsigned char *pre = pattern(SV_PRE, 1718);
+    CHECK_ALL(dense && sparse && pre, "out of memory");
+    size_t ndense = sv_plan(dense, CAP, seed), nsparse = sv_sparse_plan(sparse, CAP, seed);
+    for (size_t m = 0; m < sizeof cases / sizeof cases[0]; m++) {
+        const sv_piece *plan = cases[m].dense ? dense : sparse;
+        size_t n = cases[m].dense ? ndense : nsparse;
+        char ctx[160];
+        snprintf(ctx, sizeof ctx, "sieved spills, %s, segment 256k, 1 segment/proc, seed %llu",
+                 cases[m].name, (unsigned long long)seed);
+        const char *path = tu_path("sieve");
+        const char *ref = tu_path("sieve-ref");
+        const char *stats = tu_path("sieve-stats");
+        posix_prefill(path, pre, SV_PRE, ctx);
+        posix_prefill(ref, pre, SV_PRE, ctx);
+        const char *kv[] = { "tcio_stats", "json", "tcio_stats_file", stats, NULL };
+        tcio_file *fh = NULL;
+        expect_success(tu_open_kv(path, cases[m].mode, "256k", "1", kv, &fh), ctx,
+                       "tcio_open_comm");
+        tu_status st;
+        tu_status_init(&st);
+        sv_write(fh, plan, n, seed, &st, ctx);
+        int rc = tu_close(fh);
+        CHECK_STATUS(st);
+        expect_success(rc, ctx, "tcio_close");
+
+        int ok = 1;
+        for (size_t i = 0; i < n && tu_rank == 0 && ok; i++) {
+            unsigned char data[SV_MAXLEN];
+            tu_fill_pattern(data, (size_t)plan[i].len, tu_mix(seed, i));
+            ok = tu_posix_pwrite(ref, plan[i].off, data, (size_t)plan[i].len) == 0;
+        }
+        CHECK_ALL(ok, "%s: cannot write the reference", ctx);
+        /* Sizes too: the last written byte is past the old end, and
+         * nothing may follow it. */
+        expect_files_equal(path, ref, ctx);
+        long sieved = tu_rank == 0 ? sv_sieved(stats) : 0;
+        CHECK_ALL(tu_rank != 0 || (cases[m].sieved ? sieved > 0 : sieved == 0),
+                  "%s: %ld sieved segment writes in the statistics, expected %s", ctx, sieved,
+                  cases[m].sieved ? "some" : "none");
+    }
+    sv_restore("TCIO_STATS", saved_stats);
+    sv_restore("TCIO_STATS_FILE", saved_stats_file);
+    free(pre);
+    free(sparse);
+    free(dense);
 }
 END_TEST
 
@@ -2987,6 +3192,7 @@ static Suite *mpi_suite(void)
     add_case(s, "fs_errors", test_fs_errors);
     add_case(s, "prefetch", test_prefetch);
     add_case(s, "shared_slots", test_shared_slots);
+    add_case(s, "sieved_spills", test_sieved_spills);
     return s;
 }
 
