@@ -2956,6 +2956,9 @@ START_TEST(test_shared_slots)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_STATUS(st);
+}
+END_TEST
+
 /* ---- 17. sieved spills: many small runs, few runs, holes, end of file --------------------- */
 
 /* Four segments of SV_SEG bytes, each written in a different shape:
