@@ -14,8 +14,10 @@
  * TCIO_TEST_TIMEOUT (seconds per test, default 120), CK_VERBOSITY.
  * TCIO_AGGREGATORS, TCIO_AGGREGATOR_PLACEMENT, TCIO_EARLY_DRAIN,
  * TCIO_STATS and TCIO_TRANSPORT apply to every test except test_bad_config,
- * test_last_error and test_transport_nodes, which set them themselves (tests/mpi-agg.sh runs the suite's data tests under several of
- * them). */
+ * test_last_error and test_transport_nodes, which set them themselves
+ * (tests/mpi-agg.sh runs the suite's data tests under several of them;
+ * tests/transports.sh the whole suite with rma, which auto does not take
+ * on one node). */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <fcntl.h>
@@ -36,6 +38,8 @@ _Static_assert(sizeof(int) == 4 && sizeof(double) == 8, "the tests assume 4-byte
 #define MODE_NEW_RDWR   (MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC)
 
 /* ---- small shared helpers -------------------------------------------------- */
+
+static int count_nodes(void);
 
 /* Collective: RC must be WANT on every rank. */
 static void expect_all(int rc, int want, const char *ctx, const char *call)
@@ -1974,7 +1978,7 @@ START_TEST(test_bad_config)
     enum { NA = sizeof bad_aggregators / sizeof bad_aggregators[0],
            NP = sizeof bad_placements / sizeof bad_placements[0],
            NW = sizeof bad_switches / sizeof bad_switches[0] };
-    bad_case agg[NA + NP + NW + 12];
+    bad_case agg[NA + NP + NW + 16];
     int na = 0;
     for (int i = 0; i < NA; i++)
         agg[na++] = (bad_case){ { "tcio_aggregators", bad_aggregators[i] } };
@@ -1988,6 +1992,8 @@ START_TEST(test_bad_config)
     agg[na++] = (bad_case){ { "tcio_transport", "Shm" } };
     agg[na++] = (bad_case){ { "tcio_transport", "" } };
     agg[na++] = (bad_case){ { "tcio_transport", "RMA" } };
+    agg[na++] = (bad_case){ { "tcio_transport", "Auto" } };
+    agg[na++] = (bad_case){ { "tcio_transport", "posix" } };     /* an unknown word */
     int parse_cases = na;   /* the value itself is malformed: the message quotes it */
     /* A list and a count that differs from its length. */
     agg[na++] = (bad_case){ { "tcio_aggregator_placement", all_rev,
@@ -2032,6 +2038,8 @@ START_TEST(test_bad_config)
         { { "TCIO_AGGREGATOR_PLACEMENT", p_rank } },
         { { "TCIO_EARLY_DRAIN", "maybe" } }, { { "TCIO_STATS", "2" } },
         { { "TCIO_TRANSPORT", "SHM" } }, { { "TCIO_TRANSPORT", "" } },
+        { { "TCIO_TRANSPORT", "AUTO" } }, { { "TCIO_TRANSPORT", "mpi" } },
+        { { "TCIO_TRANSPORT", "shm " } },      /* no trimming (info values may be) */
         { { "TCIO_AGGREGATOR_PLACEMENT", all_rev, "TCIO_AGGREGATORS", other_count } },
     };
     for (size_t i = 0; i < sizeof env_cases / sizeof env_cases[0] && n < MAXCODES; i++) {
@@ -2214,12 +2222,13 @@ START_TEST(test_last_error)
     tu_expect_rc(&st, tcio_get_info(fh, &info), TCIO_SUCCESS, "tcio_get_info");
     if (info != MPI_INFO_NULL) {
         char buf[MPI_MAX_INFO_VAL + 1];
-        static const char *const expected[][2] = {
+        const char *const expected[][2] = {
             { "tcio_segment_size", "4096" }, { "tcio_segments_per_proc", "3" },
             { "tcio_level2_bytes", "12288" }, { "tcio_aggregators", "1" },
             { "tcio_aggregator_placement", "spread" }, { "tcio_aggregator_ranks", "0" },
             { "tcio_early_drain", "off" }, { "tcio_stats", "off" },
-            { "tcio_transport", "rma" },
+            /* auto: shm on one node, rma on several (MPIR_CVAR_NUM_CLIQUES=2) */
+            { "tcio_transport", count_nodes() == 1 ? "shm" : "rma" },
         };
         for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
             if (strcmp(info_value(info, expected[i][0], buf), expected[i][1]) != 0)
@@ -2628,12 +2637,12 @@ static const char *transport_of(tcio_file *fh, char *buf, tu_status *st)
     return buf;
 }
 
-/* The transports asked for by name: shm on one node moves the bytes of a
- * random plan (byte-compared with a POSIX reference) and is named by
- * tcio_get_info; on several nodes (MPICH under MPIR_CVAR_NUM_CLIQUES=2,
- * tests/transports.sh) it is refused at open on every rank, naming the
- * setting and the node count, without creating the file, while auto and
- * rma still work. */
+/* The transports asked for by name and auto: on one node auto is shm; on
+ * several nodes (MPICH under MPIR_CVAR_NUM_CLIQUES=2, tests/transports.sh)
+ * auto is rma and shm is refused at open on every rank, naming the setting
+ * and the node count, without creating the file.  Each open that succeeds
+ * moves the bytes of a random plan (byte-compared with a POSIX reference)
+ * and tcio_get_info names the transport actually chosen. */
 START_TEST(test_transport_nodes)
 {
     tu_clear_aggregation_env();
@@ -2673,7 +2682,8 @@ START_TEST(test_transport_nodes)
             continue;
         }
         CHECK_ALL(rc == TCIO_SUCCESS, "%s: tcio_open_comm: %s", what, tcio_error_string(rc));
-        const char *want = i == 0 ? "shm" : "rma";   /* auto: rma for now */
+        /* auto: shm on one node, rma on several. */
+        const char *want = i == 0 || (i == 2 && nodes == 1) ? "shm" : "rma";
         if (strcmp(transport_of(fh, buf, &st), want) != 0)
             tu_fail(&st, "%s: tcio_get_info names transport \"%s\", expected \"%s\"", what,
                     buf, want);
