@@ -15,9 +15,9 @@
  * TCIO_AGGREGATORS, TCIO_AGGREGATOR_PLACEMENT, TCIO_EARLY_DRAIN,
  * TCIO_STATS and TCIO_TRANSPORT apply to every test except test_bad_config,
  * test_last_error and test_transport_nodes, which set them themselves
- * (tests/mpi-agg.sh runs the suite's data tests under several of them;
- * tests/transports.sh the whole suite with rma, which auto does not take
- * on one node). */
+ * (tests/mpi-agg.sh runs the suite's data tests under several of them,
+ * each with TCIO_TRANSPORT=rma and shm; tests/transports.sh the whole
+ * suite with rma, which auto does not take on one node). */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <fcntl.h>
@@ -2608,6 +2608,199 @@ START_TEST(test_prefetch)
 }
 END_TEST
 
+/* ---- 14. concurrency: racing moves, spills, drains, loads and prefetches ------------- */
+
+/* Few small segments and one slot per aggregator, so that every rank
+ * moves pieces of the same segments at once (shared slot access), claims
+ * slots that other ranks' segments hold (spills of partly written
+ * segments), and aggregators drain full segments early while others still
+ * move; reads race loads, evictions and prefetches the same way.  Small
+ * enough for 4 oversubscribed ranks on 2 cores (a few seconds per
+ * transport); TCIO_TRANSPORT and the aggregation variables of
+ * tests/mpi-agg.sh and tests/transports.sh apply. */
+#define CC_SEG      512
+#define CC_SEGMENTS 8
+
+/* The Table II pattern over SIZE bytes: blocks of an int and a double
+ * (4 + 8 bytes), block b belonging to rank b % NPROCS, as two pieces. */
+static void plan_interleaved(tu_plan *p, uint64_t seed, int64_t size, int nprocs)
+{
+    size_t n = (size_t)(size / 12) * 2;
+    p->chunks = malloc((n ? n : 1) * sizeof *p->chunks);
+    p->n = p->chunks ? n : 0;
+    p->end = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        int64_t block = (int64_t)(i / 2);
+        p->chunks[i] = (tu_chunk){ .off = block * 12 + (i % 2 ? 4 : 0), .len = i % 2 ? 8 : 4,
+                                   .owner = (int)(block % nprocs), .seed = tu_mix(seed, i) };
+        p->end = p->chunks[i].off + p->chunks[i].len;
+    }
+}
+
+/* Keep about one chunk of P in KEEP (a subset to overwrite), the same on
+ * every rank for the same SEED. */
+static void thin_plan(tu_plan *p, uint64_t seed, int keep)
+{
+    tu_rng r;
+    tu_rng_seed(&r, seed);
+    size_t k = 0;
+    p->end = 0;
+    for (size_t i = 0; i < p->n; i++)
+        if (tu_rng_below(&r, (uint64_t)keep) == 0) {
+            p->chunks[k] = p->chunks[i];
+            p->chunks[k].seed = tu_mix(seed, 77 + i);   /* new bytes */
+            p->end = p->chunks[k].off + p->chunks[k].len;
+            k++;
+        }
+    p->n = k;
+}
+
+/* This rank's pieces of P in file order, with tcio_write_at: the ranks
+ * fill each segment together, and it fills up (an early drain) while they
+ * move on to the next ones. */
+static void write_plan_in_order(tcio_file *fh, const tu_plan *p, tu_status *st, const char *ctx)
+{
+    for (size_t i = 0; i < p->n && st->ok; i++) {
+        const tu_chunk *c = &p->chunks[i];
+        if (c->owner != tu_rank)
+            continue;
+        int64_t pos = 0;
+        tu_expect_rc(st, write_chunk(fh, c, 0, &pos), TCIO_SUCCESS,
+                     "%s: writing chunk %zu [%lld, +%lld) in order", ctx, i, (long long)c->off,
+                     (long long)c->len);
+    }
+}
+
+/* One round: every rank writes its pieces of FIRST (in a random order, or
+ * in file order if IN_ORDER), tcio_flush, then its pieces of SECOND (a
+ * subset rewritten with other bytes, in a random order), close; the file
+ * must equal the POSIX reference of FIRST then SECOND. */
+static void cc_write_round(const tu_plan *first, const tu_plan *second, uint64_t seed,
+                           int in_order, const char *what)
+{
+    const char *path = tu_path("cc-write"), *ref = tu_path("cc-write-ref");
+    const char *const kv[] = { "tcio_early_drain", "on", NULL };
+    tcio_file *fh = NULL;
+    /* One slot per aggregator for shuffled writes (spills), three for
+     * writes in file order (segments fill up and are drained early while
+     * the ranks fill the next ones, and slots are reclaimed). */
+    expect_success(tu_open_kv(path, MODE_NEW_RDWR, "512", in_order ? "3" : "1", kv, &fh), what,
+                   "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    if (in_order)
+        write_plan_in_order(fh, first, &st, what);
+    else
+        write_plan(fh, first, seed, &st, what);
+    tu_expect_rc(&st, tcio_flush(fh), TCIO_SUCCESS, "%s: tcio_flush", what);
+    /* write_plan tracks the position from 0 */
+    tu_expect_rc(&st, tcio_seek(fh, 0, MPI_SEEK_SET), TCIO_SUCCESS, "%s: tcio_seek", what);
+    write_plan(fh, second, seed + 1, &st, what);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, what, "tcio_close");
+    CHECK_ALL(tu_plan_write_reference(first, ref) == 0, "%s: cannot write reference", what);
+    CHECK_ALL(tu_plan_write_reference(second, ref) == 0, "%s: cannot write reference", what);
+    expect_files_equal(path, ref, what);
+}
+
+START_TEST(test_concurrent_writes)
+{
+    TU_BEGIN();
+    const int64_t size = (int64_t)CC_SEGMENTS * CC_SEG * tu_scale();
+    for (int round = 0; round < 4; round++) {
+        uint64_t seed = 0xcc0000u + (uint64_t)round;
+        tu_plan first, second;
+        char what[96];
+        /* Rounds 0 and 2: random pieces of 1..48 bytes owned by random
+         * ranks (adjacent pieces of different ranks, holes); rounds 1 and
+         * 3: the int+double interleave of Table II.  Rounds 2 and 3 write
+         * the first pass in file order and without holes, so that
+         * segments fill up, the others shuffled. */
+        if (round % 2 == 0) {
+            tu_plan_random(&first, seed, size, 48, round < 2 ? 16 : 0, tu_nprocs);
+            tu_plan_random(&second, seed + 100, size, 48, 16, tu_nprocs);
+        } else {
+            plan_interleaved(&first, seed, size, tu_nprocs);
+            plan_interleaved(&second, seed + 100, size, tu_nprocs);
+        }
+        thin_plan(&second, seed + 200, 3);
+        CHECK_ALL(first.chunks && (second.chunks || second.n == 0), "out of memory");
+        snprintf(what, sizeof what, "concurrent writes, round %d (%s, %s, %zu + %zu pieces)",
+                 round, round % 2 ? "interleaved" : "random", round < 2 ? "shuffled" : "in order",
+                 first.n, second.n);
+        cc_write_round(&first, &second, seed, round >= 2, what);
+        tu_plan_free(&first);
+        tu_plan_free(&second);
+    }
+}
+END_TEST
+
+/* Reads of random pieces of a file of SIZE bytes (IMAGE), some past its
+ * end, in batches: before each batch every rank prefetches random ranges
+ * (tcio_prefetch) and, every other batch, declares a read session, so
+ * that loads, prefetches and evictions of the few slots race the reads of
+ * other ranks. */
+static void cc_read_batches(tcio_file *fh, const unsigned char *image, int64_t size,
+                            uint64_t seed, tu_status *st, const char *what)
+{
+    tu_rng r;
+    tu_rng_seed(&r, tu_mix(seed, 9000 + (uint64_t)tu_rank));
+    for (int batch = 0; batch < 4 && st->ok; batch++) {
+        if (batch % 2 == 1) {
+            int64_t off = tu_rng_range(&r, 0, size - 1);
+            int64_t len = tu_rng_range(&r, 1, size - off);
+            tu_expect_rc(st, tcio_read_session(fh, off, len), TCIO_SUCCESS,
+                         "%s: tcio_read_session [%lld, +%lld)", what, (long long)off,
+                         (long long)len);
+        }
+        for (int k = 0; k < 2; k++) {
+            int64_t off = tu_rng_range(&r, 0, size - 1);
+            tu_expect_rc(st, tcio_prefetch(fh, off, tu_rng_range(&r, 1, 3 * CC_SEG)),
+                         TCIO_SUCCESS, "%s: tcio_prefetch at %lld", what, (long long)off);
+        }
+        read_set rs;
+        if (make_reads(&rs, NULL, size, tu_mix(seed, (uint64_t)batch), 40 * (int)tu_scale(),
+                       64) != 0) {
+            tu_fail(st, "%s: out of memory", what);
+            free_reads(&rs);
+            return;
+        }
+        issue_reads(fh, &rs, tu_mix(seed, 100 + (uint64_t)batch), st, what);
+        tu_expect_rc(st, tcio_fetch(fh), TCIO_SUCCESS, "%s: tcio_fetch", what);
+        verify_reads(&rs, image, size, st, what);
+        free_reads(&rs);
+    }
+}
+
+START_TEST(test_concurrent_reads)
+{
+    TU_BEGIN();
+    const int64_t size = (int64_t)CC_SEGMENTS * CC_SEG * tu_scale();
+    const char *path = tu_path("cc-read");
+    unsigned char *image = pattern((size_t)size, 0xcc1000u);
+    CHECK_ALL(image != NULL, "out of memory");
+    posix_prefill(path, image, (size_t)size, "concurrent reads");
+    /* Read-only, then read-write (where loaded segments are kept as
+     * writable slots; nothing is written, so the file must not change). */
+    const int modes[] = { MPI_MODE_RDONLY, MPI_MODE_RDWR };
+    for (int m = 0; m < 2; m++) {
+        char what[64];
+        snprintf(what, sizeof what, "concurrent reads (%s)", m ? "read-write" : "read-only");
+        tcio_file *fh = NULL;
+        expect_success(tu_open(path, modes[m], "512", "1", &fh), what, "tcio_open_comm");
+        tu_status st;
+        tu_status_init(&st);
+        cc_read_batches(fh, image, size, 0xcc2000u + (uint64_t)m, &st, what);
+        int rc = tu_close(fh);
+        CHECK_STATUS(st);
+        expect_success(rc, what, "tcio_close");
+    }
+    expect_file_image(path, image, size, "concurrent reads: the file after the reads");
+    free(image);
+}
+END_TEST
+
 /* ---- main -------------------------------------------------------------------------------------- */
 
 /* The number of nodes MPI_COMM_WORLD spans, as MPI_Comm_split_type sees
@@ -2734,6 +2927,8 @@ static Suite *mpi_suite(void)
     add_case(s, "transport_nodes", test_transport_nodes);
     add_case(s, "fs_errors", test_fs_errors);
     add_case(s, "prefetch", test_prefetch);
+    add_case(s, "concurrent_writes", test_concurrent_writes);
+    add_case(s, "concurrent_reads", test_concurrent_reads);
     return s;
 }
 
