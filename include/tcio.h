@@ -176,12 +176,14 @@ tcio_file *tcio_open(const char *fname, int mode);
  *                           instead (rank 0 opens it at each close; if it
  *                           cannot, the default stream is used).
  *   tcio_transport          how data reaches the aggregators' slots: "auto"
- *                           (default: chooses rma for now), "rma" (MPI
- *                           one-sided operations) or "shm" (one shared-
- *                           memory window over the node, moves as copies;
- *                           every rank of the communicator must share one
- *                           node, else the open fails on every rank with
- *                           TCIO_ERR_BAD_CONFIG and creates no file).
+ *                           (default: shm when every rank of the
+ *                           communicator is on one node, rma otherwise),
+ *                           "rma" (MPI one-sided operations) or "shm" (one
+ *                           shared-memory window over the node, moves as
+ *                           copies; every rank of the communicator must
+ *                           share one node, else the open fails on every
+ *                           rank with TCIO_ERR_BAD_CONFIG and creates no
+ *                           file).
  *                           Lower case; anything else gives
  *                           TCIO_ERR_BAD_CONFIG.
  * Each has an environment variable of the same name in capitals
@@ -395,7 +397,8 @@ int tcio_last_error(char *buf, int len);
  *   tcio_stats_file            where the statistics go, if set
  *   tcio_transport             the transport in use (never "auto"): "rma"
  *                              (MPI one-sided operations) or "shm" (node-
- *                              shared memory, when asked for)
+ *                              shared memory: auto on one node, or asked
+ *                              for)
  * Numbers are decimal without suffix.  Returns TCIO_SUCCESS,
  * TCIO_ERR_BAD_HANDLE, TCIO_ERR_BAD_ARG (INFO NULL) or TCIO_ERR_MPI (with
  * *INFO set to MPI_INFO_NULL).

@@ -17,22 +17,27 @@
 #include "finalize.h"
 
 /* The node of every rank, numbered in order of first appearance: NODE_OF
- * gets P entries.  Returns the number of nodes, or -1 on an MPI error. */
+ * gets P entries.  Returns the number of nodes, or -1 on an MPI error.  A
+ * rank whose split or node reduction failed still joins the gather, with
+ * -1 for its leader, so that every rank returns -1 alike and no rank goes
+ * on to a collective the others skip. */
 static int find_nodes(MPI_Comm comm, int nprocs, int *node_of)
 {
     MPI_Comm local;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) !=
-        MPI_SUCCESS)
-        return -1;
-    /* The node's name is the communicator rank of its first member. */
-    int me, leader = 0;
+    int me, leader = -1;
     MPI_Comm_rank(comm, &me);
-    int err = MPI_Allreduce(&me, &leader, 1, MPI_INT, MPI_MIN, local);
-    MPI_Comm_free(&local);
-    if (err == MPI_SUCCESS)
-        err = MPI_Allgather(&leader, 1, MPI_INT, node_of, 1, MPI_INT, comm);
-    if (err != MPI_SUCCESS)
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) ==
+        MPI_SUCCESS) {
+        /* The node's name is the communicator rank of its first member. */
+        if (MPI_Allreduce(&me, &leader, 1, MPI_INT, MPI_MIN, local) != MPI_SUCCESS)
+            leader = -1;
+        MPI_Comm_free(&local);
+    }
+    if (MPI_Allgather(&leader, 1, MPI_INT, node_of, 1, MPI_INT, comm) != MPI_SUCCESS)
         return -1;
+    for (int r = 0; r < nprocs; r++)
+        if (node_of[r] < 0 || node_of[r] > r)
+            return -1;
     /* Leaders are increasing in order of first appearance: a leader is the
      * smallest rank of its node, so it appears first at its own rank. */
     int nnodes = 0;
@@ -100,17 +105,6 @@ void tci_aggregators_cache_nodes(MPI_Comm comm, const tci_aggregators *a)
     memcpy(c->node_of, a->node_of, (size_t)a->nprocs * sizeof c->node_of[0]);
     if (MPI_Comm_set_attr(comm, node_keyval, c) != MPI_SUCCESS)
         free(c);
-}
-
-/* The node map of COMM from cache C when every rank has it cached
- * (EVERYWHERE), else found collectively. */
-static int nodes_of(MPI_Comm comm, const node_cache *c, bool everywhere, int nprocs,
-                    int *node_of)
-{
-    if (!everywhere)
-        return find_nodes(comm, nprocs, node_of);
-    memcpy(node_of, c->node_of, (size_t)nprocs * sizeof node_of[0]);
-    return c->nnodes;
 }
 
 /* One reduction before anything else collective: a rank without memory
@@ -210,18 +204,31 @@ int tci_aggregators_prepare(MPI_Comm cache_comm, int nprocs, tci_aggregators *ou
     return out->node_of && out->ranks ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
 }
 
-int tci_aggregators_choose_agreed(const tci_config *cfg, MPI_Comm comm, MPI_Comm cache_comm,
-                                  int64_t stripe_factor, bool cached_everywhere,
+int tci_aggregators_find_nodes(MPI_Comm comm, MPI_Comm cache_comm, bool cached_everywhere,
+                               tci_aggregators *out)
+{
+    const node_cache *cache = cached_everywhere ? cached_nodes(cache_comm, out->nprocs) : NULL;
+    if (cache) {
+        memcpy(out->node_of, cache->node_of, (size_t)out->nprocs * sizeof out->node_of[0]);
+        out->nnodes = cache->nnodes;
+        return TCIO_SUCCESS;
+    }
+    out->nnodes = find_nodes(comm, out->nprocs, out->node_of);
+    if (out->nnodes < 0)
+        return TCIO_ERR_MPI;
+    tci_aggregators_cache_nodes(cache_comm, out);   /* every rank has the map now */
+    return TCIO_SUCCESS;
+}
+
+int tci_aggregators_choose_agreed(const tci_config *cfg, MPI_Comm comm, int64_t stripe_factor,
                                   tci_aggregators *out)
 {
     int nprocs = out->nprocs, me;
     MPI_Comm_rank(comm, &me);
-    const node_cache *cache = cached_nodes(cache_comm, nprocs);
-    out->nnodes = nodes_of(comm, cache, cached_everywhere && cache, nprocs, out->node_of);
     int rc = TCIO_SUCCESS;
     int count = cfg->aggregators > 0 ? (int)cfg->aggregators
                                      : tci_aggregators_default(nprocs, out->nnodes, stripe_factor);
-    if (out->nnodes < 0)
+    if (out->nnodes <= 0)
         rc = TCIO_ERR_MPI;
     else if (count > nprocs)
         rc = TCIO_ERR_BAD_CONFIG;
@@ -248,9 +255,11 @@ int tci_aggregators_choose(const tci_config *cfg, MPI_Comm comm, MPI_Comm cache_
     bool cached, everywhere;
     int rc = tci_aggregators_prepare(cache_comm, nprocs, out, &cached);
     rc = agree_before_nodes(comm, rc != TCIO_SUCCESS, cached, &everywhere);
+    if (rc == TCIO_SUCCESS)
+        rc = tci_aggregators_find_nodes(comm, cache_comm, everywhere, out);
     if (rc != TCIO_SUCCESS)
         return rc;                      /* the caller agrees on the outcome */
-    return tci_aggregators_choose_agreed(cfg, comm, cache_comm, stripe_factor, everywhere, out);
+    return tci_aggregators_choose_agreed(cfg, comm, stripe_factor, out);
 }
 
 int64_t tci_aggregators_digest(const tci_aggregators *a)

@@ -31,17 +31,25 @@ int tci_aggregators_default(int nprocs, int nnodes, int64_t stripe_factor);
 int tci_aggregators_choose(const tci_config *cfg, MPI_Comm comm, MPI_Comm cache_comm,
                            int64_t stripe_factor, tci_aggregators *out);
 
-/* tci_aggregators_choose in two halves, for a caller that agrees on the
- * outcome of the first in a reduction of its own: _prepare (local)
- * allocates OUT's arrays for NPROCS ranks and tells whether the node map
- * is *CACHED on CACHE_COMM on this rank; returns TCIO_SUCCESS or
- * TCIO_ERR_NO_MEMORY.  _choose_agreed runs only when _prepare succeeded on
- * every rank, with CACHED_EVERYWHERE true only when it was cached on every
- * rank (else every rank finds the nodes, collectively). */
+/* tci_aggregators_choose in three steps, for a caller that agrees on the
+ * outcome of the first in a reduction of its own (tcio_open, which needs
+ * the node count before MPI_File_open to choose the transport):
+ *   _prepare (local) allocates OUT's arrays for NPROCS ranks and tells
+ *     whether the node map is *CACHED on CACHE_COMM on this rank; returns
+ *     TCIO_SUCCESS or TCIO_ERR_NO_MEMORY;
+ *   _find_nodes runs only when _prepare succeeded on every rank, with
+ *     CACHED_EVERYWHERE true only when the map was cached on every rank:
+ *     then it copies the map (local, no MPI call), else it finds the nodes
+ *     collectively over COMM (MPI_Comm_split_type, MPI_Allreduce on the
+ *     node, MPI_Allgather) and caches the map on CACHE_COMM.  Sets
+ *     OUT->nnodes and OUT->node_of; returns TCIO_SUCCESS or TCIO_ERR_MPI,
+ *     the same on every rank;
+ *   _choose_agreed (local) places the aggregators on those nodes. */
 int tci_aggregators_prepare(MPI_Comm cache_comm, int nprocs, tci_aggregators *out,
                             bool *cached);
-int tci_aggregators_choose_agreed(const tci_config *cfg, MPI_Comm comm, MPI_Comm cache_comm,
-                                  int64_t stripe_factor, bool cached_everywhere,
+int tci_aggregators_find_nodes(MPI_Comm comm, MPI_Comm cache_comm, bool cached_everywhere,
+                               tci_aggregators *out);
+int tci_aggregators_choose_agreed(const tci_config *cfg, MPI_Comm comm, int64_t stripe_factor,
                                   tci_aggregators *out);
 
 /* Keep A's node map as an attribute of COMM for later opens (freed with

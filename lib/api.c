@@ -241,7 +241,10 @@ static int level2_fits(const tci_config *c, const tci_aggregators *aggr, int me)
         for (int i = 0; i < aggr->count; i++)
             windows += aggr->node_of[aggr->ranks[i]] == aggr->node_of[me];
     }
-    int64_t bytes = tci_transport_choose(c->transport, MPI_COMM_SELF)->memory_bytes(slots, size);
+    /* Before the nodes are known (AGGR NULL) auto counts as rma: both
+     * transports lay level 2 out alike (slot.h). */
+    int nnodes = aggr ? aggr->nnodes : 0;
+    int64_t bytes = tci_transport_choose(c->transport, nnodes)->memory_bytes(slots, size);
     const char *limit = tci_transport_exceeds(bytes, windows);
     if (!limit)
         return TCIO_SUCCESS;
@@ -263,36 +266,47 @@ static MPI_Offset addressable_end(int64_t segment_size)
 /* What the ranks learn in the agreement after MPI_File_open. */
 typedef struct opened {
     tci_striping striping;          /* as rank 0 reads it */
-    bool         nodes_cached;      /* the node map, on every rank */
 } opened;
 
 /* MPI_File_open on every rank, then one agreement on its outcome that also
- * carries the file's striping as rank 0 reads it, and whether every rank
- * has the node map cached and the memory to choose the aggregators (a
- * rank without must not skip the collectives that find the nodes). */
-static int open_and_agree(tcio_file *fh, MPI_Comm user_comm, const char *fname, int mode,
-                          MPI_Info info, opened *out)
+ * carries the file's striping as rank 0 reads it. */
+static int open_and_agree(tcio_file *fh, const char *fname, int mode, MPI_Info info,
+                          opened *out)
 {
-    agreement a = { .rc = open_file(fh, fname, mode, info), .nfacts = 3 };
+    agreement a = { .rc = open_file(fh, fname, mode, info), .nfacts = 2 };
     if (a.rc == TCIO_SUCCESS && fh->rank == 0) {
         tci_striping s = tci_striping_read(fh->file, fname);
         a.facts[0] = s.unit > 0 ? s.unit : 0;
         a.facts[1] = s.factor > 0 ? s.factor : 0;
     }
-    bool cached = false;
-    int prepare_rc = tci_aggregators_prepare(user_comm, fh->nprocs, &fh->aggr, &cached);
-    if (a.rc == TCIO_SUCCESS)
-        a.rc = prepare_rc;
-    a.facts[2] = !cached;
     int rc = agree_on(fh->comm, &a);
     out->striping = (tci_striping){ .unit = a.facts[0], .factor = a.facts[1] };
-    out->nodes_cached = a.facts[2] == 0;
     return rc;
+}
+
+/* The transport of FH: its setting on the nodes its communicator spans
+ * (known on every rank since choose_transport). */
+static const tci_transport_ops *transport_of(const tcio_file *fh)
+{
+    return tci_transport_choose(fh->config.transport, fh->aggr.nnodes);
+}
+
+/* Before MPI_File_open: the node map (copied from the user communicator's
+ * cache when every rank has it there, NODES_CACHED, else found over the
+ * private one and cached) and with it the transport, so that shm asked
+ * for on several nodes fails on every rank without creating the file. */
+static int choose_transport(tcio_file *fh, MPI_Comm user_comm, bool nodes_cached)
+{
+    int rc = tci_aggregators_find_nodes(fh->comm, user_comm, nodes_cached, &fh->aggr);
+    if (rc != TCIO_SUCCESS)
+        return tci_error_set(rc, "tcio_open_comm: finding the nodes of the communicator "
+                                 "(MPI_Comm_split_type) failed");
+    return tci_transport_check_nodes(fh->config.transport, fh->aggr.nnodes);
 }
 
 static tci_window_key window_key(const tcio_file *fh)
 {
-    return (tci_window_key){ .transport = tci_transport_choose(fh->config.transport, fh->comm),
+    return (tci_window_key){ .transport = transport_of(fh),
                              .nslots = fh->map.nslots,
                              .segment_size = fh->map.segment_size,
                              .aggregators_digest = tci_aggregators_digest(&fh->aggr),
@@ -340,8 +354,8 @@ static int new_window(tcio_file *fh)
     return_window(fh);
     tci_comm_drop_window(fh->comm_entry);
     /* Ranks that are not aggregators hold no slots. */
-    int rc = tci_level2_open(&fh->l2, tci_transport_choose(fh->config.transport, fh->comm),
-                             fh->comm, &fh->map, fh->aggr.index >= 0);
+    int rc = tci_level2_open(&fh->l2, transport_of(fh), fh->comm, &fh->map,
+                             fh->aggr.index >= 0);
     /* This agreement also orders every window's initialisation before any
      * rank's first access to it. */
     return agree(fh->comm, rc);
@@ -350,11 +364,11 @@ static int new_window(tcio_file *fh)
 /* Everything after MPI_File_open: settings that depend on the file,
  * aggregators, buffers, window, size and truncation.  Every failure is
  * agreed so that all ranks leave on the same path. */
-static int set_up(tcio_file *fh, MPI_Comm user_comm, const opened *o, int mode)
+static int set_up(tcio_file *fh, const opened *o, int mode)
 {
     int rc = tci_config_finish(&fh->config, o->striping.unit);
-    int choose_rc = tci_aggregators_choose_agreed(&fh->config, fh->comm, user_comm,
-                                                  o->striping.factor, o->nodes_cached, &fh->aggr);
+    int choose_rc = tci_aggregators_choose_agreed(&fh->config, fh->comm, o->striping.factor,
+                                                  &fh->aggr);
     if (rc == TCIO_SUCCESS)
         rc = choose_rc;
     /* A level 2 that this node cannot hold is refused before any window
@@ -380,7 +394,6 @@ static int set_up(tcio_file *fh, MPI_Comm user_comm, const opened *o, int mode)
      * the agreement that ended the previous close. */
     if (a.facts[0] && (rc = new_window(fh)) != TCIO_SUCCESS)
         return rc;
-    tci_aggregators_cache_nodes(user_comm, &fh->aggr);   /* every rank has it now */
     fh->max_end = addressable_end(fh->map.segment_size);
     /* Truncate last, once nothing else can fail, so that a failed open
      * leaves the file as it was.  The file is empty afterwards. */
@@ -425,15 +438,22 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
      * open on COMM duplicates it collectively. */
     if (rc == TCIO_SUCCESS && !(fh = new_handle(mode)))
         rc = TCIO_ERR_NO_MEMORY;
+    /* Whether this rank has the node map cached rides on the agreement too
+     * (a rank without must not skip the collectives that find the nodes). */
+    bool nodes_cached = false;
+    if (fh && tci_aggregators_prepare(comm, nprocs, &fh->aggr, &nodes_cached) != TCIO_SUCCESS &&
+        rc == TCIO_SUCCESS)
+        rc = TCIO_ERR_NO_MEMORY;
     int cache_failed = 0;
     MPI_Comm dup = MPI_COMM_NULL;
     tci_comm_entry *entry = NULL;
     if (tci_comm_acquire(comm, &dup, &entry, &cache_failed) != MPI_SUCCESS &&
         rc == TCIO_SUCCESS)
         rc = TCIO_ERR_MPI;
-    agreement a = { .rc = rc, .nfacts = 1, .facts = { cache_failed } };
+    agreement a = { .rc = rc, .nfacts = 2, .facts = { cache_failed, !nodes_cached } };
     user_settings(&a, &config);
     rc = agree_on(comm, &a);
+    nodes_cached = a.facts[1] == 0;
     if (a.facts[0])
         tci_comm_uncache(comm, entry);
     if (fh) {
@@ -453,11 +473,11 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
     MPI_Comm_size(fh->comm, &fh->nprocs);
     opened o;
     /* shm on more than one node is refused before the file is created. */
-    rc = tci_transport_check_nodes(fh->config.transport, fh->comm);
+    rc = choose_transport(fh, comm, nodes_cached);
     if (rc == TCIO_SUCCESS)
-        rc = open_and_agree(fh, comm, fname, mode, info, &o);
+        rc = open_and_agree(fh, fname, mode, info, &o);
     if (rc == TCIO_SUCCESS)
-        rc = set_up(fh, comm, &o, mode);
+        rc = set_up(fh, &o, mode);
     if (rc != TCIO_SUCCESS) {
         destroy(fh);
         return rc;

@@ -48,7 +48,7 @@ static void pause_for(long ns)
     nanosleep(&t, NULL);
 }
 
-static void give_up(MPI_Comm comm, double waited)
+static void give_up(double waited)
 {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -57,10 +57,13 @@ static void give_up(MPI_Comm comm, double waited)
             "(TCIO_COLLECTIVE_TIMEOUT): some rank did not call %s; aborting\n",
             rank, waited, current_call, current_call);
     fflush(stderr);
-    MPI_Abort(comm, 1);
+    /* MPI_COMM_WORLD, not the file's communicator: MPICH 4.0.2 spins for
+     * ever in MPI_Abort on a duplicate of it while a shared window (the
+     * shm transport) is open on it, and aborting the job is the point. */
+    MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-int tci_collective_wait(MPI_Request *req, MPI_Comm comm)
+int tci_collective_wait(MPI_Request *req)
 {
     double start = MPI_Wtime(), limit = timeout_seconds();
     for (long polls = 0;; polls++) {
@@ -74,7 +77,7 @@ int tci_collective_wait(MPI_Request *req, MPI_Comm comm)
         }
         double waited = MPI_Wtime() - start;
         if (limit > 0 && waited > limit)
-            give_up(comm, waited);
+            give_up(waited);
         pause_for(waited < SHORT_SLEEP_TIME ? SHORT_SLEEP_NS : LONG_SLEEP_NS);
     }
 }
@@ -84,12 +87,12 @@ int tci_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_O
 {
     MPI_Request req;
     int err = MPI_Iallreduce(in, out, count, type, op, comm, &req);
-    return err != MPI_SUCCESS ? err : tci_collective_wait(&req, comm);
+    return err != MPI_SUCCESS ? err : tci_collective_wait(&req);
 }
 
 int tci_barrier(MPI_Comm comm)
 {
     MPI_Request req;
     int err = MPI_Ibarrier(comm, &req);
-    return err != MPI_SUCCESS ? err : tci_collective_wait(&req, comm);
+    return err != MPI_SUCCESS ? err : tci_collective_wait(&req);
 }

@@ -20,7 +20,7 @@ int tci_barrier(MPI_Comm comm);
  * (or never comes: a skipped collective call hangs, as in MPI) do not keep
  * their cores busy.  With TCIO_COLLECTIVE_TIMEOUT=<seconds> set, a wait
  * longer than that prints a message naming the call on stderr and calls
- * MPI_Abort on COMM. */
-int tci_collective_wait(MPI_Request *req, MPI_Comm comm);
+ * MPI_Abort on MPI_COMM_WORLD. */
+int tci_collective_wait(MPI_Request *req);
 
 #endif

@@ -12,16 +12,19 @@
 #include "collective.h"
 #include "error.h"
 
-const tci_transport_ops *tci_transport_choose(tci_transport_kind kind, MPI_Comm comm)
+const tci_transport_ops *tci_transport_choose(tci_transport_kind kind, int nnodes)
 {
-    (void)comm;   /* auto stays rma until shm has been measured as the default */
     switch (kind) {
     case TCI_TRANSPORT_SHM:
         return &tci_transport_shm;
     case TCI_TRANSPORT_RMA:
+        return &tci_transport_rma;
     case TCI_TRANSPORT_AUTO:
     default:
-        return &tci_transport_rma;
+        /* One node: every slot is reachable by address, and moves need no
+         * progress from their target (doc/design.md, "Choosing the
+         * transport"). */
+        return nnodes == 1 ? &tci_transport_shm : &tci_transport_rma;
     }
 }
 
@@ -82,32 +85,13 @@ void tci_transport_rebind(tci_transport *t, const tci_segmap *map)
     t->ops->rebind(t, map);
 }
 
-int tci_transport_check_nodes(tci_transport_kind kind, MPI_Comm comm)
+int tci_transport_check_nodes(tci_transport_kind kind, int nnodes)
 {
-    if (kind != TCI_TRANSPORT_SHM)
+    if (kind != TCI_TRANSPORT_SHM || nnodes <= 1)
         return TCIO_SUCCESS;
-    /* One leader per node; a rank whose split failed counts as a failure
-     * everywhere, so that every rank returns the same. */
-    MPI_Comm node = MPI_COMM_NULL;
-    int counts[2] = { 0, 1 }, node_rank = 0;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-            MPI_SUCCESS && MPI_Comm_rank(node, &node_rank) == MPI_SUCCESS)
-        counts[0] = node_rank == 0, counts[1] = 0;
-    if (node != MPI_COMM_NULL)
-        MPI_Comm_free(&node);
-    int total[2] = { 0, 0 };
-    int err = tci_allreduce(counts, total, 2, MPI_INT, MPI_SUM, comm);
-    if (err != MPI_SUCCESS)
-        return tci_error_from_mpi(err);
-    if (total[1] > 0)
-        return tci_error_set(TCIO_ERR_MPI, "tcio_open_comm: MPI_Comm_split_type failed on "
-                             "%d rank(s) while checking the nodes for tcio_transport=shm",
-                             total[1]);
-    if (total[0] > 1)
-        return tci_error_set(TCIO_ERR_BAD_CONFIG, "tcio_transport (TCIO_TRANSPORT) = shm: the "
-                             "communicator spans %d nodes, and shm needs every rank on one "
-                             "node; use auto or rma", total[0]);
-    return TCIO_SUCCESS;
+    return tci_error_set(TCIO_ERR_BAD_CONFIG, "tcio_transport (TCIO_TRANSPORT) = shm: the "
+                         "communicator spans %d nodes, and shm needs every rank on one "
+                         "node; use auto or rma", nnodes);
 }
 
 void tci_back_off(int polls)

@@ -167,14 +167,15 @@ struct tci_transport {
 extern const tci_transport_ops tci_transport_rma;
 extern const tci_transport_ops tci_transport_shm;
 
-/* The transport for KIND on COMM (local; every rank gets the same answer
- * for the same input). */
-const tci_transport_ops *tci_transport_choose(tci_transport_kind kind, MPI_Comm comm);
+/* The transport for KIND on a communicator that spans NNODES nodes
+ * (local): auto is shm on one node, rma otherwise (also when NNODES is not
+ * known, 0). */
+const tci_transport_ops *tci_transport_choose(tci_transport_kind kind, int nnodes);
 
-/* Collective over COMM: TCIO_SUCCESS unless KIND is shm and COMM spans
- * more than one node (TCIO_ERR_BAD_CONFIG, naming the node count); the same
- * result on every rank.  Costs nothing for the other kinds. */
-int tci_transport_check_nodes(tci_transport_kind kind, MPI_Comm comm);
+/* Local: TCIO_SUCCESS unless KIND is shm and the communicator spans
+ * NNODES > 1 nodes (TCIO_ERR_BAD_CONFIG, naming the node count).  Every
+ * rank knows the same node count, so every rank gets the same result. */
+int tci_transport_check_nodes(tci_transport_kind kind, int nnodes);
 
 /* Whether WINDOWS level-2 memories of BYTES each may be allocated on this
  * node: together at most half its physical memory and the free space of

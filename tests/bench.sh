@@ -9,6 +9,7 @@ dir=${TMPDIR:-/tmp}/tcio-bench-check-$$
 mkdir -p "$dir" || exit 1
 trap 'rm -rf "$dir"' EXIT
 fail=0
+unset TCIO_TRANSPORT   # the checks below expect auto
 run() {   # NAME NP PROGRAM ARGS...
     name=$1; shift
     if ! "$@" --csv > "$dir/$name.csv"; then
@@ -55,11 +56,17 @@ same "$dir/art0.dat" "$dir/art2.dat"
 # TCIO_STATS: one summary per file on rank 0, with the bytes of all ranks
 # (2 ranks x 1000 ints written, then read).
 TCIO_STATS=1 ./tests/run-mpi.sh 2 ./bench/tcio_bench -m 1 -n 1 -t i -l 1000 -s 1 -o "$dir/st.dat" > "$dir/stats.txt"
-if [ "$(grep -c '^tcio stats: .*, transport rma)$' "$dir/stats.txt")" -ne 2 ] ||
+# auto takes shm: every rank is on this one machine.
+if [ "$(grep -c '^tcio stats: .*, transport shm)$' "$dir/stats.txt")" -ne 2 ] ||
    ! grep -Eq '^  bytes written +8000 +4000$' "$dir/stats.txt" ||
    ! grep -Eq '^  bytes read +8000 +4000$' "$dir/stats.txt" ||
    ! grep -Eq '^  segments drained (early|at close) +[1-9]' "$dir/stats.txt"; then
     echo "FAIL: TCIO_STATS summary"; cat "$dir/stats.txt"; fail=1
+fi
+# rma asked for by name: the summary names it.
+TCIO_STATS=1 TCIO_TRANSPORT=rma ./tests/run-mpi.sh 2 ./bench/tcio_bench -m 1 -n 1 -t i -l 1000 -s 1 -o "$dir/st.dat" > "$dir/stats-rma.txt"
+if [ "$(grep -c '^tcio stats: .*, transport rma)$' "$dir/stats-rma.txt")" -ne 2 ]; then
+    echo "FAIL: TCIO_STATS with TCIO_TRANSPORT=rma"; cat "$dir/stats-rma.txt"; fail=1
 fi
 # TCIO_STATS=json: one JSON object per file, on standard error (nothing
 # on standard output) or appended to TCIO_STATS_FILE, same figures.
@@ -72,7 +79,7 @@ assert len(objs) == 2, "%d objects" % len(objs)
 for o in objs:
     assert o["tcio_stats"] == 1 and o["ranks"] == 2 and o["aggregators"] >= 1
     assert o["file"].endswith("st.dat")
-    assert o["transport"] == "rma", o.get("transport")   # what auto chooses today
+    assert o["transport"] == "shm", o.get("transport")   # auto on one node
     assert set(o["seconds"]) == {"open", "write_moves", "read_moves", "loads", "spills",
                                  "early_drains", "prefetch", "close"}
     for v in o["seconds"].values():
@@ -84,7 +91,7 @@ assert w["counts"]["segments_drained_early"]["sum"] + w["counts"]["segments_drai
 PY
     else   # no python3: the shape of the lines and the byte counts
         [ "$(grep -c '^{"tcio_stats":1,.*}$' "$1")" -eq 2 ] &&
-            [ "$(grep -c '"transport":"rma"' "$1")" -eq 2 ] &&
+            [ "$(grep -c '"transport":"shm"' "$1")" -eq 2 ] &&
             grep -q '"bytes_written":{"sum":8000,"max":4000}' "$1" &&
             grep -q '"bytes_read":{"sum":8000,"max":4000}' "$1"
     fi

@@ -8,8 +8,9 @@
 # drain on or off, prefetch off, local or session, and, in turn with the
 # seed, the transport: MPICH's default, MPIR_CVAR_NUM_CLIQUES=2 (two
 # "nodes") or MPIR_CVAR_NOLOCAL=1 (no shared memory; Open MPI ignores
-# both); every other run on MPICH's default uses libtcio's shm transport
-# (TCIO_TRANSPORT=shm, one node), the rest its default (rma).  Each run
+# both); every other run on MPICH's default asks for libtcio's rma
+# transport (TCIO_TRANSPORT=rma), the rest takes its default (auto: shm on
+# one node, rma on the two "nodes").  Each run
 # writes a random plan
 # of up to 4 MiB, compares the file byte for byte with a POSIX reference
 # and reads random ranges back.  Prints every run and "N passed, N failed".
@@ -54,7 +55,7 @@ while [ "$seed" -lt $((first + runs)) ]; do
     esac
     [ "$aggr" -gt 0 ] && settings="$settings TCIO_AGGREGATORS=$aggr"
     case $transport in
-        0) [ $(( (seed / 3) % 2 )) -eq 1 ] && settings="$settings TCIO_TRANSPORT=shm" ;;
+        0) [ $(( (seed / 3) % 2 )) -eq 1 ] && settings="$settings TCIO_TRANSPORT=rma" ;;
         1) settings="$settings MPIR_CVAR_NUM_CLIQUES=2" ;;
         2) settings="$settings MPIR_CVAR_NOLOCAL=1" ;;
     esac

@@ -16,8 +16,9 @@
  * TCIO_STATS and TCIO_TRANSPORT apply to every test except test_bad_config,
  * test_last_error, test_transport_nodes and test_shared_slots, which set
  * them themselves, and test_sieved_spills, which sets TCIO_STATS and
- * TCIO_STATS_FILE (tests/mpi-agg.sh runs the suite's data tests under several of
- * them). */
+ * TCIO_STATS_FILE (tests/mpi-agg.sh runs the suite's data tests under
+ * several of them, each with TCIO_TRANSPORT=rma and shm; tests/transports.sh
+ * the whole suite with rma, which auto does not take on one node). */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <fcntl.h>
@@ -38,6 +39,8 @@ _Static_assert(sizeof(int) == 4 && sizeof(double) == 8, "the tests assume 4-byte
 #define MODE_NEW_RDWR   (MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC)
 
 /* ---- small shared helpers -------------------------------------------------- */
+
+static int count_nodes(void);
 
 /* Collective: RC must be WANT on every rank. */
 static void expect_all(int rc, int want, const char *ctx, const char *call)
@@ -1976,7 +1979,7 @@ START_TEST(test_bad_config)
     enum { NA = sizeof bad_aggregators / sizeof bad_aggregators[0],
            NP = sizeof bad_placements / sizeof bad_placements[0],
            NW = sizeof bad_switches / sizeof bad_switches[0] };
-    bad_case agg[NA + NP + NW + 12];
+    bad_case agg[NA + NP + NW + 16];
     int na = 0;
     for (int i = 0; i < NA; i++)
         agg[na++] = (bad_case){ { "tcio_aggregators", bad_aggregators[i] } };
@@ -1990,6 +1993,8 @@ START_TEST(test_bad_config)
     agg[na++] = (bad_case){ { "tcio_transport", "Shm" } };
     agg[na++] = (bad_case){ { "tcio_transport", "" } };
     agg[na++] = (bad_case){ { "tcio_transport", "RMA" } };
+    agg[na++] = (bad_case){ { "tcio_transport", "Auto" } };
+    agg[na++] = (bad_case){ { "tcio_transport", "posix" } };     /* an unknown word */
     int parse_cases = na;   /* the value itself is malformed: the message quotes it */
     /* A list and a count that differs from its length. */
     agg[na++] = (bad_case){ { "tcio_aggregator_placement", all_rev,
@@ -2034,6 +2039,8 @@ START_TEST(test_bad_config)
         { { "TCIO_AGGREGATOR_PLACEMENT", p_rank } },
         { { "TCIO_EARLY_DRAIN", "maybe" } }, { { "TCIO_STATS", "2" } },
         { { "TCIO_TRANSPORT", "SHM" } }, { { "TCIO_TRANSPORT", "" } },
+        { { "TCIO_TRANSPORT", "AUTO" } }, { { "TCIO_TRANSPORT", "mpi" } },
+        { { "TCIO_TRANSPORT", "shm " } },      /* no trimming (info values may be) */
         { { "TCIO_AGGREGATOR_PLACEMENT", all_rev, "TCIO_AGGREGATORS", other_count } },
     };
     for (size_t i = 0; i < sizeof env_cases / sizeof env_cases[0] && n < MAXCODES; i++) {
@@ -2216,12 +2223,13 @@ START_TEST(test_last_error)
     tu_expect_rc(&st, tcio_get_info(fh, &info), TCIO_SUCCESS, "tcio_get_info");
     if (info != MPI_INFO_NULL) {
         char buf[MPI_MAX_INFO_VAL + 1];
-        static const char *const expected[][2] = {
+        const char *const expected[][2] = {
             { "tcio_segment_size", "4096" }, { "tcio_segments_per_proc", "3" },
             { "tcio_level2_bytes", "12288" }, { "tcio_aggregators", "1" },
             { "tcio_aggregator_placement", "spread" }, { "tcio_aggregator_ranks", "0" },
             { "tcio_early_drain", "off" }, { "tcio_stats", "off" },
-            { "tcio_transport", "rma" },
+            /* auto: shm on one node, rma on several (MPIR_CVAR_NUM_CLIQUES=2) */
+            { "tcio_transport", count_nodes() == 1 ? "shm" : "rma" },
         };
         for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
             if (strcmp(info_value(info, expected[i][0], buf), expected[i][1]) != 0)
@@ -2601,6 +2609,199 @@ START_TEST(test_prefetch)
 }
 END_TEST
 
+/* ---- 14. concurrency: racing moves, spills, drains, loads and prefetches ------------- */
+
+/* Few small segments and one slot per aggregator, so that every rank
+ * moves pieces of the same segments at once (shared slot access), claims
+ * slots that other ranks' segments hold (spills of partly written
+ * segments), and aggregators drain full segments early while others still
+ * move; reads race loads, evictions and prefetches the same way.  Small
+ * enough for 4 oversubscribed ranks on 2 cores (a few seconds per
+ * transport); TCIO_TRANSPORT and the aggregation variables of
+ * tests/mpi-agg.sh and tests/transports.sh apply. */
+#define CC_SEG      512
+#define CC_SEGMENTS 8
+
+/* The Table II pattern over SIZE bytes: blocks of an int and a double
+ * (4 + 8 bytes), block b belonging to rank b % NPROCS, as two pieces. */
+static void plan_interleaved(tu_plan *p, uint64_t seed, int64_t size, int nprocs)
+{
+    size_t n = (size_t)(size / 12) * 2;
+    p->chunks = malloc((n ? n : 1) * sizeof *p->chunks);
+    p->n = p->chunks ? n : 0;
+    p->end = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        int64_t block = (int64_t)(i / 2);
+        p->chunks[i] = (tu_chunk){ .off = block * 12 + (i % 2 ? 4 : 0), .len = i % 2 ? 8 : 4,
+                                   .owner = (int)(block % nprocs), .seed = tu_mix(seed, i) };
+        p->end = p->chunks[i].off + p->chunks[i].len;
+    }
+}
+
+/* Keep about one chunk of P in KEEP (a subset to overwrite), the same on
+ * every rank for the same SEED. */
+static void thin_plan(tu_plan *p, uint64_t seed, int keep)
+{
+    tu_rng r;
+    tu_rng_seed(&r, seed);
+    size_t k = 0;
+    p->end = 0;
+    for (size_t i = 0; i < p->n; i++)
+        if (tu_rng_below(&r, (uint64_t)keep) == 0) {
+            p->chunks[k] = p->chunks[i];
+            p->chunks[k].seed = tu_mix(seed, 77 + i);   /* new bytes */
+            p->end = p->chunks[k].off + p->chunks[k].len;
+            k++;
+        }
+    p->n = k;
+}
+
+/* This rank's pieces of P in file order, with tcio_write_at: the ranks
+ * fill each segment together, and it fills up (an early drain) while they
+ * move on to the next ones. */
+static void write_plan_in_order(tcio_file *fh, const tu_plan *p, tu_status *st, const char *ctx)
+{
+    for (size_t i = 0; i < p->n && st->ok; i++) {
+        const tu_chunk *c = &p->chunks[i];
+        if (c->owner != tu_rank)
+            continue;
+        int64_t pos = 0;
+        tu_expect_rc(st, write_chunk(fh, c, 0, &pos), TCIO_SUCCESS,
+                     "%s: writing chunk %zu [%lld, +%lld) in order", ctx, i, (long long)c->off,
+                     (long long)c->len);
+    }
+}
+
+/* One round: every rank writes its pieces of FIRST (in a random order, or
+ * in file order if IN_ORDER), tcio_flush, then its pieces of SECOND (a
+ * subset rewritten with other bytes, in a random order), close; the file
+ * must equal the POSIX reference of FIRST then SECOND. */
+static void cc_write_round(const tu_plan *first, const tu_plan *second, uint64_t seed,
+                           int in_order, const char *what)
+{
+    const char *path = tu_path("cc-write"), *ref = tu_path("cc-write-ref");
+    const char *const kv[] = { "tcio_early_drain", "on", NULL };
+    tcio_file *fh = NULL;
+    /* One slot per aggregator for shuffled writes (spills), three for
+     * writes in file order (segments fill up and are drained early while
+     * the ranks fill the next ones, and slots are reclaimed). */
+    expect_success(tu_open_kv(path, MODE_NEW_RDWR, "512", in_order ? "3" : "1", kv, &fh), what,
+                   "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    if (in_order)
+        write_plan_in_order(fh, first, &st, what);
+    else
+        write_plan(fh, first, seed, &st, what);
+    tu_expect_rc(&st, tcio_flush(fh), TCIO_SUCCESS, "%s: tcio_flush", what);
+    /* write_plan tracks the position from 0 */
+    tu_expect_rc(&st, tcio_seek(fh, 0, MPI_SEEK_SET), TCIO_SUCCESS, "%s: tcio_seek", what);
+    write_plan(fh, second, seed + 1, &st, what);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, what, "tcio_close");
+    CHECK_ALL(tu_plan_write_reference(first, ref) == 0, "%s: cannot write reference", what);
+    CHECK_ALL(tu_plan_write_reference(second, ref) == 0, "%s: cannot write reference", what);
+    expect_files_equal(path, ref, what);
+}
+
+START_TEST(test_concurrent_writes)
+{
+    TU_BEGIN();
+    const int64_t size = (int64_t)CC_SEGMENTS * CC_SEG * tu_scale();
+    for (int round = 0; round < 4; round++) {
+        uint64_t seed = 0xcc0000u + (uint64_t)round;
+        tu_plan first, second;
+        char what[96];
+        /* Rounds 0 and 2: random pieces of 1..48 bytes owned by random
+         * ranks (adjacent pieces of different ranks, holes); rounds 1 and
+         * 3: the int+double interleave of Table II.  Rounds 2 and 3 write
+         * the first pass in file order and without holes, so that
+         * segments fill up, the others shuffled. */
+        if (round % 2 == 0) {
+            tu_plan_random(&first, seed, size, 48, round < 2 ? 16 : 0, tu_nprocs);
+            tu_plan_random(&second, seed + 100, size, 48, 16, tu_nprocs);
+        } else {
+            plan_interleaved(&first, seed, size, tu_nprocs);
+            plan_interleaved(&second, seed + 100, size, tu_nprocs);
+        }
+        thin_plan(&second, seed + 200, 3);
+        CHECK_ALL(first.chunks && (second.chunks || second.n == 0), "out of memory");
+        snprintf(what, sizeof what, "concurrent writes, round %d (%s, %s, %zu + %zu pieces)",
+                 round, round % 2 ? "interleaved" : "random", round < 2 ? "shuffled" : "in order",
+                 first.n, second.n);
+        cc_write_round(&first, &second, seed, round >= 2, what);
+        tu_plan_free(&first);
+        tu_plan_free(&second);
+    }
+}
+END_TEST
+
+/* Reads of random pieces of a file of SIZE bytes (IMAGE), some past its
+ * end, in batches: before each batch every rank prefetches random ranges
+ * (tcio_prefetch) and, every other batch, declares a read session, so
+ * that loads, prefetches and evictions of the few slots race the reads of
+ * other ranks. */
+static void cc_read_batches(tcio_file *fh, const unsigned char *image, int64_t size,
+                            uint64_t seed, tu_status *st, const char *what)
+{
+    tu_rng r;
+    tu_rng_seed(&r, tu_mix(seed, 9000 + (uint64_t)tu_rank));
+    for (int batch = 0; batch < 4 && st->ok; batch++) {
+        if (batch % 2 == 1) {
+            int64_t off = tu_rng_range(&r, 0, size - 1);
+            int64_t len = tu_rng_range(&r, 1, size - off);
+            tu_expect_rc(st, tcio_read_session(fh, off, len), TCIO_SUCCESS,
+                         "%s: tcio_read_session [%lld, +%lld)", what, (long long)off,
+                         (long long)len);
+        }
+        for (int k = 0; k < 2; k++) {
+            int64_t off = tu_rng_range(&r, 0, size - 1);
+            tu_expect_rc(st, tcio_prefetch(fh, off, tu_rng_range(&r, 1, 3 * CC_SEG)),
+                         TCIO_SUCCESS, "%s: tcio_prefetch at %lld", what, (long long)off);
+        }
+        read_set rs;
+        if (make_reads(&rs, NULL, size, tu_mix(seed, (uint64_t)batch), 40 * (int)tu_scale(),
+                       64) != 0) {
+            tu_fail(st, "%s: out of memory", what);
+            free_reads(&rs);
+            return;
+        }
+        issue_reads(fh, &rs, tu_mix(seed, 100 + (uint64_t)batch), st, what);
+        tu_expect_rc(st, tcio_fetch(fh), TCIO_SUCCESS, "%s: tcio_fetch", what);
+        verify_reads(&rs, image, size, st, what);
+        free_reads(&rs);
+    }
+}
+
+START_TEST(test_concurrent_reads)
+{
+    TU_BEGIN();
+    const int64_t size = (int64_t)CC_SEGMENTS * CC_SEG * tu_scale();
+    const char *path = tu_path("cc-read");
+    unsigned char *image = pattern((size_t)size, 0xcc1000u);
+    CHECK_ALL(image != NULL, "out of memory");
+    posix_prefill(path, image, (size_t)size, "concurrent reads");
+    /* Read-only, then read-write (where loaded segments are kept as
+     * writable slots; nothing is written, so the file must not change). */
+    const int modes[] = { MPI_MODE_RDONLY, MPI_MODE_RDWR };
+    for (int m = 0; m < 2; m++) {
+        char what[64];
+        snprintf(what, sizeof what, "concurrent reads (%s)", m ? "read-write" : "read-only");
+        tcio_file *fh = NULL;
+        expect_success(tu_open(path, modes[m], "512", "1", &fh), what, "tcio_open_comm");
+        tu_status st;
+        tu_status_init(&st);
+        cc_read_batches(fh, image, size, 0xcc2000u + (uint64_t)m, &st, what);
+        int rc = tu_close(fh);
+        CHECK_STATUS(st);
+        expect_success(rc, what, "tcio_close");
+    }
+    expect_file_image(path, image, size, "concurrent reads: the file after the reads");
+    free(image);
+}
+END_TEST
+
 /* ---- main -------------------------------------------------------------------------------------- */
 
 /* The number of nodes MPI_COMM_WORLD spans, as MPI_Comm_split_type sees
@@ -2630,12 +2831,12 @@ static const char *transport_of(tcio_file *fh, char *buf, tu_status *st)
     return buf;
 }
 
-/* The transports asked for by name: shm on one node moves the bytes of a
- * random plan (byte-compared with a POSIX reference) and is named by
- * tcio_get_info; on several nodes (MPICH under MPIR_CVAR_NUM_CLIQUES=2,
- * tests/transports.sh) it is refused at open on every rank, naming the
- * setting and the node count, without creating the file, while auto and
- * rma still work. */
+/* The transports asked for by name and auto: on one node auto is shm; on
+ * several nodes (MPICH under MPIR_CVAR_NUM_CLIQUES=2, tests/transports.sh)
+ * auto is rma and shm is refused at open on every rank, naming the setting
+ * and the node count, without creating the file.  Each open that succeeds
+ * moves the bytes of a random plan (byte-compared with a POSIX reference)
+ * and tcio_get_info names the transport actually chosen. */
 START_TEST(test_transport_nodes)
 {
     tu_clear_aggregation_env();
@@ -2675,7 +2876,8 @@ START_TEST(test_transport_nodes)
             continue;
         }
         CHECK_ALL(rc == TCIO_SUCCESS, "%s: tcio_open_comm: %s", what, tcio_error_string(rc));
-        const char *want = i == 0 ? "shm" : "rma";   /* auto: rma for now */
+        /* auto: shm on one node, rma on several. */
+        const char *want = i == 0 || (i == 2 && nodes == 1) ? "shm" : "rma";
         if (strcmp(transport_of(fh, buf, &st), want) != 0)
             tu_fail(&st, "%s: tcio_get_info names transport \"%s\", expected \"%s\"", what,
                     buf, want);
@@ -3196,6 +3398,8 @@ static Suite *mpi_suite(void)
     add_case(s, "prefetch", test_prefetch);
     add_case(s, "shared_slots", test_shared_slots);
     add_case(s, "sieved_spills", test_sieved_spills);
+    add_case(s, "concurrent_writes", test_concurrent_writes);
+    add_case(s, "concurrent_reads", test_concurrent_reads);
     return s;
 }
 

@@ -466,10 +466,24 @@ END_TEST
 
 START_TEST(transport_chooser_auto_rma_shm)
 {
-    /* auto stays rma until shm is measured as the default; shm is opt-in. */
-    ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_AUTO, MPI_COMM_SELF), &tci_transport_rma);
-    ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_RMA, MPI_COMM_WORLD), &tci_transport_rma);
-    ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_SHM, MPI_COMM_WORLD), &tci_transport_shm);
+    /* auto: shm on one node, rma on several or when the count is unknown
+     * (0); asked for by name, each is itself on any node count. */
+    ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_AUTO, 1), &tci_transport_shm);
+    ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_AUTO, 2), &tci_transport_rma);
+    ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_AUTO, 0), &tci_transport_rma);
+    for (int nodes = 0; nodes <= 3; nodes++) {
+        ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_RMA, nodes), &tci_transport_rma);
+        ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_SHM, nodes), &tci_transport_shm);
+    }
+    /* shm on several nodes is refused, naming the count; the others pass. */
+    ck_assert_int_eq(tci_transport_check_nodes(TCI_TRANSPORT_SHM, 1), TCIO_SUCCESS);
+    ck_assert_int_eq(tci_transport_check_nodes(TCI_TRANSPORT_AUTO, 3), TCIO_SUCCESS);
+    ck_assert_int_eq(tci_transport_check_nodes(TCI_TRANSPORT_RMA, 3), TCIO_SUCCESS);
+    int rc = tci_transport_check_nodes(TCI_TRANSPORT_SHM, 3);
+    ck_assert_int_eq(tci_error_note("test", rc), TCIO_ERR_BAD_CONFIG);
+    char msg[TCIO_MAX_ERROR_STRING];
+    ck_assert_int_eq(tcio_last_error(msg, sizeof msg), TCIO_ERR_BAD_CONFIG);
+    ck_assert_msg(strstr(msg, "shm") && strstr(msg, "spans 3 nodes"), "message \"%s\"", msg);
     ck_assert_str_eq(tci_transport_rma.name, "rma");
     ck_assert_str_eq(tci_transport_shm.name, "shm");
     /* Every operation of both is there: level 2 calls them without checking. */
