@@ -482,7 +482,10 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
         destroy(fh);
         return rc;
     }
-    fh->name = fh->config.stats ? strdup(fname) : NULL;
+    /* Kept always: the statistics name the file, and a sieved spill of a
+     * write-only file opens its own read handle by name (segio.c).  Without
+     * memory for it spills stay one write per run, which is only slower. */
+    fh->name = strdup(fname);
     remember_open(fh);
     fh->stats.time[TCI_T_OPEN] = MPI_Wtime() - t0;
     *fhp = fh;

@@ -40,7 +40,7 @@ struct tcio_file {
                                   segment must fit a slot's state word */
     int64_t     notices_seen;  /* an aggregator's notice word at its last look */
     tci_stats   stats;
-    char       *name;          /* for the statistics */
+    char       *name;          /* for the statistics and segio's reader */
     int         poll_countdown; /* accesses until an aggregator polls */
     int         failure;       /* first file-system/MPI error: sticky */
     tci_staged_read *staged;   /* reads into non-contiguous types, in order */
