@@ -96,7 +96,8 @@ enum tcio_error {
     TCIO_ERR_BAD_ARG,      /* negative count or offset, NULL data, bad whence,
                               NULL out-pointer or file name, an end past the
                               largest addressable offset (2^63 minus one
-                              segment), or a single element of a
+                              segment, rounded down to a segment
+                              boundary), or a single element of a
                               non-contiguous type over 2 GiB */
     TCIO_ERR_BAD_TYPE,     /* MPI_DATATYPE_NULL or a type not committed    */
     TCIO_ERR_BAD_MODE,     /* no or several of RDONLY/WRONLY/RDWR, RDONLY

@@ -16,21 +16,39 @@
 #include "error.h"
 #include "finalize.h"
 
+/* The rank in COMM of LOCAL's first member (LOCAL keeps COMM's order, so
+ * it is the node's smallest rank), or -1: local calls only, so that a rank
+ * for which one fails cannot leave its node's other ranks in a collective. */
+static int node_leader(MPI_Comm comm, MPI_Comm local)
+{
+    MPI_Group local_group, comm_group;
+    int first = 0, leader = -1;
+    if (MPI_Comm_group(local, &local_group) != MPI_SUCCESS)
+        return -1;
+    if (MPI_Comm_group(comm, &comm_group) == MPI_SUCCESS) {
+        if (MPI_Group_translate_ranks(local_group, 1, &first, comm_group, &leader) !=
+                MPI_SUCCESS || leader == MPI_UNDEFINED)
+            leader = -1;
+        MPI_Group_free(&comm_group);
+    }
+    MPI_Group_free(&local_group);
+    return leader;
+}
+
 /* The node of every rank, numbered in order of first appearance: NODE_OF
  * gets P entries.  Returns the number of nodes, or -1 on an MPI error.  A
- * rank whose split or node reduction failed still joins the gather, with
- * -1 for its leader, so that every rank returns -1 alike and no rank goes
- * on to a collective the others skip. */
+ * rank whose split or leader lookup failed still joins the gather, with -1
+ * for its leader, so that every rank returns -1 alike and no rank goes on
+ * to a collective the others skip (a failure of the gather itself cannot
+ * be agreed on: MPI's errors there are fatal in practice). */
 static int find_nodes(MPI_Comm comm, int nprocs, int *node_of)
 {
     MPI_Comm local;
-    int me, leader = -1;
-    MPI_Comm_rank(comm, &me);
+    int leader = -1;
+    /* Key 0 keeps COMM's order inside each node. */
     if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) ==
         MPI_SUCCESS) {
-        /* The node's name is the communicator rank of its first member. */
-        if (MPI_Allreduce(&me, &leader, 1, MPI_INT, MPI_MIN, local) != MPI_SUCCESS)
-            leader = -1;
+        leader = node_leader(comm, local);
         MPI_Comm_free(&local);
     }
     if (MPI_Allgather(&leader, 1, MPI_INT, node_of, 1, MPI_INT, comm) != MPI_SUCCESS)
@@ -47,7 +65,7 @@ static int find_nodes(MPI_Comm comm, int nprocs, int *node_of)
 }
 
 /* ---- the node map, cached on the user's communicator ----------------------
- * Finding the nodes costs three collectives (about a third of tcio_open
+ * Finding the nodes costs two collectives (about a third of tcio_open
  * with oversubscribed ranks), and codes open many files on one
  * communicator: the map is kept as an attribute of it, freed with it. */
 

@@ -12,7 +12,9 @@
  *    the segment (its slot's lock, or the close drain after the barrier)
  *    makes sure no one changes those bytes between the read and the write.
  * Loads read whole segments. */
+#define _POSIX_C_SOURCE 200809L   /* stat */
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +223,44 @@ static int read_span(MPI_File file, MPI_Offset offset, char *buf, int len)
  * read-write internally for its data sieving; where that is refused (no
  * read permission, MPI_MODE_UNIQUE_OPEN promised no second open) writes
  * stay per run. */
+void tci_segio_identify(tci_segio *io, const char *name)
+{
+    struct stat st;
+    io->identified = name && stat(name, &st) == 0;
+    if (io->identified) {
+        io->device = (unsigned long long)st.st_dev;
+        io->inode = (unsigned long long)st.st_ino;
+    }
+}
+
+/* Whether NAME still names the file identified at open. */
+static bool still_the_file(const tci_segio *io)
+{
+    struct stat st;
+    return io->identified && io->name && stat(io->name, &st) == 0 &&
+           (unsigned long long)st.st_dev == io->device &&
+           (unsigned long long)st.st_ino == io->inode;
+}
+
+/* A read-only handle of this rank's own on the write-only file, opened by
+ * name: MPI_FILE_NULL unless the name names the same file before and
+ * after the open (a reader of another file would write that file's bytes
+ * into this one's holes). */
+static MPI_File open_own_reader(tci_segio *io)
+{
+    MPI_File reader = MPI_FILE_NULL;
+    if (!still_the_file(io) ||
+        MPI_File_open(MPI_COMM_SELF, io->name, MPI_MODE_RDONLY, MPI_INFO_NULL, &reader) !=
+            MPI_SUCCESS)
+        return MPI_FILE_NULL;
+    if (!still_the_file(io)) {
+        MPI_File_close(&reader);
+        return MPI_FILE_NULL;
+    }
+    MPI_File_set_errhandler(reader, MPI_ERRORS_RETURN);
+    return reader;
+}
+
 static MPI_File sieve_reader(tci_segio *io)
 {
     if (io->reader_state == READER_UNKNOWN) {
@@ -230,11 +270,10 @@ static MPI_File sieve_reader(tci_segio *io)
             return MPI_FILE_NULL;
         if (!(amode & MPI_MODE_WRONLY)) {
             io->reader_state = READER_FILE;
-        } else if (!(amode & MPI_MODE_UNIQUE_OPEN) && io->name &&
-                   MPI_File_open(MPI_COMM_SELF, io->name, MPI_MODE_RDONLY, MPI_INFO_NULL,
-                                 &io->reader) == MPI_SUCCESS) {
-            MPI_File_set_errhandler(io->reader, MPI_ERRORS_RETURN);
-            io->reader_state = READER_OWN;
+        } else if (!(amode & MPI_MODE_UNIQUE_OPEN)) {
+            io->reader = open_own_reader(io);
+            if (io->reader != MPI_FILE_NULL)
+                io->reader_state = READER_OWN;
         }
     }
     switch (io->reader_state) {

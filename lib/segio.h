@@ -5,6 +5,7 @@
 #define TCIO_SEGIO_H
 
 #include <stdint.h>
+#include <stdbool.h>
 #include <mpi.h>
 #include "segmap.h"
 #include "stats.h"
@@ -28,6 +29,8 @@ typedef struct tci_segio {
     const tci_segmap *map;
     tci_stats        *stats;      /* counts sieved segment writes */
     const char       *name;       /* the file's name, to open READER */
+    bool              identified; /* DEVICE and INODE are the file's */
+    unsigned long long device, inode;   /* of NAME at open (write-only files) */
     int               reader_state;   /* 0: not looked at yet; see segio.c */
     MPI_File          reader;     /* reads the file's bytes for a sieve */
     char             *buffer;     /* TCI_SIEVE_BUFFER bytes, at first sieve */
@@ -44,6 +47,13 @@ static inline tci_segio *tci_segio_bind(tci_segio *io, MPI_File file, const char
     io->stats = stats;
     return io;
 }
+
+/* Local, at open of a write-only file: note which file NAME is now, so
+ * that a sieve, which opens its own read handle by name later, never reads
+ * another file (the program may chdir, or the file be renamed or replaced,
+ * meanwhile).  Without this (stat fails, as for names with an MPI-IO
+ * prefix), the file's spills stay one write per run. */
+void tci_segio_identify(tci_segio *io, const char *name);
 
 /* Write the bytes of file segment SEGMENT whose bits are set in BITMAP from
  * DATA (one segment) to the file.  Unwritten bytes keep the file's
