@@ -41,7 +41,8 @@
  *     as a read-modify-write of the span of its written bytes (data
  *     sieving), which writes the file's own bytes back between them (a
  *     sparse hole inside that span then holds allocated zeros), so the file
- *     must not be changed by other means between tcio_open and tcio_close.
+ *     must not be changed by other means between tcio_open and tcio_close
+ *     (another tcio or MPI-IO handle, or POSIX calls, count as such).
  *   - Reading past the end of the file is defined: the bytes past the end
  *     (and in holes) read as zero.  The end of the file is the larger of
  *     its size at open and the end of any byte written through the library
