@@ -290,6 +290,8 @@ static int open_and_agree(tcio_file *fh, const char *fname, int mode, MPI_Info i
  * (known on every rank since choose_transport). */
 static const tci_transport_ops *transport_of(const tcio_file *fh)
 {
+    if (fh->shm_refused)
+        return &tci_transport_rma;
     return tci_transport_choose(fh->config.transport, fh->aggr.nnodes);
 }
 
@@ -351,16 +353,32 @@ static void return_window(tcio_file *fh)
 /* Collective: a new level 2, when some rank could not reuse the previous
  * file's.  The one kept on the communicator (of another geometry) is
  * freed first. */
-static int new_window(tcio_file *fh)
+static int open_level2(tcio_file *fh)
 {
-    return_window(fh);
-    tci_comm_drop_window(fh->comm_entry);
     /* Ranks that are not aggregators hold no slots. */
     int rc = tci_level2_open(&fh->l2, transport_of(fh), fh->comm, &fh->map,
                              fh->aggr.index >= 0);
     /* This agreement also orders every window's initialisation before any
      * rank's first access to it. */
     return agree(fh->comm, rc);
+}
+
+static int new_window(tcio_file *fh)
+{
+    return_window(fh);
+    tci_comm_drop_window(fh->comm_entry);
+    int rc = open_level2(fh);
+    /* auto chose shm, and MPI could not create the shared window (Open MPI
+     * creates one only with its osc/sm component): rma serves any MPI, so
+     * auto falls back to it rather than fail the open.  The failure is
+     * agreed, so every rank falls back alike. */
+    if (rc == TCIO_ERR_MPI && fh->config.transport == TCI_TRANSPORT_AUTO &&
+        transport_of(fh) == &tci_transport_shm) {
+        tci_level2_free(&fh->l2);
+        fh->shm_refused = true;
+        rc = open_level2(fh);
+    }
+    return rc;
 }
 
 /* Everything after MPI_File_open: settings that depend on the file,
