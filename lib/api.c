@@ -601,15 +601,20 @@ static int level1_for_reading(tcio_file *fh, int64_t segment)
     return TCIO_SUCCESS;
 }
 
+/* A read of BYTES at OFFSET that lies inside the segment level 1 holds
+ * for reading: no division and no move (the fast path's and read_bytes'
+ * common case). */
+static inline int read_in_level1(tcio_file *fh, MPI_Offset offset, void *dst, int64_t bytes)
+{
+    tci_progress_tick(fh);
+    return tci_level1_add_read(&fh->l1, (int)(offset - fh->l1.start), dst, (int)bytes) == 0
+               ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
+}
+
 static int read_bytes(tcio_file *fh, MPI_Offset offset, char *dst, int64_t bytes)
 {
-    /* The common case, a small read inside the current segment, needs no
-     * division and no move. */
-    if (tci_level1_holds(&fh->l1, TCI_L1_READING, offset, bytes)) {
-        tci_progress_tick(fh);
-        return tci_level1_add_read(&fh->l1, (int)(offset - fh->l1.start), dst, (int)bytes) == 0
-                   ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
-    }
+    if (tci_level1_holds(&fh->l1, TCI_L1_READING, offset, bytes))
+        return read_in_level1(fh, offset, dst, bytes);
     while (bytes > 0) {
         int64_t segment;
         int disp, chunk = tci_segment_piece(&fh->map, offset, bytes, &segment, &disp);
@@ -691,17 +696,23 @@ static void note_written(tcio_file *fh, MPI_Offset end)
         fh->written_end = end;
 }
 
+/* A write of BYTES at OFFSET that lies inside the segment level 1 holds
+ * for writing: no division and no move (the fast path's and write_bytes'
+ * common case). */
+static inline int write_in_level1(tcio_file *fh, MPI_Offset offset, const void *src,
+                                  int64_t bytes)
+{
+    tci_progress_tick(fh);
+    if (tci_level1_write(&fh->l1, (int)(offset - fh->l1.start), src, (int)bytes) != 0)
+        return TCIO_ERR_NO_MEMORY;
+    note_written(fh, offset + bytes);
+    return TCIO_SUCCESS;
+}
+
 static int write_bytes(tcio_file *fh, MPI_Offset offset, const char *src, int64_t bytes)
 {
-    /* The common case, a small write inside the current segment, needs no
-     * division and no move. */
-    if (tci_level1_holds(&fh->l1, TCI_L1_WRITING, offset, bytes)) {
-        tci_progress_tick(fh);
-        if (tci_level1_write(&fh->l1, (int)(offset - fh->l1.start), src, (int)bytes) != 0)
-            return TCIO_ERR_NO_MEMORY;
-        note_written(fh, offset + bytes);
-        return TCIO_SUCCESS;
-    }
+    if (tci_level1_holds(&fh->l1, TCI_L1_WRITING, offset, bytes))
+        return write_in_level1(fh, offset, src, bytes);
     MPI_Offset end = offset + bytes;
     while (bytes > 0) {
         int64_t segment;
@@ -1073,13 +1084,10 @@ static inline int64_t fast_write(tcio_file *fh, MPI_Offset offset, const void *d
                                  MPI_Datatype type)
 {
     int64_t bytes = fast_access_bytes(fh, TCI_L1_WRITING, offset, data, count, type);
-    if (bytes <= 0)
+    /* Out of memory for the extent: the full path tries again and reports it. */
+    if (bytes <= 0 || write_in_level1(fh, offset, data, bytes) != TCIO_SUCCESS)
         return 0;
-    tci_progress_tick(fh);
-    if (tci_level1_write(&fh->l1, (int)(offset - fh->l1.start), data, (int)bytes) != 0)
-        return 0;              /* no memory for the extent: the full path reports it */
     fh->stats.count[TCI_C_BYTES_WRITTEN] += bytes;
-    note_written(fh, offset + bytes);
     return bytes;
 }
 
@@ -1087,10 +1095,7 @@ static inline int64_t fast_read(tcio_file *fh, MPI_Offset offset, void *data, in
                                 MPI_Datatype type)
 {
     int64_t bytes = fast_access_bytes(fh, TCI_L1_READING, offset, data, count, type);
-    if (bytes <= 0)
-        return 0;
-    tci_progress_tick(fh);
-    if (tci_level1_add_read(&fh->l1, (int)(offset - fh->l1.start), data, (int)bytes) != 0)
+    if (bytes <= 0 || read_in_level1(fh, offset, data, bytes) != TCIO_SUCCESS)
         return 0;
     fh->stats.count[TCI_C_BYTES_READ] += bytes;
     return bytes;

@@ -345,16 +345,5 @@ void tci_segio_close(tci_segio *io)
 
 int tci_segio_read(MPI_File file, const tci_segmap *map, int64_t segment, char *buf)
 {
-    int size = (int)map->segment_size;
-    MPI_Status status;
-    int err = MPI_File_read_at(file, segment_start(map, segment), buf, size, MPI_BYTE,
-                               &status);
-    if (err != MPI_SUCCESS)
-        return tci_error_from_io(err);
-    int got = 0;
-    MPI_Get_count(&status, MPI_BYTE, &got);
-    if (got < 0 || got == MPI_UNDEFINED)
-        got = 0;
-    memset(buf + got, 0, (size_t)(size - got));   /* past the end reads as zero */
-    return TCIO_SUCCESS;
+    return read_span(file, segment_start(map, segment), buf, (int)map->segment_size);
 }
