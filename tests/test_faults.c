@@ -898,34 +898,25 @@ END_TEST
 
 /* ---- main ------------------------------------------------------------------------------- */
 
-static void add_case(Suite *s, const char *name, const TTest *test)
-{
-    TCase *tc = tcase_create(name);
-    tcase_set_tags(tc, name);
-    tcase_add_checked_fixture(tc, tu_setup, tu_teardown);
-    tcase_add_test(tc, test);
-    suite_add_tcase(s, tc);
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     tu_init();
     Suite *s = suite_create("tcio_faults");
-    add_case(s, "type_keyval_failure", test_type_keyval_failure);
-    add_case(s, "allocation_sweep", test_allocation_sweep);
-    add_case(s, "failed_counter_update", test_failed_counter_update);
-    add_case(s, "notice_not_lost", test_notice_not_lost);
-    add_case(s, "failed_pack", test_failed_pack);
-    add_case(s, "level2_too_large", test_level2_too_large);
-    add_case(s, "level2_over_shm", test_level2_over_shm);
-    add_case(s, "sticky_drain_failure", test_sticky_drain_failure);
-    add_case(s, "impossible_seek", test_impossible_seek);
-    add_case(s, "large_offsets_in_pieces", test_large_offsets_in_pieces);
-    add_case(s, "full_file_system", test_full_file_system);
-    add_case(s, "sieve_without_stats", test_sieve_without_stats);
-    add_case(s, "fast_path_bounds", test_fast_path_bounds);
-    add_case(s, "sieve_reader_identity", test_sieve_reader_identity);
+    tu_add_case(s, "type_keyval_failure", test_type_keyval_failure);
+    tu_add_case(s, "allocation_sweep", test_allocation_sweep);
+    tu_add_case(s, "failed_counter_update", test_failed_counter_update);
+    tu_add_case(s, "notice_not_lost", test_notice_not_lost);
+    tu_add_case(s, "failed_pack", test_failed_pack);
+    tu_add_case(s, "level2_too_large", test_level2_too_large);
+    tu_add_case(s, "level2_over_shm", test_level2_over_shm);
+    tu_add_case(s, "sticky_drain_failure", test_sticky_drain_failure);
+    tu_add_case(s, "impossible_seek", test_impossible_seek);
+    tu_add_case(s, "large_offsets_in_pieces", test_large_offsets_in_pieces);
+    tu_add_case(s, "full_file_system", test_full_file_system);
+    tu_add_case(s, "sieve_without_stats", test_sieve_without_stats);
+    tu_add_case(s, "fast_path_bounds", test_fast_path_bounds);
+    tu_add_case(s, "sieve_reader_identity", test_sieve_reader_identity);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
     if (tu_rank == 0)

@@ -3398,38 +3398,29 @@ START_TEST(test_sieved_spills)
 }
 END_TEST
 
-static void add_case(Suite *s, const char *name, const TTest *test)
-{
-    TCase *tc = tcase_create(name);
-    tcase_set_tags(tc, name);     /* CK_INCLUDE_TAGS="a b" runs several cases */
-    tcase_add_checked_fixture(tc, tu_setup, tu_teardown);
-    tcase_add_test(tc, test);
-    suite_add_tcase(s, tc);
-}
-
 static Suite *mpi_suite(void)
 {
     Suite *s = suite_create("tcio_mpi");
-    add_case(s, "paper_example", test_paper_example);
-    add_case(s, "random_patterns", test_random_patterns);
-    add_case(s, "span_overwrite_ryw", test_span_overwrite_ryw);
-    add_case(s, "update_mode", test_update_mode);
-    add_case(s, "sparse_file", test_sparse_file);
-    add_case(s, "empty_file", test_empty_file);
-    add_case(s, "noncontig_types", test_noncontig_types);
-    add_case(s, "multiple_files", test_multiple_files);
-    add_case(s, "comm_reuse", test_comm_reuse);
-    add_case(s, "seek_append", test_seek_append);
-    add_case(s, "bad_input", test_bad_input);
-    add_case(s, "bad_config", test_bad_config);
-    add_case(s, "last_error", test_last_error);
-    add_case(s, "transport_nodes", test_transport_nodes);
-    add_case(s, "fs_errors", test_fs_errors);
-    add_case(s, "prefetch", test_prefetch);
-    add_case(s, "shared_slots", test_shared_slots);
-    add_case(s, "sieved_spills", test_sieved_spills);
-    add_case(s, "concurrent_writes", test_concurrent_writes);
-    add_case(s, "concurrent_reads", test_concurrent_reads);
+    tu_add_case(s, "paper_example", test_paper_example);
+    tu_add_case(s, "random_patterns", test_random_patterns);
+    tu_add_case(s, "span_overwrite_ryw", test_span_overwrite_ryw);
+    tu_add_case(s, "update_mode", test_update_mode);
+    tu_add_case(s, "sparse_file", test_sparse_file);
+    tu_add_case(s, "empty_file", test_empty_file);
+    tu_add_case(s, "noncontig_types", test_noncontig_types);
+    tu_add_case(s, "multiple_files", test_multiple_files);
+    tu_add_case(s, "comm_reuse", test_comm_reuse);
+    tu_add_case(s, "seek_append", test_seek_append);
+    tu_add_case(s, "bad_input", test_bad_input);
+    tu_add_case(s, "bad_config", test_bad_config);
+    tu_add_case(s, "last_error", test_last_error);
+    tu_add_case(s, "transport_nodes", test_transport_nodes);
+    tu_add_case(s, "fs_errors", test_fs_errors);
+    tu_add_case(s, "prefetch", test_prefetch);
+    tu_add_case(s, "shared_slots", test_shared_slots);
+    tu_add_case(s, "sieved_spills", test_sieved_spills);
+    tu_add_case(s, "concurrent_writes", test_concurrent_writes);
+    tu_add_case(s, "concurrent_reads", test_concurrent_reads);
     return s;
 }
 

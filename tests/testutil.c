@@ -647,3 +647,12 @@ int tu_plan_write_reference(const tu_plan *p, const char *path)
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return rc;
 }
+
+void tu_add_case(Suite *s, const char *name, const TTest *test)
+{
+    TCase *tc = tcase_create(name);
+    tcase_set_tags(tc, name);
+    tcase_add_checked_fixture(tc, tu_setup, tu_teardown);
+    tcase_add_test(tc, test);
+    suite_add_tcase(s, tc);
+}

@@ -63,6 +63,11 @@ void tu_set_test_name(const char *name);
  * test's files, unsets TCIO_SEGMENT_SIZE / TCIO_SEGMENTS_PER_PROC (which
  * tu_init also clears: the tests set them themselves) and restores the
  * aggregation variables below. */
+/* Add test TEST to S as a case of its own named NAME, tagged NAME (so
+ * that CK_INCLUDE_TAGS="a b" runs several cases) and run between
+ * tu_setup and tu_teardown. */
+void tu_add_case(Suite *s, const char *name, const TTest *test);
+
 void tu_setup(void);
 void tu_teardown(void);
 
