@@ -66,69 +66,7 @@ static int write_runs(MPI_File file, MPI_Offset base, const char *data,
     return TCIO_SUCCESS;
 }
 
-/* ---- the shape of the written bytes ---------------------------------------- */
-
-/* Bits 64*WORD .. 64*WORD+63 of BITMAP, bit i of the result for byte
- * 64*WORD+i of the segment, whatever the machine's byte order. */
-static uint64_t bitmap_word(const unsigned char *bitmap, int64_t word)
-{
-    uint64_t w = 0;
-    for (int k = 7; k >= 0; k--)
-        w = w << 8 | bitmap[word * 8 + k];
-    return w;
-}
-
-static int popcount64(uint64_t w)
-{
-    w = w - ((w >> 1) & UINT64_C(0x5555555555555555));
-    w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
-    w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-    return (int)((w * UINT64_C(0x0101010101010101)) >> 56);
-}
-
-static int lowest_bit(uint64_t w)     /* W != 0 */
-{
-    int i = 0;
-    while (!(w & 1)) {
-        w >>= 1;
-        i++;
-    }
-    return i;
-}
-
-static int highest_bit(uint64_t w)    /* W != 0 */
-{
-    int i = 63;
-    while (!(w >> i))
-        i--;
-    return i;
-}
-
-/* How the written bytes of a SIZE-byte segment lie: the number of runs,
- * and the span [*LO, *HI) from the first to the last written byte (both 0
- * when nothing was written).  One pass over the bitmap, a word at a time:
- * a run starts at every set bit whose predecessor is clear. */
-static int64_t count_runs(const unsigned char *bitmap, int size, int *lo, int *hi)
-{
-    int64_t runs = 0, nwords = (size + 63) / 64;
-    uint64_t carry = 0;     /* the last bit of the previous word */
-    *lo = *hi = 0;
-    bool any = false;
-    for (int64_t i = 0; i < nwords; i++) {
-        uint64_t w = bitmap_word(bitmap, i);
-        if (i == nwords - 1 && size % 64)
-            w &= (UINT64_C(1) << (size % 64)) - 1;    /* bits past the segment */
-        if (w) {
-            runs += popcount64(w & ~(w << 1 | carry));
-            if (!any)
-                *lo = (int)(i * 64 + lowest_bit(w));
-            *hi = (int)(i * 64 + highest_bit(w) + 1);
-            any = true;
-        }
-        carry = w >> 63;
-    }
-    return runs;
-}
+/* ---- when to sieve ------------------------------------------------------------ */
 
 /* Sieving pays when the runs are many (a handful of writes costs less than
  * a read and a write) and dense: at least one run per TCI_SIEVE_RUN_SPACING
@@ -140,11 +78,6 @@ static bool worth_sieving(int64_t runs, int span)
 }
 
 /* ---- the sieve ----------------------------------------------------------------- */
-
-static int bit_at(const unsigned char *bitmap, int i)
-{
-    return (bitmap[i >> 3] >> (i & 7)) & 1;
-}
 
 /* For each bitmap byte, the 8 data bytes it covers as a mask in memory
  * order (0xff where the bit is set), so that a partly written group of 8
@@ -177,7 +110,7 @@ static void overlay_written(char *buf, const char *data, const unsigned char *bi
     int i = from;
     while (i < to) {
         if (i % 64 == 0 && to - i >= 64) {
-            uint64_t w = bitmap_word(bitmap, i / 64);
+            uint64_t w = tci_bitmap_word(bitmap, i / 64);
             if (w == 0 || w == UINT64_MAX) {
                 if (w)
                     memcpy(buf + (i - from), data + i, 64);
@@ -196,7 +129,7 @@ static void overlay_written(char *buf, const char *data, const unsigned char *bi
             i += 8;
             continue;
         }
-        if (bit_at(bitmap, i))
+        if (tci_bitmap_bit(bitmap, i))
             buf[i - from] = data[i];
         i++;
     }
@@ -312,7 +245,7 @@ int tci_segio_write(tci_segio *io, int64_t segment, const char *data,
     int size = (int)io->map->segment_size;
     MPI_Offset base = segment_start(io->map, segment);
     int lo, hi;
-    int64_t runs = count_runs(bitmap, size, &lo, &hi);
+    int64_t runs = tci_bitmap_shape(bitmap, size, &lo, &hi);
     if (runs == 0)
         return TCIO_SUCCESS;
     if (worth_sieving(runs, hi - lo)) {

@@ -1,4 +1,6 @@
-/* slot.c - the written-byte bitmaps of level-2 slots. */
+/* slot.c - the written-byte bitmaps of level-2 slots: setting ranges,
+ * finding runs, and the shape of the written bytes (segio.c sieves by it). */
+#include <stdbool.h>
 #include <string.h>
 #include "slot.h"
 
@@ -18,11 +20,6 @@ void tci_bitmap_set_range(unsigned char *bitmap, int from, int to)
     }
 }
 
-static inline int bit_is(const unsigned char *bitmap, int i)
-{
-    return (bitmap[i >> 3] >> (i & 7)) & 1;
-}
-
 /* First index in [from, limit) whose bit equals WANT, skipping whole bytes
  * that cannot contain it. */
 static int scan_for(const unsigned char *bitmap, int from, int limit, int want)
@@ -34,7 +31,7 @@ static int scan_for(const unsigned char *bitmap, int from, int limit, int want)
             i += 8;
             continue;
         }
-        if (bit_is(bitmap, i) == want)
+        if (tci_bitmap_bit(bitmap, i) == want)
             return i;
         i++;
     }
@@ -48,4 +45,53 @@ int tci_bitmap_next_run(const unsigned char *bitmap, int from, int limit, int wa
     if (*end > limit)
         *end = limit;
     return start;
+}
+
+static int popcount64(uint64_t w)
+{
+    w = w - ((w >> 1) & UINT64_C(0x5555555555555555));
+    w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
+    w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (int)((w * UINT64_C(0x0101010101010101)) >> 56);
+}
+
+static int lowest_bit(uint64_t w)     /* W != 0 */
+{
+    int i = 0;
+    while (!(w & 1)) {
+        w >>= 1;
+        i++;
+    }
+    return i;
+}
+
+static int highest_bit(uint64_t w)    /* W != 0 */
+{
+    int i = 63;
+    while (!(w >> i))
+        i--;
+    return i;
+}
+
+/* A run starts at every set bit whose predecessor is clear. */
+int64_t tci_bitmap_shape(const unsigned char *bitmap, int size, int *lo, int *hi)
+{
+    int64_t runs = 0, nwords = (size + 63) / 64;
+    uint64_t carry = 0;     /* the last bit of the previous word */
+    *lo = *hi = 0;
+    bool any = false;
+    for (int64_t i = 0; i < nwords; i++) {
+        uint64_t w = tci_bitmap_word(bitmap, i);
+        if (i == nwords - 1 && size % 64)
+            w &= (UINT64_C(1) << (size % 64)) - 1;    /* bits past the segment */
+        if (w) {
+            runs += popcount64(w & ~(w << 1 | carry));
+            if (!any)
+                *lo = (int)(i * 64 + lowest_bit(w));
+            *hi = (int)(i * 64 + highest_bit(w) + 1);
+            any = true;
+        }
+        carry = w >> 63;
+    }
+    return runs;
 }

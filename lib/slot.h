@@ -100,6 +100,27 @@ static inline int64_t tci_layout_bytes(int64_t nslots, int64_t segment_size)
     return (tci_layout_data(nslots, segment_size, nslots) + 63) / 64 * 64;
 }
 
+/* Bit I of BITMAP (byte I of the segment written or not). */
+static inline int tci_bitmap_bit(const unsigned char *bitmap, int i)
+{
+    return (bitmap[i >> 3] >> (i & 7)) & 1;
+}
+
+/* Bits 64*WORD .. 64*WORD+63 of BITMAP, bit i of the result for byte
+ * 64*WORD+i of the segment, whatever the machine's byte order. */
+static inline uint64_t tci_bitmap_word(const unsigned char *bitmap, int64_t word)
+{
+    uint64_t w = 0;
+    for (int k = 7; k >= 0; k--)
+        w = w << 8 | bitmap[word * 8 + k];
+    return w;
+}
+
+/* How the set bits of the first SIZE bits of BITMAP lie: returns the
+ * number of runs, and stores the span [*LO, *HI) from the first to the
+ * last set bit (both 0 when none is set).  One pass, a word at a time. */
+int64_t tci_bitmap_shape(const unsigned char *bitmap, int size, int *lo, int *hi);
+
 /* Set bits [from, to) of BITMAP. */
 void tci_bitmap_set_range(unsigned char *bitmap, int from, int to);
 

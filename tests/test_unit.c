@@ -1045,7 +1045,8 @@ START_TEST(bitmap_runs_match_a_byte_map)
     enum { SIZE = 203 };
     unsigned seed = 99;
     for (int round = 0; round < 300; round++) {
-        unsigned char bitmap[(SIZE + 7) / 8] = { 0 }, ref[SIZE] = { 0 };
+        /* Whole 64-bit words, as tci_bitmap_bytes rounds a slot's bitmap. */
+        unsigned char bitmap[(SIZE + 63) / 64 * 8] = { 0 }, ref[SIZE] = { 0 };
         int n = (int)(rand_r(&seed) % 12);
         for (int i = 0; i < n; i++) {
             int from = (int)(rand_r(&seed) % SIZE);
@@ -1064,6 +1065,20 @@ START_TEST(bitmap_runs_match_a_byte_map)
             }
             ck_assert_mem_eq(got, ref, SIZE);
         }
+        /* The shape the sieve decides by: runs and the written span. */
+        int64_t runs = 0;
+        int lo = 0, hi = 0;
+        for (int i = 0; i < SIZE; i++) {
+            runs += ref[i] && (i == 0 || !ref[i - 1]);
+            if (ref[i] && runs == 1 && (i == 0 || !ref[i - 1]))
+                lo = i;
+            if (ref[i])
+                hi = i + 1;
+        }
+        int got_lo = -1, got_hi = -1;
+        ck_assert_int_eq(tci_bitmap_shape(bitmap, SIZE, &got_lo, &got_hi), runs);
+        ck_assert_int_eq(got_lo, lo);
+        ck_assert_int_eq(got_hi, hi);
     }
 }
 END_TEST
