@@ -1,4 +1,5 @@
-/* collective.c - waiting in the library's own collective steps.
+/* collective.c - waiting in the library's own collective steps, and the
+ * agreement on an outcome that ends each of them.
  *
  * A blocking MPI collective spins: ranks that wait in tcio_close for a rank
  * that is late, or that skipped the call, keep their cores busy (and, on a
@@ -15,6 +16,7 @@
 #include <time.h>
 #include "collective.h"
 #include "configuration.h"
+#include "tcio.h"
 
 #define YIELD_POLLS      256
 #define SHORT_SLEEP_NS   50000L
@@ -95,4 +97,20 @@ int tci_barrier(MPI_Comm comm)
     MPI_Request req;
     int err = MPI_Ibarrier(comm, &req);
     return err != MPI_SUCCESS ? err : tci_collective_wait(&req);
+}
+
+int tci_agree(MPI_Comm comm, int rc)
+{
+    int all = rc;
+    if (tci_allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+        return rc != TCIO_SUCCESS ? rc : TCIO_ERR_MPI;
+    return all;
+}
+
+int tci_collective_result(MPI_Comm comm, int local)
+{
+    int global = tci_agree(comm, local);
+    if (local != TCIO_SUCCESS)
+        return local;
+    return global != TCIO_SUCCESS ? TCIO_ERR_REMOTE : TCIO_SUCCESS;
 }

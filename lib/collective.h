@@ -15,6 +15,14 @@ int tci_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_O
                   MPI_Comm comm);
 int tci_barrier(MPI_Comm comm);
 
+/* Agreement on an outcome: every rank learns the largest libtcio error
+ * code of all ranks, RC being this rank's (TCIO_SUCCESS if none failed). */
+int tci_agree(MPI_Comm comm, int rc);
+
+/* The result of a collective call whose local part returned LOCAL: this
+ * rank's own error, else TCIO_ERR_REMOTE if another rank failed. */
+int tci_collective_result(MPI_Comm comm, int local);
+
 /* Wait for a collective request: poll, yielding the processor, then
  * sleeping longer and longer, so that ranks waiting for one that is late
  * (or never comes: a skipped collective call hangs, as in MPI) do not keep

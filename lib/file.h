@@ -23,7 +23,7 @@ struct tcio_file {
     tci_comm_entry *comm_entry; /* where COMM is cached, NULL if it is the file's own */
     bool        window_reused; /* L2's slots came from COMM_ENTRY's cache */
     bool        shm_refused;   /* auto's shm window could not be created:
-                                  level 2 fell back to rma (api.c) */
+                                  level 2 fell back to rma (open.c) */
     int         rank;
     int         nprocs;
     MPI_File    file;

@@ -1,7 +1,7 @@
 /* owner.h - the drains: early drains of complete segments while the file
  * is open (by their aggregator, or by the mover that completed them), the
  * drain of everything left at close.  Driven from
- * the API side (progress.c, api.c), never from inside a move. */
+ * the API side (progress.c, access.c, close.c), never from inside a move. */
 #ifndef TCIO_OWNER_H
 #define TCIO_OWNER_H
 

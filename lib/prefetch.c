@@ -18,6 +18,7 @@
 #include "prefetch.h"
 #include "collective.h"
 #include "error.h"
+#include "handle.h"
 
 /* Segments FIRST..LAST (inclusive) of the bytes [offset, end), clipped to
  * the file's size when nobody can extend it.  Returns false if empty. */
@@ -142,4 +143,50 @@ int tci_prefetch_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
     free(all);
     fh->stats.time[TCI_T_PREFETCH] += MPI_Wtime() - t0;
     return rc;
+}
+
+/* ---- tcio_prefetch and tcio_read_session ---------------------------------- */
+
+/* Arguments of a prefetch on an open handle. */
+static int check_prefetch(const tcio_file *fh, MPI_Offset offset, MPI_Offset length)
+{
+    if (!fh->can_read)
+        return TCIO_ERR_WRITE_ONLY;
+    if (offset < 0 || length < 0 || offset > fh->max_end - length)
+        return TCIO_ERR_BAD_ARG;
+    return TCIO_SUCCESS;
+}
+
+static int prefetch_call(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
+{
+    if (!fh || !tci_handle_is_open(fh))
+        return TCIO_ERR_BAD_HANDLE;
+    int rc = fh->failure != TCIO_SUCCESS ? fh->failure : check_prefetch(fh, offset, length);
+    return rc != TCIO_SUCCESS ? rc : tci_prefetch_range(fh, offset, length);
+}
+
+static int read_session_call(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
+{
+    if (!fh || !tci_handle_is_open(fh))
+        return TCIO_ERR_BAD_HANDLE;
+    tci_collective_enter("tcio_read_session");
+    /* A rank with bad arguments (or a failed handle) still takes part,
+     * declaring nothing. */
+    int rc = fh->failure != TCIO_SUCCESS ? fh->failure : check_prefetch(fh, offset, length);
+    if (rc != TCIO_SUCCESS)
+        offset = length = 0;
+    int session_rc = tci_prefetch_session(fh, offset, length);
+    return tci_collective_result(fh->comm, rc != TCIO_SUCCESS ? rc : session_rc);
+}
+
+/* ---- the public calls ---------------------------------------------------- */
+
+int tcio_prefetch(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
+{
+    return tci_error_note("tcio_prefetch", prefetch_call(fh, offset, length));
+}
+
+int tcio_read_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
+{
+    return tci_error_note("tcio_read_session", read_session_call(fh, offset, length));
 }

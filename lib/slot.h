@@ -35,7 +35,7 @@ typedef struct tci_slot_header {
  *            movers, reset by the holder of the lock): a cheap trigger for
  *            early drain; overwrites make it overcount, so the owner
  *            confirms with the bitmap.
- * Segment numbers must stay at or below TCI_MAX_SEGMENT (api.c bounds
+ * Segment numbers must stay at or below TCI_MAX_SEGMENT (open.c bounds
  * offsets). */
 #define TCI_STATE_LOCKED    INT64_MIN
 #define TCI_STATE_WAITING   INT64_C(0x8)

@@ -3,7 +3,7 @@
  * address, moves as plain copies and the slot's words as C11 atomics.
  *
  * Open asks for it only when every rank of the file's communicator shares
- * one node (api.c checks at open, before the file is created), so the
+ * one node (open.c checks at open, before the file is created), so the
  * window is allocated over the file's communicator itself and a location's
  * rank is the rank whose memory MPI_Win_shared_query returns.
  *

@@ -94,7 +94,7 @@ rc=$?
 tail -3 valgrind-run.log
 # An error record is the lines between two "==PID== " separators; it is
 # libtcio's when one of its frames names a source file of lib/.
-# libtcio's source files, as valgrind names them in a frame: "(api.c:123)".
+# libtcio's source files, as valgrind names them in a frame: "(access.c:123)".
 lib_frame="\\(($(cd "$src/lib" && ls *.c | sed 's/\.c$//' | paste -sd'|' -))\\.c:[0-9]+\\)"
 ours=$(cat "$work"/vg/valgrind.*.log | awk -v frame="$lib_frame" '
     /^==[0-9]+== *$/ { if (rec ~ frame) { print rec; n++ } rec = ""; next }

@@ -1,0 +1,113 @@
+/* handle.c - the life of a tcio_file handle: new and destroy, the
+ * registry of open handles, and the level-2 window borrowed from the
+ * communicator's cache. */
+#include <stdlib.h>
+#include "handle.h"
+#include "progress.h"
+
+/* ---- the registry of open handles ---------------------------------------- */
+
+static tcio_file *open_files;
+const tcio_file *tci_last_found_open;
+
+bool tci_handle_is_open(const tcio_file *fh)
+{
+    for (const tcio_file *f = open_files; f; f = f->next_open)
+        if (f == fh) {
+            tci_last_found_open = fh;
+            return true;
+        }
+    return false;
+}
+
+void tci_handle_remember(tcio_file *fh)
+{
+    fh->next_open = open_files;
+    open_files = fh;
+}
+
+void tci_handle_forget(tcio_file *fh)
+{
+    if (tci_last_found_open == fh)
+        tci_last_found_open = NULL;
+    for (tcio_file **p = &open_files; *p; p = &(*p)->next_open)
+        if (*p == fh) {
+            *p = fh->next_open;
+            return;
+        }
+}
+
+/* ---- new and destroy ------------------------------------------------------ */
+
+tcio_file *tci_handle_new(int mode)
+{
+    tcio_file *fh = calloc(1, sizeof *fh);
+    if (!fh)
+        return NULL;
+    int access = mode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
+    fh->comm = MPI_COMM_NULL;
+    fh->file = MPI_FILE_NULL;
+    fh->can_read = access != MPI_MODE_WRONLY;
+    fh->can_write = access != MPI_MODE_RDONLY;
+    fh->staged_tail = &fh->staged;
+    fh->poll_countdown = TCI_POLL_INTERVAL;
+    return fh;
+}
+
+void tci_handle_destroy(tcio_file *fh)
+{
+    free(fh->name);
+    tci_staged_discard(&fh->staged);
+    tci_level1_free(&fh->l1);
+    tci_handle_return_window(fh);
+    tci_level2_free(&fh->l2);
+    tci_aggregators_free(&fh->aggr);
+    tci_config_free(&fh->config);
+    tci_segio_close(&fh->io);
+    if (fh->file != MPI_FILE_NULL)
+        MPI_File_close(&fh->file);
+    tci_comm_release(&fh->comm, fh->comm_entry);
+    free(fh);
+}
+
+/* ---- the window borrowed from the communicator ---------------------------- */
+
+const tci_transport_ops *tci_handle_transport(const tcio_file *fh)
+{
+    if (fh->shm_refused)
+        return &tci_transport_rma;
+    return tci_transport_choose(fh->config.transport, fh->aggr.nnodes);
+}
+
+static tci_window_key window_key(const tcio_file *fh)
+{
+    return (tci_window_key){ .transport = tci_handle_transport(fh),
+                             .nslots = fh->map.nslots,
+                             .segment_size = fh->map.segment_size,
+                             .aggregators_digest = tci_aggregators_digest(&fh->aggr),
+                             .owner = fh->aggr.index >= 0 };
+}
+
+bool tci_handle_reuse_window(tcio_file *fh)
+{
+    tci_window_key key = window_key(fh);
+    tci_transport kept;
+    if (!tci_comm_take_window(fh->comm_entry, &key, &kept))
+        return false;
+    fh->window_reused = true;
+    tci_level2_adopt(&fh->l2, &kept, &fh->map);
+    return true;
+}
+
+void tci_handle_return_window(tcio_file *fh)
+{
+    if (!fh->window_reused)
+        return;
+    fh->window_reused = false;
+    tci_window_key key = window_key(fh);
+    tci_transport kept;
+    if (!fh->comm_entry || !tci_comm_can_keep_window(fh->comm_entry) ||
+        !tci_level2_keep(&fh->l2, &kept))
+        return;
+    tci_comm_keep_window(fh->comm_entry, &key, &kept);
+}

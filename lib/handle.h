@@ -1,0 +1,46 @@
+/* handle.h - the life of a tcio_file handle: creating and destroying it,
+ * the registry of open handles that lets every call reject a closed or
+ * bogus one, and the level-2 window it borrows from its communicator's
+ * cache (comm_cache.c). */
+#ifndef TCIO_HANDLE_H
+#define TCIO_HANDLE_H
+
+#include <stdbool.h>
+#include "file.h"
+
+/* The handle most recently found open: the per-access fast path checks a
+ * handle with one comparison.  Cleared when that handle closes. */
+extern const tcio_file *tci_last_found_open;
+
+/* A new handle for access MODE (MPI_MODE_* flags), not yet open: no
+ * communicator, no file.  NULL without memory. */
+tcio_file *tci_handle_new(int mode);
+
+/* Free everything FH holds (its level 2 goes back to the communicator's
+ * cache if it came from there), close its file if open, and FH itself. */
+void tci_handle_destroy(tcio_file *fh);
+
+/* The registry: whether FH is a handle that is open (and then remember it
+ * as tci_last_found_open), add an opened handle, remove a closing one. */
+bool tci_handle_is_open(const tcio_file *fh);
+void tci_handle_remember(tcio_file *fh);
+void tci_handle_forget(tcio_file *fh);
+
+/* The transport of FH: its setting on the nodes its communicator spans
+ * (known on every rank once the open has found the nodes). */
+const tci_transport_ops *tci_handle_transport(const tcio_file *fh);
+
+/* Local: set level 2 up on the slots the previous file on this
+ * communicator left, if they have this file's geometry and transport.
+ * Returns whether it did. */
+bool tci_handle_reuse_window(tcio_file *fh);
+
+/* Local: the level 2 of FH back to its communicator's cache, if it came
+ * from there (a failed open then leaves the cache as it found it) or
+ * tcio_close hands it over (FH->window_reused set).  Where the cache
+ * cannot take it (a file with a communicator of its own, a user
+ * communicator freed meanwhile, a transport that cannot be kept: alike on
+ * every rank) it stays in FH for tci_level2_free. */
+void tci_handle_return_window(tcio_file *fh);
+
+#endif

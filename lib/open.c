@@ -1,0 +1,400 @@
+/* open.c - tcio_open and tcio_open_comm: the collective open of a file.
+ * Local checks first, then a few agreements (one reduction each) between
+ * the collective steps (the private communicator, the node map and the
+ * transport, MPI_File_open, the aggregators and the level-2 window), so
+ * that every rank leaves on the same path and bad settings touch no file
+ * (doc/design.md, Open and close). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "file.h"
+#include "collective.h"
+#include "error.h"
+#include "handle.h"
+
+/* ---- the mode ----------------------------------------------------------- */
+
+#define ACCESS_MODES (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR)
+#define MPI_MODES (ACCESS_MODES | MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE | \
+                   MPI_MODE_UNIQUE_OPEN | MPI_MODE_APPEND | MPI_MODE_SEQUENTIAL)
+
+static int bad_mode(int mode, const char *why)
+{
+    return tci_error_set(TCIO_ERR_BAD_MODE, "mode 0x%x: %s", (unsigned)mode, why);
+}
+
+static int check_mode(int mode)
+{
+    if (TCIO_MODE_TRUNC & MPI_MODES)
+        return bad_mode(mode, "this MPI library uses the bit of TCIO_MODE_TRUNC");
+    int access = mode & ACCESS_MODES;
+    if (access != MPI_MODE_RDONLY && access != MPI_MODE_WRONLY && access != MPI_MODE_RDWR)
+        return bad_mode(mode, "exactly one of MPI_MODE_RDONLY, MPI_MODE_WRONLY and "
+                              "MPI_MODE_RDWR is needed");
+    if (mode & ~(MPI_MODES | TCIO_MODE_TRUNC))
+        return bad_mode(mode, "unknown flag bits");
+    if (mode & MPI_MODE_SEQUENTIAL)
+        return bad_mode(mode, "MPI_MODE_SEQUENTIAL is not supported");   /* tcio_write_at needs random access */
+    if (access == MPI_MODE_RDONLY && (mode & (MPI_MODE_CREATE | MPI_MODE_EXCL | TCIO_MODE_TRUNC)))
+        return bad_mode(mode, "MPI_MODE_RDONLY with MPI_MODE_CREATE, MPI_MODE_EXCL or "
+                              "TCIO_MODE_TRUNC");
+    return TCIO_SUCCESS;
+}
+
+
+static int open_file(tcio_file *fh, const char *fname, int mode, MPI_Info info)
+{
+    MPI_Info pass;
+    int err = tci_config_passthrough_info(info, &pass);
+    if (err != MPI_SUCCESS)
+        return tci_error_from_mpi(err);
+    err = MPI_File_open(fh->comm, fname, mode & ~TCIO_MODE_TRUNC, pass, &fh->file);
+    if (pass != MPI_INFO_NULL)
+        MPI_Info_free(&pass);
+    if (err != MPI_SUCCESS) {
+        fh->file = MPI_FILE_NULL;
+        return tci_error_open_failed(fname, err);
+    }
+    MPI_File_set_errhandler(fh->file, MPI_ERRORS_RETURN);
+    return TCIO_SUCCESS;
+}
+
+/* ---- the agreements of the open ------------------------------------------
+ * Each step of the open that can fail on some ranks only ends in one
+ * reduction (MPI_MAX over int64) that carries everything the ranks must
+ * agree on at that point:
+ *   - the error code: the largest wins;
+ *   - settings that must be equal on every rank, or their segment maps
+ *     would disagree: each reduced next to its negation;
+ *   - facts: each rank contributes a value and all learn the largest (a
+ *     value only rank 0 knows, the others giving 0; a flag any rank raises).
+ * doc/design.md lists the collectives of open and close. */
+enum { MAX_AGREED_SETTINGS = 8, MAX_AGREED_FACTS = 3 };
+
+typedef struct agreement {
+    int                rc;
+    int                nsettings;
+    int64_t            settings[MAX_AGREED_SETTINGS];
+    const char *const *names;        /* of the settings, for the message */
+    int                nfacts;
+    int64_t            facts[MAX_AGREED_FACTS];   /* in: mine; out: the largest */
+} agreement;
+
+static int agree_on(MPI_Comm comm, agreement *a)
+{
+    int64_t mine[1 + 2 * MAX_AGREED_SETTINGS + MAX_AGREED_FACTS];
+    int64_t all[1 + 2 * MAX_AGREED_SETTINGS + MAX_AGREED_FACTS];
+    int n = 0;
+    mine[n++] = a->rc;
+    for (int i = 0; i < a->nsettings; i++) {
+        mine[n++] = a->settings[i];
+        mine[n++] = -a->settings[i];
+    }
+    for (int i = 0; i < a->nfacts; i++)
+        mine[n++] = a->facts[i];
+    if (tci_allreduce(mine, all, n, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
+        return a->rc != TCIO_SUCCESS ? a->rc : TCIO_ERR_MPI;
+    for (int i = 0; i < a->nfacts; i++)
+        a->facts[i] = all[1 + 2 * a->nsettings + i];
+    if (all[0] != TCIO_SUCCESS)
+        return (int)all[0];
+    for (int i = 0; i < a->nsettings; i++)
+        if (all[1 + 2 * i] != -all[2 + 2 * i])
+            return tci_error_set(TCIO_ERR_BAD_CONFIG, "the ranks disagree on %s", a->names[i]);
+    return TCIO_SUCCESS;
+}
+
+/* The settings as the user gave them (before the file adds its defaults),
+ * into A: compared before anything is opened, so that ranks that disagree
+ * touch no file. */
+static void user_settings(agreement *a, const tci_config *c)
+{
+    const tci_aggregators listed = { .count = c->list_len, .ranks = c->list };
+    static const char *const names[] = {
+        "tcio_segment_size", "tcio_segments_per_proc", "tcio_aggregators",
+        "tcio_aggregator_placement", "tcio_aggregator_placement's rank list",
+        "tcio_early_drain", "tcio_stats", "tcio_transport"
+    };
+    const int64_t settings[] = { c->segment_size, c->segments_per_proc, c->aggregators,
+                                 c->placement, tci_aggregators_digest(&listed), c->early_drain,
+                                 c->stats, c->transport };
+    a->names = names;
+    a->nsettings = (int)(sizeof settings / sizeof settings[0]);
+    memcpy(a->settings, settings, sizeof settings);
+}
+
+/* The settings in effect, also the ones derived from the file and the
+ * nodes, into A: a safety net, as every rank derives them from the same
+ * facts. */
+static void final_settings(agreement *a, const tcio_file *fh)
+{
+    const tci_config *c = &fh->config;
+    static const char *const names[] = {
+        "the segment size (from the file's striping_unit)", "tcio_segments_per_proc",
+        "tcio_early_drain", "tcio_stats", "the aggregators chosen"
+    };
+    const int64_t settings[] = { c->segment_size, c->segments_per_proc, c->early_drain,
+                                 c->stats, tci_aggregators_digest(&fh->aggr) };
+    a->names = names;
+    a->nsettings = (int)(sizeof settings / sizeof settings[0]);
+    memcpy(a->settings, settings, sizeof settings);
+}
+
+/* Whether the level-2 window of settings C fits in this node's memory:
+ * before the file is opened with the user's settings (AGGR NULL: one
+ * window, default sizes for what is unset), and again once the sizes and
+ * the aggregators on this node (AGGR) are known. */
+static int level2_fits(const tci_config *c, const tci_aggregators *aggr, int me)
+{
+    int64_t size = c->segment_size > 0 ? c->segment_size : TCI_DEFAULT_SEGMENT_SIZE;
+    int64_t slots = c->segments_per_proc > 0 ? c->segments_per_proc
+                                             : TCI_DEFAULT_SEGMENTS_PER_PROC;
+    int windows = 1;
+    if (aggr && aggr->node_of && aggr->nnodes > 0) {
+        windows = 0;
+        for (int i = 0; i < aggr->count; i++)
+            windows += aggr->node_of[aggr->ranks[i]] == aggr->node_of[me];
+    }
+    /* Before the nodes are known (AGGR NULL) auto counts as rma: both
+     * transports lay level 2 out alike (slot.h). */
+    int nnodes = aggr ? aggr->nnodes : 0;
+    int64_t bytes = tci_transport_choose(c->transport, nnodes)->memory_bytes(slots, size);
+    const char *limit = tci_transport_exceeds(bytes, windows);
+    if (!limit)
+        return TCIO_SUCCESS;
+    return tci_error_set(TCIO_ERR_NO_MEMORY, "level 2 needs %d window(s) of %lld bytes on this "
+                         "node (%lld segments of %lld bytes each), more than %s", windows,
+                         (long long)bytes, (long long)slots, (long long)size, limit);
+}
+
+/* The largest end offset: segment numbers must fit a slot's state word,
+ * and a segment's end must fit an MPI_Offset.  A segment boundary, so that
+ * level 1, aimed only at segments below it, never holds a byte past it
+ * (the per-access fast path relies on that). */
+static MPI_Offset addressable_end(int64_t segment_size)
+{
+    MPI_Offset limit = (INT64_MAX - segment_size) / segment_size * segment_size;
+    if (TCI_MAX_SEGMENT <= limit / segment_size)
+        limit = TCI_MAX_SEGMENT * segment_size;
+    return limit;
+}
+
+/* What the ranks learn in the agreement after MPI_File_open. */
+typedef struct opened {
+    tci_striping striping;          /* as rank 0 reads it */
+} opened;
+
+/* MPI_File_open on every rank, then one agreement on its outcome that also
+ * carries the file's striping as rank 0 reads it. */
+static int open_and_agree(tcio_file *fh, const char *fname, int mode, MPI_Info info,
+                          opened *out)
+{
+    agreement a = { .rc = open_file(fh, fname, mode, info), .nfacts = 2 };
+    if (a.rc == TCIO_SUCCESS && fh->rank == 0) {
+        tci_striping s = tci_striping_read(fh->file, fname);
+        a.facts[0] = s.unit > 0 ? s.unit : 0;
+        a.facts[1] = s.factor > 0 ? s.factor : 0;
+    }
+    int rc = agree_on(fh->comm, &a);
+    out->striping = (tci_striping){ .unit = a.facts[0], .factor = a.facts[1] };
+    return rc;
+}
+
+/* Before MPI_File_open: the node map (copied from the user communicator's
+ * cache when every rank has it there, NODES_CACHED, else found over the
+ * private one and cached) and with it the transport, so that shm asked
+ * for on several nodes fails on every rank without creating the file. */
+static int choose_transport(tcio_file *fh, MPI_Comm user_comm, bool nodes_cached)
+{
+    int rc = tci_aggregators_find_nodes(fh->comm, user_comm, nodes_cached, &fh->aggr);
+    if (rc != TCIO_SUCCESS)
+        return tci_error_set(rc, "tcio_open_comm: finding the nodes of the communicator "
+                                 "(MPI_Comm_split_type) failed");
+    return tci_transport_check_nodes(fh->config.transport, fh->aggr.nnodes);
+}
+
+/* Collective: a new level 2, when some rank could not reuse the previous
+ * file's.  The one kept on the communicator (of another geometry) is
+ * freed first. */
+static int open_level2(tcio_file *fh)
+{
+    /* Ranks that are not aggregators hold no slots. */
+    int rc = tci_level2_open(&fh->l2, tci_handle_transport(fh), fh->comm, &fh->map,
+                             fh->aggr.index >= 0);
+    /* This agreement also orders every window's initialisation before any
+     * rank's first access to it. */
+    return tci_agree(fh->comm, rc);
+}
+
+static int new_window(tcio_file *fh)
+{
+    tci_handle_return_window(fh);
+    tci_comm_drop_window(fh->comm_entry);
+    int rc = open_level2(fh);
+    /* auto chose shm, and MPI could not create the shared window (Open MPI
+     * creates one only with its osc/sm component): rma serves any MPI, so
+     * auto falls back to it rather than fail the open.  The failure is
+     * agreed, so every rank falls back alike. */
+    if (rc == TCIO_ERR_MPI && fh->config.transport == TCI_TRANSPORT_AUTO &&
+        tci_handle_transport(fh) == &tci_transport_shm) {
+        tci_level2_free(&fh->l2);
+        fh->shm_refused = true;
+        rc = open_level2(fh);
+    }
+    return rc;
+}
+
+/* Everything after MPI_File_open: settings that depend on the file,
+ * aggregators, buffers, window, size and truncation.  Every failure is
+ * agreed so that all ranks leave on the same path. */
+static int set_up(tcio_file *fh, const opened *o, int mode)
+{
+    int rc = tci_config_finish(&fh->config, o->striping.unit);
+    int choose_rc = tci_aggregators_choose_agreed(&fh->config, fh->comm, o->striping.factor,
+                                                  &fh->aggr);
+    if (rc == TCIO_SUCCESS)
+        rc = choose_rc;
+    /* A level 2 that this node cannot hold is refused before any window
+     * exists (ranks of one node decide alike). */
+    if (rc == TCIO_SUCCESS)
+        rc = level2_fits(&fh->config, &fh->aggr, fh->rank);
+    /* From here on the segment map owns the geometry. */
+    fh->map = (tci_segmap){ .segment_size = fh->config.segment_size,
+                            .naggregators = fh->aggr.count,
+                            .aggregator_rank = fh->aggr.ranks,
+                            .nslots = fh->config.segments_per_proc };
+    if (rc == TCIO_SUCCESS && tci_level1_init(&fh->l1, (int)fh->map.segment_size) != 0)
+        rc = TCIO_ERR_NO_MEMORY;
+    if (rc == TCIO_SUCCESS && !(mode & TCIO_MODE_TRUNC) &&
+        MPI_File_get_size(fh->file, &fh->size_at_open) != MPI_SUCCESS)
+        rc = TCIO_ERR_IO;
+    bool reused = rc == TCIO_SUCCESS && tci_handle_reuse_window(fh);
+    agreement a = { .rc = rc, .nfacts = 1, .facts = { !reused } };
+    final_settings(&a, fh);
+    if ((rc = agree_on(fh->comm, &a)) != TCIO_SUCCESS)
+        return rc;
+    /* A reused window needs no agreement: its slots were emptied before
+     * the agreement that ended the previous close. */
+    if (a.facts[0] && (rc = new_window(fh)) != TCIO_SUCCESS)
+        return rc;
+    fh->max_end = addressable_end(fh->map.segment_size);
+    /* Truncate last, once nothing else can fail, so that a failed open
+     * leaves the file as it was.  The file is empty afterwards. */
+    if (mode & TCIO_MODE_TRUNC)
+        rc = tci_agree(fh->comm, tci_error_from_io(MPI_File_set_size(fh->file, 0)));
+    fh->position = (mode & MPI_MODE_APPEND) ? fh->size_at_open : 0;
+    return rc;
+}
+
+static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info info,
+                          tcio_file **fhp)
+{
+    if (fhp)
+        *fhp = NULL;
+    if (comm == MPI_COMM_NULL)
+        return tci_error_set(TCIO_ERR_BAD_ARG, "tcio_open_comm: the communicator is MPI_COMM_NULL");
+    tci_collective_enter("tcio_open_comm");
+    double t0 = MPI_Wtime();
+    int nprocs = 0, me = 0;
+    MPI_Comm_size(comm, &nprocs);
+    MPI_Comm_rank(comm, &me);
+    static bool env_checked;        /* once per process, by rank 0 */
+    if (!env_checked && me == 0)
+        tci_config_report_unknown_env(stderr);
+    env_checked = true;
+    /* Every check that needs no file comes before anything is opened,
+     * agreed over the caller's communicator in one reduction with the
+     * settings and the private communicator's outcome, so that a bad
+     * setting on some ranks fails the open everywhere and touches no
+     * file. */
+    tci_config config = { .list = NULL };
+    tcio_file *fh = NULL;
+    int rc = !fname ? tci_error_set(TCIO_ERR_BAD_ARG, "tcio_open_comm: the file name is NULL")
+             : !fhp ? tci_error_set(TCIO_ERR_BAD_ARG, "tcio_open_comm: the handle pointer is NULL")
+                    : check_mode(mode);
+    if (rc == TCIO_SUCCESS && (rc = tci_config_from_user(info, &config)) == TCIO_SUCCESS)
+        rc = tci_config_check_ranks(&config, nprocs);
+    if (rc == TCIO_SUCCESS)
+        rc = level2_fits(&config, NULL, 0);
+    /* The handle too, before the agreement, and the private communicator,
+     * which every rank asks for, also one whose checks failed: a first
+     * open on COMM duplicates it collectively. */
+    if (rc == TCIO_SUCCESS && !(fh = tci_handle_new(mode)))
+        rc = TCIO_ERR_NO_MEMORY;
+    /* Whether this rank has the node map cached rides on the agreement too
+     * (a rank without must not skip the collectives that find the nodes). */
+    bool nodes_cached = false;
+    if (fh && tci_aggregators_prepare(comm, nprocs, &fh->aggr, &nodes_cached) != TCIO_SUCCESS &&
+        rc == TCIO_SUCCESS)
+        rc = TCIO_ERR_NO_MEMORY;
+    int cache_failed = 0;
+    MPI_Comm dup = MPI_COMM_NULL;
+    tci_comm_entry *entry = NULL;
+    if (tci_comm_acquire(comm, &dup, &entry, &cache_failed) != MPI_SUCCESS &&
+        rc == TCIO_SUCCESS)
+        rc = TCIO_ERR_MPI;
+    agreement a = { .rc = rc, .nfacts = 2, .facts = { cache_failed, !nodes_cached } };
+    user_settings(&a, &config);
+    rc = agree_on(comm, &a);
+    nodes_cached = a.facts[1] == 0;
+    if (a.facts[0])
+        tci_comm_uncache(comm, entry);
+    if (fh) {
+        fh->comm = dup;
+        fh->comm_entry = entry;
+        fh->config = config;         /* the handle owns the rank list now */
+    } else {
+        tci_comm_release(&dup, entry);
+        tci_config_free(&config);
+    }
+    if (rc != TCIO_SUCCESS) {
+        if (fh)
+            tci_handle_destroy(fh);
+        return rc;
+    }
+    MPI_Comm_rank(fh->comm, &fh->rank);
+    MPI_Comm_size(fh->comm, &fh->nprocs);
+    opened o;
+    /* shm on more than one node is refused before the file is created. */
+    rc = choose_transport(fh, comm, nodes_cached);
+    if (rc == TCIO_SUCCESS)
+        rc = open_and_agree(fh, fname, mode, info, &o);
+    if (rc == TCIO_SUCCESS)
+        rc = set_up(fh, &o, mode);
+    if (rc != TCIO_SUCCESS) {
+        tci_handle_destroy(fh);
+        return rc;
+    }
+    /* Kept always: the statistics name the file, and a sieved spill of a
+     * write-only file opens its own read handle by name (segio.c).  Without
+     * memory for it spills stay one write per run, which is only slower. */
+    fh->name = strdup(fname);
+    if (mode & MPI_MODE_WRONLY)
+        tci_segio_identify(&fh->io, fname);
+    tci_handle_remember(fh);
+    fh->stats.time[TCI_T_OPEN] = MPI_Wtime() - t0;
+    *fhp = fh;
+    return TCIO_SUCCESS;
+}
+
+
+/* ---- the public calls: the result passes tci_error_note, which keeps the
+ * last failure for tcio_last_error ---------------------------------------- */
+
+int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tcio_file **fh)
+{
+    int rc = open_comm_call(comm, fname, mode, info, fh);
+    /* Every failure after the first check is agreed by all ranks: let
+     * each rank explain it, also those where it did not happen. */
+    if (rc != TCIO_SUCCESS && comm != MPI_COMM_NULL)
+        tci_error_share(comm, rc);
+    return tci_error_note("tcio_open_comm", rc);
+}
+
+tcio_file *tcio_open(const char *fname, int mode)
+{
+    tcio_file *fh = NULL;
+    return tcio_open_comm(MPI_COMM_WORLD, fname, mode, MPI_INFO_NULL, &fh) == TCIO_SUCCESS
+               ? fh : NULL;
+}
+
