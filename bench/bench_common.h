@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #define BENCH_MAX_ARRAYS 16
-#define BENCH_LAST_METHOD 4   /* tcio_bench's methods are 0..4 */
+#define BENCH_LAST_METHOD 5   /* tcio_bench's methods are 0..5 */
 
 /* libtcio settings given on the command line (NULL/false: not given). */
 typedef struct bench_tuning {
@@ -57,7 +57,7 @@ void bench_apply_tuning(const bench_tuning *t);
 
 typedef struct bench_options {
     int         method;                       /* 0 ocio, 1 tcio, 2 mpiio, 3 contiguous,
-                                                 4 pnetcdf */
+                                                 4 pnetcdf, 5 file per rank */
     int         num_array;
     char        types[BENCH_MAX_ARRAYS];      /* one of c s i f d per array */
     const char *types_text;

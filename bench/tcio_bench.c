@@ -223,6 +223,44 @@ static int contiguous_access(const char *fname, const layout *l, char **arrays, 
 static int contiguous_write(const char *f, const layout *l, char **a) { return contiguous_access(f, l, a, 1); }
 static int contiguous_read(const char *f, const layout *l, char **a) { return contiguous_access(f, l, a, 0); }
 
+/* ---- file per rank: what users do when shared files are slow ------------ */
+
+/* Each rank writes its own file, FILE.RANK, with stdio: one fwrite per
+ * access, its blocks in the order the shared-file methods write them (the
+ * same bytes, without the other ranks' blocks between them), then reads
+ * it back with one fread per access.  fclose ends the write (the stdio
+ * buffer reaches the file system there); nothing is synced, as stdio
+ * codes do not.  The files are removed after the read. */
+static int per_rank_name(char *name, size_t size, const char *fname, int rank)
+{
+    return snprintf(name, size, "%s.%d", fname, rank) < (int)size ? 0 : -1;
+}
+
+static int file_per_rank_access(const char *fname, const layout *l, char **arrays, int writing)
+{
+    char name[4096];
+    if (per_rank_name(name, sizeof name, fname, l->rank) != 0)
+        return -1;
+    FILE *f = fopen(name, writing ? "wb" : "rb");
+    if (!f)
+        return -1;
+    int err = 0;
+    for (long i = 0; i < l->len_array && !err; i += l->size_access)
+        for (int j = 0; j < l->num_array && !err; j++) {
+            size_t n = l->elem_size[j] * (size_t)l->size_access;
+            char *p = arrays[j] + i * l->elem_size[j];
+            err = (writing ? fwrite(p, n, 1, f) : fread(p, n, 1, f)) != 1;
+        }
+    if (fclose(f) != 0)
+        err = 1;
+    if (!writing)
+        remove(name);
+    return err ? -1 : 0;
+}
+
+static int file_per_rank_write(const char *f, const layout *l, char **a) { return file_per_rank_access(f, l, a, 1); }
+static int file_per_rank_read(const char *f, const layout *l, char **a) { return file_per_rank_access(f, l, a, 0); }
+
 /* ---- PnetCDF: nonblocking requests aggregated by ncmpi_wait_all ---------- */
 
 #ifdef TCIO_HAVE_PNETCDF
@@ -317,6 +355,7 @@ static const struct method {
     { "mpiio", mpiio_write, mpiio_read },
     { "contiguous", contiguous_write, contiguous_read },
     { "pnetcdf", pnetcdf_write, pnetcdf_read },
+    { "file-per-rank", file_per_rank_write, file_per_rank_read },
 };
 
 static const char usage[] =
@@ -328,7 +367,9 @@ static const char usage[] =
     "                  3 = contiguous (one block per rank, MPI_File_write_at_all/\n"
     "                  read_at_all: the ceiling), 4 = PnetCDF (one nonblocking\n"
     "                  request per access, then ncmpi_wait_all; exit status 77 if\n"
-    "                  built without PnetCDF)\n"
+    "                  built without PnetCDF), 5 = file per rank (FILE.RANK per\n"
+    "                  rank, one fwrite/fread per access with stdio: the\n"
+    "                  file-per-process baseline)\n"
     "  -n NUM_ARRAY    arrays per rank (1..16)\n"
     "  -t TYPES        comma-separated element type of each array: c,s,i,f,d\n"
     "  -l LEN_ARRAY    elements per array, a multiple of SIZE_ACCESS (k/m suffix ok)\n"
