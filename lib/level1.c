@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "level1.h"
+#include "pages.h"
 
 #define INITIAL_EXTENTS 64
 
@@ -115,6 +116,7 @@ int tci_level1_init(tci_level1 *l1, int segment_size)
 {
     memset(l1, 0, sizeof *l1);
     l1->buf = malloc((size_t)segment_size);
+    tci_pages_populate(l1->buf, (size_t)segment_size);   /* every byte will be used */
     tci_level1_reset(l1);
     if (!l1->buf || tci_extents_init(&l1->extents, segment_size) != 0) {
         tci_level1_free(l1);

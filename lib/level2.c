@@ -11,6 +11,7 @@
 #include "file.h"
 #include "segio.h"
 #include "error.h"
+#include "pages.h"
 
 int tci_level2_open(tci_level2 *l2, const tci_transport_ops *ops, MPI_Comm comm,
                     const tci_segmap *map, bool owner)
@@ -56,10 +57,11 @@ void tci_level2_free(tci_level2 *l2)
  * that never spill or load a written segment never hold them. */
 static int have_scratch(tci_level2 *l2)
 {
-    if (!l2->scratch)
-        l2->scratch = malloc((size_t)l2->t.map->segment_size);
-    if (!l2->bitmap)
-        l2->bitmap = malloc((size_t)tci_bitmap_bytes(l2->t.map->segment_size));
+    /* Mapped at once: a spill or load copies a whole slot in (pages.h). */
+    if (!l2->scratch && (l2->scratch = malloc((size_t)l2->t.map->segment_size)))
+        tci_pages_populate(l2->scratch, (size_t)l2->t.map->segment_size);
+    if (!l2->bitmap && (l2->bitmap = malloc((size_t)tci_bitmap_bytes(l2->t.map->segment_size))))
+        tci_pages_populate(l2->bitmap, (size_t)tci_bitmap_bytes(l2->t.map->segment_size));
     if (l2->scratch && l2->bitmap)
         return TCIO_SUCCESS;
     return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for a %lld-byte scratch segment "

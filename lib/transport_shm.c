@@ -44,6 +44,7 @@
 #include <string.h>
 #include "transport.h"
 #include "error.h"
+#include "pages.h"
 
 
 /* Atomics shared between processes must be lock-free (a lock-based
@@ -62,6 +63,8 @@ typedef struct shm {
     int      nranks;
     const tci_segmap *map;     /* the geometry, owned by the segment map */
     uint64_t *mask;            /* one bitmap, to build a move's bits in */
+    unsigned char *mapped;     /* one bit per slot of the node (rank x
+                                  nslots): this process mapped its pages */
 } shm;
 
 /* A move's extents, when regular: COUNT extents of LEN bytes STRIDE apart
@@ -114,6 +117,23 @@ static inline atomic_bits *bitmap_words(shm *s, tci_location loc)
 static inline char *slot_data(shm *s, tci_location loc)
 {
     return s->base[loc.rank] + data_off(s, loc.slot);
+}
+
+/* Before this process's first access to slot LOC's bitmap or data: map
+ * their pages in two calls instead of a fault per page (pages.h).  Every
+ * mover of an interleaved pattern touches every page of the slots it
+ * moves into, so this maps nothing that the moves would not fault in;
+ * the bit makes it once per slot and process, for the life of the window
+ * (a window kept for the next file stays mapped). */
+static void map_slot(shm *s, tci_location loc)
+{
+    size_t bit = (size_t)loc.rank * (size_t)s->map->nslots + (size_t)loc.slot;
+    unsigned char flag = (unsigned char)(1u << (bit % 8));
+    if (s->mapped[bit / 8] & flag)
+        return;
+    s->mapped[bit / 8] |= flag;
+    tci_pages_populate(s->base[loc.rank] + bitmap_off(s, loc.slot), (size_t)bitmap_bytes(s));
+    tci_pages_populate(slot_data(s, loc), (size_t)segment_bytes(s));
 }
 
 /* ---- the window ---------------------------------------------------------- */
@@ -181,7 +201,8 @@ static int shm_open(tci_transport *t, MPI_Comm comm, const tci_segmap *map, bool
         return rc;
     size_t words = (size_t)bitmap_bytes(s) / sizeof *s->mask;
     s->mask = calloc(words ? words : 1, sizeof *s->mask);
-    return s->mask ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
+    s->mapped = calloc(((size_t)s->nranks * (size_t)map->nslots + 7) / 8, 1);
+    return s->mask && s->mapped ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
 }
 
 static void shm_close(tci_transport *t)
@@ -197,6 +218,8 @@ static void shm_close(tci_transport *t)
     s->base = NULL;
     free(s->mask);
     s->mask = NULL;
+    free(s->mapped);
+    s->mapped = NULL;
 }
 
 /* Nothing is ever outstanding: every access completed when its call
@@ -349,6 +372,7 @@ static char *shm_memory(tci_transport *t, tci_location loc, unsigned char **bitm
     shm *s = shm_of(t);
     if (loc.rank < 0 || loc.rank >= s->nranks || !s->base[loc.rank])
         return NULL;
+    map_slot(s, loc);
     if (bitmap)
         *bitmap = (unsigned char *)bitmap_words(s, loc);
     return slot_data(s, loc);
@@ -362,6 +386,7 @@ static int64_t shm_state_in_memory(tci_transport *t, tci_location loc)
 /* Under the lock: a clear bitmap and a zero counter. */
 static void clear_slot(shm *s, tci_location loc)
 {
+    map_slot(s, loc);
     atomic_bits *bits = bitmap_words(s, loc);
     size_t words = (size_t)bitmap_bytes(s) / sizeof(uint64_t);
     for (size_t i = 0; i < words; i++)
@@ -478,6 +503,7 @@ static int shm_put(tci_transport *t, tci_location loc, const char *buf, const tc
                    int64_t *before)
 {
     shm *s = shm_of(t);
+    map_slot(s, loc);
     copy_extents(slot_data(s, loc), buf, m);
     mark_written(s, loc, m->extents);
     if (before)
@@ -488,6 +514,7 @@ static int shm_put(tci_transport *t, tci_location loc, const char *buf, const tc
 
 static int shm_get(tci_transport *t, tci_location loc, char *buf, const tci_move *m)
 {
+    map_slot(shm_of(t), loc);
     copy_extents(buf, slot_data(shm_of(t), loc), m);
     return TCIO_SUCCESS;
 }
@@ -495,6 +522,7 @@ static int shm_get(tci_transport *t, tci_location loc, char *buf, const tci_move
 static int shm_get_all(tci_transport *t, tci_location loc, char *data, unsigned char *bitmap)
 {
     shm *s = shm_of(t);
+    map_slot(s, loc);
     memcpy(bitmap, bitmap_words(s, loc), (size_t)bitmap_bytes(s));
     memcpy(data, slot_data(s, loc), (size_t)segment_bytes(s));
     return TCIO_SUCCESS;
@@ -503,6 +531,7 @@ static int shm_get_all(tci_transport *t, tci_location loc, char *data, unsigned 
 static int shm_put_all(tci_transport *t, tci_location loc, const char *data)
 {
     shm *s = shm_of(t);
+    map_slot(s, loc);
     memcpy(slot_data(s, loc), data, (size_t)segment_bytes(s));
     return TCIO_SUCCESS;
 }
