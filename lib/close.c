@@ -32,6 +32,10 @@ static int close_call(tcio_file *fh)
     int drain_rc = tci_owner_drain_all(fh);
     if (rc == TCIO_SUCCESS)
         rc = drain_rc;
+    /* MPI_File_close synchronises too, spinning: ranks with nothing to
+     * drain would spin there while the aggregators write, taking their
+     * processors where ranks share cores.  This barrier sleeps instead. */
+    tci_barrier(fh->comm);
     if (rc == TCIO_SUCCESS)
         rc = fh->failure;
     const char *transport_name = fh->l2.t.ops->name;   /* static: outlives the close */
