@@ -139,7 +139,7 @@ const char *bench_parse_options(int argc, char **argv, bench_options *opt)
         case BENCH_OPT_CSV: opt->csv = true; break;
         case 'm':
             if ((!parse_count(v, &n) && strcmp(v, "0") != 0) || n > BENCH_LAST_METHOD)
-                return "METHOD must be 0, 1, 2, 3 or 4";
+                return "METHOD must be 0, 1, 2, 3, 4 or 5";
             opt->method = (int)n;
             break;
         case 'n':
