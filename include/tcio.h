@@ -201,8 +201,12 @@ tcio_file *tcio_open(const char *fname, int mode);
  * message naming the call and abort the job (doc/semantics.md, Misuse).
  * Every other info key passes through to MPI_File_open:
  * striping_unit and striping_factor set the striping of a file created
- * on Lustre or GPFS.  The file position starts at 0 (at the end of
- * the file with MPI_MODE_APPEND).
+ * on Lustre or GPFS.  Each rank opens FNAME with a handle of its own
+ * (MPI_File_open on MPI_COMM_SELF; libtcio's file accesses are all
+ * independent), rank 0 first, creating the file; rank 0 also carries out
+ * TCIO_MODE_TRUNC and, at tcio_close, MPI_MODE_DELETE_ON_CLOSE.  The
+ * file position starts at 0 (at the end of the file with
+ * MPI_MODE_APPEND).
  * On success stores the handle in *FH and returns TCIO_SUCCESS; otherwise
  * returns TCIO_ERR_BAD_ARG, TCIO_ERR_BAD_MODE, TCIO_ERR_BAD_CONFIG,
  * TCIO_ERR_NO_MEMORY, TCIO_ERR_NO_SUCH_FILE, TCIO_ERR_ACCESS,

@@ -32,18 +32,23 @@ static int close_call(tcio_file *fh)
     int drain_rc = tci_owner_drain_all(fh);
     if (rc == TCIO_SUCCESS)
         rc = drain_rc;
-    /* MPI_File_close synchronises too, spinning: ranks with nothing to
-     * drain would spin there while the aggregators write, taking their
-     * processors where ranks share cores.  This barrier sleeps instead. */
-    tci_barrier(fh->comm);
     if (rc == TCIO_SUCCESS)
         rc = fh->failure;
     const char *transport_name = fh->l2.t.ops->name;   /* static: outlives the close */
     tci_segio_close(&fh->io);
+    /* This rank's own handle: a local close, no synchronisation. */
     int close_rc = tci_error_from_io(MPI_File_close(&fh->file));
     fh->file = MPI_FILE_NULL;
     if (rc == TCIO_SUCCESS)
         rc = close_rc;
+    /* MPI_MODE_DELETE_ON_CLOSE: the name goes now (the other ranks' writes
+     * still reach the open file, as POSIX keeps an unlinked file until its
+     * last close); a failure is this rank's, agreed below. */
+    if (fh->delete_on_close && fh->rank == 0) {
+        int delete_rc = tci_error_from_io(MPI_File_delete(fh->name, MPI_INFO_NULL));
+        if (rc == TCIO_SUCCESS)
+            rc = delete_rc;
+    }
     rc = tci_collective_result(fh->comm, rc);
     /* After a close that succeeded everywhere the window waits, emptied,
      * for the next file on the communicator (every rank finished its

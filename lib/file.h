@@ -26,7 +26,9 @@ struct tcio_file {
                                   level 2 fell back to rma (open.c) */
     int         rank;
     int         nprocs;
-    MPI_File    file;
+    MPI_File    file;          /* this rank's own handle (MPI_COMM_SELF) */
+    bool        delete_on_close; /* MPI_MODE_DELETE_ON_CLOSE: rank 0 deletes the
+                                  file at close (close.c) */
     bool        can_read;
     bool        can_write;
     tci_config  config;

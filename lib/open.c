@@ -41,14 +41,30 @@ static int check_mode(int mode)
     return TCIO_SUCCESS;
 }
 
+/* ---- the file: a handle of every rank's own ------------------------------- */
 
+/* The MPI-IO mode of a rank's own handle for the user's MODE: the flags
+ * that concern the file as a whole are libtcio's to carry out once
+ * (truncation and DELETE_ON_CLOSE by rank 0, APPEND through the position),
+ * UNIQUE_OPEN would not be true of the ranks' handles, and only the
+ * CREATOR (rank 0) creates the file. */
+static int own_mode(int mode, bool creator)
+{
+    int own = mode & ~(TCIO_MODE_TRUNC | MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_UNIQUE_OPEN |
+                       MPI_MODE_APPEND);
+    return creator ? own : own & ~(MPI_MODE_CREATE | MPI_MODE_EXCL);
+}
+
+/* This rank's own handle of FNAME, on MPI_COMM_SELF: every access libtcio
+ * makes to the file is independent, so a collective MPI_File_open would
+ * only add its own synchronisation (doc/design.md, Open and close). */
 static int open_file(tcio_file *fh, const char *fname, int mode, MPI_Info info)
 {
     MPI_Info pass;
     int err = tci_config_passthrough_info(info, &pass);
     if (err != MPI_SUCCESS)
         return tci_error_from_mpi(err);
-    err = MPI_File_open(fh->comm, fname, mode & ~TCIO_MODE_TRUNC, pass, &fh->file);
+    err = MPI_File_open(MPI_COMM_SELF, fname, mode, pass, &fh->file);
     if (pass != MPI_INFO_NULL)
         MPI_Info_free(&pass);
     if (err != MPI_SUCCESS) {
@@ -182,21 +198,30 @@ static MPI_Offset addressable_end(int64_t segment_size)
 /* What the ranks learn in the agreement after MPI_File_open. */
 typedef struct opened {
     tci_striping striping;          /* as rank 0 reads it */
+    int          open_rc;           /* this rank's own open (ranks but 0),
+                                       agreed by set_up */
 } opened;
 
-/* MPI_File_open on every rank, then one agreement on its outcome that also
- * carries the file's striping as rank 0 reads it. */
+/* Rank 0 opens the file first (creating it, with the striping hints, if
+ * asked to), then one agreement on its outcome that also carries the
+ * file's striping as rank 0 reads it; then the others open it, their
+ * outcome agreed in set_up's agreement. */
 static int open_and_agree(tcio_file *fh, const char *fname, int mode, MPI_Info info,
                           opened *out)
 {
-    agreement a = { .rc = open_file(fh, fname, mode, info), .nfacts = 2 };
-    if (a.rc == TCIO_SUCCESS && fh->rank == 0) {
-        tci_striping s = tci_striping_read(fh->file, fname);
-        a.facts[0] = s.unit > 0 ? s.unit : 0;
-        a.facts[1] = s.factor > 0 ? s.factor : 0;
+    agreement a = { .rc = TCIO_SUCCESS, .nfacts = 2 };
+    if (fh->rank == 0) {
+        a.rc = open_file(fh, fname, own_mode(mode, true), info);
+        if (a.rc == TCIO_SUCCESS) {
+            tci_striping s = tci_striping_read(fh->file, fname);
+            a.facts[0] = s.unit > 0 ? s.unit : 0;
+            a.facts[1] = s.factor > 0 ? s.factor : 0;
+        }
     }
     int rc = agree_on(fh->comm, &a);
     out->striping = (tci_striping){ .unit = a.facts[0], .factor = a.facts[1] };
+    out->open_rc = rc == TCIO_SUCCESS && fh->rank != 0
+                       ? open_file(fh, fname, own_mode(mode, false), info) : TCIO_SUCCESS;
     return rc;
 }
 
@@ -247,9 +272,17 @@ static int new_window(tcio_file *fh)
 /* Everything after MPI_File_open: settings that depend on the file,
  * aggregators, buffers, window, size and truncation.  Every failure is
  * agreed so that all ranks leave on the same path. */
-static int set_up(tcio_file *fh, const opened *o, int mode)
+static int set_up(tcio_file *fh, const char *fname, const opened *o, int mode)
 {
-    int rc = tci_config_finish(&fh->config, o->striping.unit);
+    int rc = o->open_rc;
+    /* The name is kept: the statistics name the file, a sieved spill of a
+     * write-only file opens its own read handle by name (segio.c), and
+     * rank 0 deletes a DELETE_ON_CLOSE file by name. */
+    if (rc == TCIO_SUCCESS && !(fh->name = strdup(fname)))
+        rc = TCIO_ERR_NO_MEMORY;
+    int config_rc = tci_config_finish(&fh->config, o->striping.unit);
+    if (rc == TCIO_SUCCESS)
+        rc = config_rc;
     int choose_rc = tci_aggregators_choose_agreed(&fh->config, fh->comm, o->striping.factor,
                                                   &fh->aggr);
     if (rc == TCIO_SUCCESS)
@@ -279,9 +312,13 @@ static int set_up(tcio_file *fh, const opened *o, int mode)
         return rc;
     fh->max_end = addressable_end(fh->map.segment_size);
     /* Truncate last, once nothing else can fail, so that a failed open
-     * leaves the file as it was.  The file is empty afterwards. */
+     * leaves the file as it was: rank 0, the others learn the outcome.
+     * The file is empty afterwards. */
     if (mode & TCIO_MODE_TRUNC)
-        rc = tci_agree(fh->comm, tci_error_from_io(MPI_File_set_size(fh->file, 0)));
+        rc = tci_agree(fh->comm, fh->rank == 0
+                                     ? tci_error_from_io(MPI_File_set_size(fh->file, 0))
+                                     : TCIO_SUCCESS);
+    fh->delete_on_close = (mode & MPI_MODE_DELETE_ON_CLOSE) != 0;
     fh->position = (mode & MPI_MODE_APPEND) ? fh->size_at_open : 0;
     return rc;
 }
@@ -360,17 +397,15 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
     if (rc == TCIO_SUCCESS)
         rc = open_and_agree(fh, fname, mode, info, &o);
     if (rc == TCIO_SUCCESS)
-        rc = set_up(fh, &o, mode);
+        rc = set_up(fh, fname, &o, mode);
     if (rc != TCIO_SUCCESS) {
         tci_handle_destroy(fh);
         return rc;
     }
-    /* Kept always: the statistics name the file, and a sieved spill of a
-     * write-only file opens its own read handle by name (segio.c).  Without
-     * memory for it spills stay one write per run, which is only slower. */
-    fh->name = strdup(fname);
     if (mode & MPI_MODE_WRONLY)
         tci_segio_identify(&fh->io, fname);
+    /* The user's promise; the ranks' own handles do not carry it. */
+    fh->io.unique_open = (mode & MPI_MODE_UNIQUE_OPEN) != 0;
     tci_handle_remember(fh);
     fh->stats.time[TCI_T_OPEN] = MPI_Wtime() - t0;
     *fhp = fh;

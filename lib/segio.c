@@ -203,7 +203,7 @@ static MPI_File sieve_reader(tci_segio *io)
             return MPI_FILE_NULL;
         if (!(amode & MPI_MODE_WRONLY)) {
             io->reader_state = READER_FILE;
-        } else if (!(amode & MPI_MODE_UNIQUE_OPEN)) {
+        } else if (!io->unique_open) {
             io->reader = open_own_reader(io);
             if (io->reader != MPI_FILE_NULL)
                 io->reader_state = READER_OWN;

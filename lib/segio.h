@@ -30,6 +30,7 @@ typedef struct tci_segio {
     tci_stats        *stats;      /* counts sieved segment writes */
     const char       *name;       /* the file's name, to open READER */
     bool              identified; /* DEVICE and INODE are the file's */
+    bool              unique_open; /* MPI_MODE_UNIQUE_OPEN: no second handle */
     unsigned long long device, inode;   /* of NAME at open (write-only files) */
     int               reader_state;   /* 0: not looked at yet; see segio.c */
     MPI_File          reader;     /* reads the file's bytes for a sieve */

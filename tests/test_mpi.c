@@ -2177,14 +2177,16 @@ START_TEST(test_last_error)
     tu_status_init(&st);
     char path[4096];
 
-    /* A NULL tcio_open: a missing directory is named with MPI's reason. */
+    /* A NULL tcio_open: a missing directory is named with MPI's reason.
+     * Rank 0 opens (creates) the file first, so it is the rank where the
+     * open fails; the others explain it with rank 0's reason. */
     snprintf(path, sizeof path, "%s/no-such-dir/x.dat", tu_dir());
     tcio_file *fh = tcio_open(path, MODE_NEW_WRONLY);
     if (fh) {
         tu_fail(&st, "tcio_open of %s returned a handle", path);
         tcio_close(fh);
     }
-    expect_last_error(&st, TCIO_ERR_NO_SUCH_FILE, -1,
+    expect_last_error(&st, TCIO_ERR_NO_SUCH_FILE, 0,
                       (const char *[]){ "MPI_File_open", "no-such-dir/x.dat", NULL },
                       "open in a missing directory");
 
