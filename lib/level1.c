@@ -210,6 +210,21 @@ int64_t tci_level1_marked_end(const tci_level1 *l1)
     return -1;
 }
 
+const unsigned char *tci_level1_marked_bitmap(const tci_level1 *l1, unsigned char *scratch,
+                                              int segment_size)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    size_t words = marked_words(segment_size);
+    for (size_t w = 0; w < words; w++)
+        for (int k = 0; k < 8; k++)
+            scratch[w * 8 + k] = (unsigned char)(l1->marked[w] >> (8 * k));
+    return scratch;
+#else
+    (void)scratch, (void)segment_size;
+    return (const unsigned char *)l1->marked;    /* bit i: byte i/8, bit i%8 */
+#endif
+}
+
 int tci_level1_marked_extents(tci_level1 *l1)
 {
     tci_extents *e = &l1->extents;

@@ -145,6 +145,12 @@ int64_t tci_level1_marked_bytes(const tci_level1 *l1);
  * none is marked. */
 int64_t tci_level1_marked_end(const tci_level1 *l1);
 
+/* The bitmap of marked bytes in the layout of a slot's written-byte
+ * bitmap (slot.h, whole 64-bit words): MARKED itself on little-endian
+ * machines, else a copy in SCRATCH (tci_bitmap_bytes of the segment). */
+const unsigned char *tci_level1_marked_bitmap(const tci_level1 *l1, unsigned char *scratch,
+                                              int segment_size);
+
 /* The marked runs as L1->extents (sorted, disjoint, each as long as it
  * can be), for transports that move extents.  Returns 0 or -1 (no
  * memory). */

@@ -126,7 +126,7 @@ static int claim_slot(tcio_file *fh, tci_location loc, int64_t segment, tci_slot
  * counter.  Sets TCI_SLOT_FULL in *H when the counter reaches the segment
  * size. */
 static int put_locked(tcio_file *fh, tci_location loc, tci_slot_header *h,
-                              const tci_move *m, bool *modified)
+                      const tci_move *m, bool *modified)
 {
     tci_transport *t = &fh->l2.t;
     int rc = claim_slot(fh, loc, fh->l1.segment, h, modified);
@@ -156,7 +156,7 @@ static void count_busy_takes(tcio_file *fh)
  * whether it did.  The flags this move earned (dirty, full) go into the
  * header at the shared release, and into *H for the caller. */
 static int put_shared(tcio_file *fh, tci_location loc, const tci_move *m,
-                              tci_slot_header *h, bool *shared)
+                      tci_slot_header *h, bool *shared)
 {
     tci_transport *t = &fh->l2.t;
     *shared = false;
@@ -179,16 +179,97 @@ static int put_shared(tcio_file *fh, tci_location loc, const tci_move *m,
     return rc != TCIO_SUCCESS ? rc : release_rc;
 }
 
-/* The exclusive write move: take, claim (spilling), put, release. */
+/* ---- a rank ahead of the others (doc/design.md, of that name) ------------- */
+
+/* Whether a writer of SEGMENT finds in a slot whose header is H an older
+ * segment that other ranks are still filling (dirty, not full): in the
+ * streaming patterns libtcio serves, the sign of a rank that runs ahead of
+ * the others by more than level 2 holds.  Evicting that segment would
+ * write the others' bytes out half done and make each of them, when it
+ * comes, evict this rank's segment in turn. */
+static bool older_being_filled(const tci_slot_header *h, int64_t segment)
+{
+    return h->segment != TCI_SLOT_EMPTY && h->segment < segment &&
+           (h->flags & TCI_SLOT_DIRTY) && !(h->flags & TCI_SLOT_FULL);
+}
+
+/* Whether to wait at all: waits that keep ending with the older segment
+ * still unfilled (patterns whose segments never fill up) are given up,
+ * with a look now and then in case the pattern changed. */
+static bool worth_waiting(tci_level2 *l2)
+{
+    enum { GIVE_UP = -8, LOOK_AGAIN_EVERY = 64 };
+    return l2->wait_score > GIVE_UP || ++l2->waits_skipped % LOOK_AGAIN_EVERY == 0;
+}
+
+/* Give the ranks behind a moment to fill the older segment in slot LOC
+ * before writing around it: at most about what a write around costs,
+ * watching the slot's state word without taking it (where the transport
+ * can: shm) and giving the processor away between looks, so that where
+ * ranks share cores the ranks behind are the ones that run.  Nothing is
+ * held; the wait is bounded whatever the others do. */
+static void wait_for_older(tcio_file *fh, tci_location loc, int64_t segment)
+{
+    tci_level2 *l2 = &fh->l2;
+    tci_transport *t = &l2->t;
+    if (!t->ops->peeks_any_slot || !t->ops->memory(t, loc, NULL))
+        return;
+    int64_t state = t->ops->state_in_memory(t, loc);
+    tci_slot_header h = tci_state_decode(state);
+    if (state == TCI_STATE_LOCKED || !older_being_filled(&h, segment) || !worth_waiting(l2))
+        return;
+    double t0 = MPI_Wtime(), budget = l2->around_cost > 0 ? l2->around_cost : 1e-3;
+    bool filled = false;
+    for (int polls = 0; !filled && MPI_Wtime() - t0 < budget; polls++) {
+        tci_back_off(polls);
+        state = t->ops->state_in_memory(t, loc);
+        h = tci_state_decode(state);
+        filled = state != TCI_STATE_LOCKED && !older_being_filled(&h, segment);
+    }
+    l2->wait_score = filled ? (l2->wait_score + 4 > 8 ? 8 : l2->wait_score + 4)
+                            : (l2->wait_score - 1 < -8 ? -8 : l2->wait_score - 1);
+    fh->stats.count[TCI_C_OLDER_WAITS]++;
+    fh->stats.time[TCI_T_OLDER_WAITS] += MPI_Wtime() - t0;
+}
+
+/* Write level 1's bytes straight to the file, around the older segment
+ * that holds their slot (locked by the caller): every write of this
+ * segment's bytes to the file happens under this slot's lock (the segment
+ * has no other slot), so the sieve's read-modify-write is as safe as a
+ * spill's.  The older segment stays for the ranks filling it, and the
+ * rank ahead pays, which slows it down without making it wait for them. */
+static int write_around(tcio_file *fh)
+{
+    tci_level2 *l2 = &fh->l2;
+    int rc = have_scratch(l2);
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    double t0 = MPI_Wtime();
+    const unsigned char *bitmap =
+        tci_level1_marked_bitmap(&fh->l1, l2->bitmap, (int)fh->map.segment_size);
+    rc = tci_note_failure(fh, tci_segio_write(tci_file_segio(fh), fh->l1.segment,
+                                              fh->l1.buf, bitmap));
+    double spent = MPI_Wtime() - t0;
+    l2->around_cost = l2->around_cost > 0 ? 0.75 * l2->around_cost + 0.25 * spent : spent;
+    fh->stats.count[TCI_C_WRITES_AROUND]++;
+    fh->stats.time[TCI_T_WRITES_AROUND] += spent;
+    return rc;
+}
+
+/* The exclusive write move: take, claim (spilling), put, release; or,
+ * when the slot holds an older segment others still fill, a moment's wait
+ * for them and then a write around it. */
 static int put_exclusive(tcio_file *fh, tci_location loc, const tci_move *m,
-                                 tci_slot_header *h)
+                         tci_slot_header *h)
 {
     tci_transport *t = &fh->l2.t;
+    wait_for_older(fh, loc, fh->l1.segment);
     int rc = t->ops->take(t, loc, h);
     if (rc != TCIO_SUCCESS)
         return rc;
     bool modified = false;
-    rc = put_locked(fh, loc, h, m, &modified);
+    rc = older_being_filled(h, fh->l1.segment) ? write_around(fh)
+                                               : put_locked(fh, loc, h, m, &modified);
     int release_rc = t->ops->release(t, loc, h, modified);
     return rc != TCIO_SUCCESS ? rc : release_rc;
 }
@@ -320,7 +401,7 @@ static int copy_marked_out(tcio_file *fh, tci_location loc)
 /* Fetch the wanted bytes; returns whether the slot was modified (loaded
  * or claimed), which decides if the release must complete them first. */
 static int get_locked(tcio_file *fh, tci_location loc, tci_slot_header *h,
-                              bool *modified)
+                      bool *modified)
 {
     int rc = claim_slot(fh, loc, fh->l1.segment, h, modified);
     if (rc != TCIO_SUCCESS)

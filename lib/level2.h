@@ -22,6 +22,12 @@ typedef struct tci_level2 {
                                   not disturb level 1; allocated at first use */
     bool           filled_valid; /* the last write move completed the segment */
     tci_location   filled;       /* in this slot: owner.c has it written */
+    /* Drift (level2.c, "a rank ahead of the others"): what a write around
+     * an older segment cost lately (seconds; 0 before the first), and how
+     * often waiting for such a segment ended with it complete. */
+    double         around_cost;
+    int            wait_score;
+    int            waits_skipped;
 } tci_level2;
 
 /* Collective over COMM: open transport OPS with MAP's geometry; an OWNER

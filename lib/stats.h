@@ -10,6 +10,9 @@ enum tci_counter {
     TCI_C_SPILLS, TCI_C_EARLY_DRAINS, TCI_C_CLOSE_DRAINS, TCI_C_PREFETCHED,
     TCI_C_SHARED_MOVES, TCI_C_MOVER_DRAINS, TCI_C_BUSY_TAKES,
     TCI_C_SIEVED,        /* segment writes (spills, drains) that were sieved */
+    TCI_C_WRITES_AROUND, /* write moves whose bytes went straight to the file,
+                            around an older segment others still fill */
+    TCI_C_OLDER_WAITS,   /* write moves that waited for such a segment */
     TCI_C_COUNT
 };
 
@@ -17,7 +20,8 @@ enum tci_counter {
  * (loads and spills happen inside moves). */
 enum tci_phase {
     TCI_T_OPEN, TCI_T_WRITE_MOVES, TCI_T_READ_MOVES, TCI_T_LOADS, TCI_T_SPILLS,
-    TCI_T_EARLY_DRAINS, TCI_T_PREFETCH, TCI_T_CLOSE, TCI_T_COUNT
+    TCI_T_EARLY_DRAINS, TCI_T_PREFETCH, TCI_T_CLOSE, TCI_T_WRITES_AROUND,
+    TCI_T_OLDER_WAITS, TCI_T_COUNT
 };
 
 typedef struct tci_stats {

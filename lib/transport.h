@@ -65,6 +65,10 @@ typedef struct tci_transport_ops {
      * MPI progress engine (MPI one-sided operations): tcio_progress and
      * the polls of aggregators enter MPI for them. */
     bool needs_progress;
+    /* state_in_memory may read any slot that memory reaches while other
+     * ranks move (its words are CPU atomics): a mover can watch a slot
+     * without taking it. */
+    bool peeks_any_slot;
 
     /* Bytes of level-2 memory an aggregator with NSLOTS slots of
      * SEGMENT_SIZE bytes holds (its window, with rma). */
@@ -137,7 +141,8 @@ typedef struct tci_transport_ops {
      * sync between them and other ranks' accesses. */
     char *(*memory)(tci_transport *t, tci_location loc, unsigned char **bitmap);
     /* The state word of a slot reached by address, read in memory (after
-     * sync, with nobody else accessing it: the close drain). */
+     * sync, with nobody else accessing it: the close drain; at any time
+     * where the transport peeks_any_slot). */
     int64_t (*state_in_memory)(tci_transport *t, tci_location loc);
     /* Clear the bitmap and counter of a locked slot reached by address. */
     void (*clear_in_memory)(tci_transport *t, tci_location loc);

@@ -559,6 +559,7 @@ static void shm_rebind(tci_transport *t, const tci_segmap *map)
 const tci_transport_ops tci_transport_shm = {
     .name = "shm",
     .moves_bitmaps = true,
+    .peeks_any_slot = true,
     .memory_bytes = shm_memory_bytes,
     .open = open_level2,
     .close = close_level2,

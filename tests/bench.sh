@@ -107,7 +107,8 @@ for o in objs:
     assert o["file"].endswith("st.dat")
     assert o["transport"] == "shm", o.get("transport")   # auto on one node
     assert set(o["seconds"]) == {"open", "write_moves", "read_moves", "loads", "spills",
-                                 "early_drains", "prefetch", "close"}
+                                 "early_drains", "prefetch", "close", "writes_around",
+                                 "older_segment_waits"}
     for v in o["seconds"].values():
         assert 0 <= v["max"] <= v["sum"]
 w, r = objs

@@ -15,8 +15,8 @@
  * TCIO_AGGREGATORS, TCIO_AGGREGATOR_PLACEMENT, TCIO_EARLY_DRAIN,
  * TCIO_STATS and TCIO_TRANSPORT apply to every test except test_bad_config,
  * test_last_error, test_transport_nodes and test_shared_slots, which set
- * them themselves, and test_sieved_spills, which sets TCIO_STATS and
- * TCIO_STATS_FILE (tests/mpi-agg.sh runs the suite's data tests under
+ * them themselves, test_sieved_spills, which sets TCIO_STATS and
+ * TCIO_STATS_FILE, and test_write_around, which sets all three (tests/mpi-agg.sh runs the suite's data tests under
  * several of them, each with TCIO_TRANSPORT=rma and shm; tests/transports.sh
  * the whole suite with rma, which auto does not take on one node). */
 #define _POSIX_C_SOURCE 200809L
@@ -3251,8 +3251,9 @@ static size_t sv_sparse_plan(sv_piece *p, size_t cap, uint64_t seed)
     return n;
 }
 
-/* The "sieved_writes" sum of the last JSON summary in PATH, or -1. */
-static long sv_sieved(const char *path)
+/* The sum of counter NAME (in "counts", not the phase of the same name in
+ * "seconds") of the last JSON summary in PATH, or -1. */
+static long stats_sum(const char *path, const char *name)
 {
     int64_t size;
     unsigned char *raw = tu_read_file(path, &size);
@@ -3265,9 +3266,14 @@ static long sv_sieved(const char *path)
     text[size] = '\0';
     free(raw);
     long sum = -1;
-    const char *key = "\"sieved_writes\":{\"sum\":";
-    for (char *at = text; (at = strstr(at, key)) != NULL; at += strlen(key))
-        sum = strtol(at + strlen(key), NULL, 10);
+    char key[64];
+    snprintf(key, sizeof key, "\"%s\":{\"sum\":", name);
+    for (char *counts = text; (counts = strstr(counts, "\"counts\":")) != NULL; counts++) {
+        char *seconds = strstr(counts, "\"seconds\":");
+        char *at = strstr(counts, key);
+        if (at && (!seconds || at < seconds))
+            sum = strtol(at + strlen(key), NULL, 10);
+    }
     free(text);
     return sum;
 }
@@ -3373,7 +3379,7 @@ START_TEST(test_sieved_spills)
         /* Sizes too: the last written byte is past the old end, and
          * nothing may follow it. */
         expect_files_equal(path, ref, ctx);
-        long sieved = tu_rank == 0 ? sv_sieved(stats) : 0;
+        long sieved = tu_rank == 0 ? stats_sum(stats, "sieved_writes") : 0;
         CHECK_ALL(tu_rank != 0 || (cases[m].sieved ? sieved > 0 : sieved == 0),
                   "%s: %ld sieved segment writes in the statistics, expected %s", ctx, sieved,
                   cases[m].sieved ? "some" : "none");
@@ -3383,6 +3389,78 @@ START_TEST(test_sieved_spills)
     free(pre);
     free(sparse);
     free(dense);
+}
+END_TEST
+
+/* A rank ahead of the others: rank 0 writes its share of segments 0-2
+ * while the others wait in a barrier, so its move of segment 1 finds the
+ * one slot holding segment 0, older and partly written; rank 0 waits a
+ * moment for the others (who are in the barrier) and writes its bytes of
+ * segment 1 around it, straight to the file.  Then the others write their
+ * shares, filling segment 0 in its slot.  Interleaved 12-byte blocks, as
+ * Table II's; the file is compared with a POSIX reference and the
+ * statistics must show the write around.  Under both transports (rma
+ * writes around without waiting: it cannot watch a slot). */
+START_TEST(test_write_around)
+{
+    TU_BEGIN();
+    if (tu_nprocs < 2) {
+        if (tu_rank == 0)
+            printf("write_around: needs 2 ranks or more: skipped\n");
+        return;
+    }
+    char *saved_stats = sv_unset("TCIO_STATS");
+    char *saved_stats_file = sv_unset("TCIO_STATS_FILE");
+    char *saved_transport = sv_unset("TCIO_TRANSPORT");
+    tu_clear_aggregation_env();
+    enum { SEG = 4096, NSEG = 3, BLOCK = 12 };
+    static const char *const transports[] = { "shm", "rma" };
+    for (size_t k = 0; k < 2; k++) {
+        char ctx[96];
+        snprintf(ctx, sizeof ctx, "write around, %s, %d ranks", transports[k], tu_nprocs);
+        const char *path = tu_path("around");
+        const char *ref = tu_path("around-ref");
+        const char *stats = tu_path("around-stats");
+        const char *kv[] = { "tcio_stats", "json", "tcio_stats_file", stats,
+                             "tcio_aggregators", "1", "tcio_transport", transports[k], NULL };
+        tcio_file *fh = NULL;
+        expect_success(tu_open_kv(path, MPI_MODE_WRONLY | MPI_MODE_CREATE | TCIO_MODE_TRUNC,
+                                  "4k", "1", kv, &fh), ctx, "tcio_open_comm");
+        tu_status st;
+        tu_status_init(&st);
+        for (int turn = 0; turn < 2; turn++) {
+            /* Rank 0 first, the others after the barrier. */
+            if ((turn == 0) == (tu_rank == 0))
+                for (int64_t b = tu_rank; b * BLOCK < (int64_t)NSEG * SEG && st.ok;
+                     b += tu_nprocs) {
+                    unsigned char data[BLOCK];
+                    tu_fill_pattern(data, BLOCK, tu_mix(4242, (uint64_t)b));
+                    int64_t off = b * BLOCK, len = off + BLOCK > NSEG * SEG ? NSEG * SEG - off
+                                                                            : BLOCK;
+                    tu_expect_rc(&st, tcio_write_at(fh, off, data, (int)len, MPI_BYTE), 0,
+                                 "%s: write at %lld", ctx, (long long)off);
+                }
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        int rc = tu_close(fh);
+        CHECK_STATUS(st);
+        expect_success(rc, ctx, "tcio_close");
+        int ok = 1;
+        for (int64_t b = 0; b * BLOCK < (int64_t)NSEG * SEG && tu_rank == 0 && ok; b++) {
+            unsigned char data[BLOCK];
+            tu_fill_pattern(data, BLOCK, tu_mix(4242, (uint64_t)b));
+            int64_t off = b * BLOCK, len = off + BLOCK > NSEG * SEG ? NSEG * SEG - off : BLOCK;
+            ok = tu_posix_pwrite(ref, off, data, (size_t)len) == 0;
+        }
+        CHECK_ALL(ok, "%s: cannot write the reference", ctx);
+        expect_files_equal(path, ref, ctx);
+        long around = tu_rank == 0 ? stats_sum(stats, "writes_around") : 0;
+        CHECK_ALL(tu_rank != 0 || around >= 1, "%s: %ld writes around in the statistics, "
+                  "expected some", ctx, around);
+    }
+    sv_restore("TCIO_STATS", saved_stats);
+    sv_restore("TCIO_STATS_FILE", saved_stats_file);
+    sv_restore("TCIO_TRANSPORT", saved_transport);
 }
 END_TEST
 
@@ -3407,6 +3485,7 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "prefetch", test_prefetch);
     tu_add_case(s, "shared_slots", test_shared_slots);
     tu_add_case(s, "sieved_spills", test_sieved_spills);
+    tu_add_case(s, "write_around", test_write_around);
     tu_add_case(s, "concurrent_writes", test_concurrent_writes);
     tu_add_case(s, "concurrent_reads", test_concurrent_reads);
     return s;
