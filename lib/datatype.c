@@ -204,6 +204,7 @@ static int cached_count, cached_next;
 
 MPI_Datatype tci_recent_type[2] = { MPI_DATATYPE_NULL, MPI_DATATYPE_NULL };
 tci_type_info tci_recent_info[2];
+int64_t tci_recent_contiguous_size[2];
 
 /* TYPE (predefined, described by INFO) becomes the most recent type. */
 static void note_recent(MPI_Datatype type, const tci_type_info *info)
@@ -212,8 +213,10 @@ static void note_recent(MPI_Datatype type, const tci_type_info *info)
         return;
     tci_recent_type[1] = tci_recent_type[0];
     tci_recent_info[1] = tci_recent_info[0];
+    tci_recent_contiguous_size[1] = tci_recent_contiguous_size[0];
     tci_recent_type[0] = type;
     tci_recent_info[0] = *info;
+    tci_recent_contiguous_size[0] = info->contiguous ? info->size : 0;
 }
 
 static bool cache_lookup(MPI_Datatype type, tci_type_info *info)

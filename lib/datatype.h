@@ -31,6 +31,18 @@ int tci_type_inspect_slow(MPI_Datatype type, tci_type_info *info);
  * an unused entry is MPI_DATATYPE_NULL. */
 extern MPI_Datatype tci_recent_type[2];
 extern tci_type_info tci_recent_info[2];
+extern int64_t tci_recent_contiguous_size[2];   /* size if contiguous, else 0 */
+
+/* The size of TYPE if it is one of the two recent predefined types and
+ * contiguous, else 0: the per-access fast path's whole type check. */
+static inline int64_t tci_type_recent_size(MPI_Datatype type)
+{
+    if (type == tci_recent_type[0])
+        return tci_recent_contiguous_size[0];
+    if (type == tci_recent_type[1])
+        return tci_recent_contiguous_size[1];
+    return 0;
+}
 
 /* The description of TYPE if it is one of the two recent predefined
  * types, else NULL.  Inline: it runs once per tcio_write/tcio_read. */

@@ -50,7 +50,8 @@ struct tcio_file {
     tci_segio   io;            /* the file side of drains and spills */
     MPI_Offset  position;      /* the rank's own file pointer */
     MPI_Offset  size_at_open;
-    MPI_Offset  written_end;   /* end of this rank's furthest write */
+    MPI_Offset  written_end;   /* end of this rank's furthest write moved
+                                  out of level 1 (level2.c) */
     MPI_Offset  max_end;       /* no byte at or past it is addressable: its
                                   segment must fit a slot's state word */
     int64_t     notices_seen;  /* an aggregator's notice word at its last look */
@@ -64,11 +65,19 @@ struct tcio_file {
     tci_closing closing;
 };
 
-/* Remember the first failure of a data movement so that close reports it. */
+/* The handle most recently found open and without a failure (handle.c):
+ * the per-access fast path checks a handle with one comparison. */
+extern const tcio_file *tci_last_found_open;
+
+/* Remember the first failure of a data movement so that close reports it;
+ * from now on every call on FH takes the full path, which returns it. */
 static inline int tci_note_failure(tcio_file *fh, int err)
 {
-    if (err != TCIO_SUCCESS && fh->failure == TCIO_SUCCESS)
+    if (err != TCIO_SUCCESS && fh->failure == TCIO_SUCCESS) {
         fh->failure = err;
+        if (tci_last_found_open == fh)
+            tci_last_found_open = NULL;
+    }
     return err;
 }
 

@@ -14,7 +14,8 @@ bool tci_handle_is_open(const tcio_file *fh)
 {
     for (const tcio_file *f = open_files; f; f = f->next_open)
         if (f == fh) {
-            tci_last_found_open = fh;
+            if (fh->failure == TCIO_SUCCESS)
+                tci_last_found_open = fh;
             return true;
         }
     return false;

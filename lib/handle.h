@@ -8,10 +8,6 @@
 #include <stdbool.h>
 #include "file.h"
 
-/* The handle most recently found open: the per-access fast path checks a
- * handle with one comparison.  Cleared when that handle closes. */
-extern const tcio_file *tci_last_found_open;
-
 /* A new handle for access MODE (MPI_MODE_* flags), not yet open: no
  * communicator, no file.  NULL without memory. */
 tcio_file *tci_handle_new(int mode);
@@ -20,8 +16,10 @@ tcio_file *tci_handle_new(int mode);
  * cache if it came from there), close its file if open, and FH itself. */
 void tci_handle_destroy(tcio_file *fh);
 
-/* The registry: whether FH is a handle that is open (and then remember it
- * as tci_last_found_open), add an opened handle, remove a closing one. */
+/* The registry: whether FH is a handle that is open (and then, if it has
+ * no sticky failure, remember it as tci_last_found_open, file.h), add an
+ * opened handle, remove a closing one (which clears
+ * tci_last_found_open if it is FH). */
 bool tci_handle_is_open(const tcio_file *fh);
 void tci_handle_remember(tcio_file *fh);
 void tci_handle_forget(tcio_file *fh);

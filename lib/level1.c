@@ -1,7 +1,9 @@
-/* level1.c - level-1 buffer and extent lists. */
+/* level1.c - the level-1 buffer, its bitmap of marked bytes, extent lists. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "level1.h"
+#include "pages.h"
 
 #define INITIAL_EXTENTS 64
 
@@ -111,12 +113,22 @@ int tci_extents_normalize(tci_extents *e)
     return 0;
 }
 
+static size_t marked_words(int segment_size)
+{
+    return ((size_t)segment_size + 63) / 64;
+}
+
 int tci_level1_init(tci_level1 *l1, int segment_size)
 {
     memset(l1, 0, sizeof *l1);
     l1->buf = malloc((size_t)segment_size);
+    tci_pages_populate(l1->buf, (size_t)segment_size);   /* every byte will be used */
+    l1->marked = calloc(marked_words(segment_size), sizeof *l1->marked);
+    tci_pages_populate(l1->marked, marked_words(segment_size) * sizeof *l1->marked);
+    l1->marked_lo = INT_MAX;
+    l1->marked_hi = 0;
     tci_level1_reset(l1);
-    if (!l1->buf || tci_extents_init(&l1->extents, segment_size) != 0) {
+    if (!l1->buf || !l1->marked || tci_extents_init(&l1->extents, segment_size) != 0) {
         tci_level1_free(l1);
         return -1;
     }
@@ -126,6 +138,7 @@ int tci_level1_init(tci_level1 *l1, int segment_size)
 void tci_level1_free(tci_level1 *l1)
 {
     free(l1->buf);
+    free(l1->marked);
     free(l1->reads);
     tci_extents_free(&l1->extents);
     memset(l1, 0, sizeof *l1);
@@ -134,10 +147,95 @@ void tci_level1_free(tci_level1 *l1)
 void tci_level1_reset(tci_level1 *l1)
 {
     tci_extents_clear(&l1->extents);
+    if (l1->marked_lo < l1->marked_hi)
+        memset(l1->marked + l1->marked_lo, 0,
+               (size_t)(l1->marked_hi - l1->marked_lo) * sizeof *l1->marked);
+    l1->marked_lo = INT_MAX;
+    l1->marked_hi = 0;
     l1->nreads = 0;
     l1->mode = TCI_L1_IDLE;
     l1->segment = -1;
     l1->start = l1->end = -1;
+}
+
+/* ---- the bitmap of marked bytes ----------------------------------------------- */
+
+void tci_level1_mark_span(tci_level1 *l1, int disp, int len)
+{
+    int first = disp >> 6, last = (disp + len - 1) >> 6;
+    int lo_bit = disp & 63, hi_bit = (disp + len - 1) & 63;
+    uint64_t head = ~UINT64_C(0) << lo_bit;
+    uint64_t tail = ~UINT64_C(0) >> (63 - hi_bit);
+    if (first == last) {
+        l1->marked[first] |= head & tail;
+    } else {
+        l1->marked[first] |= head;
+        for (int w = first + 1; w < last; w++)
+            l1->marked[w] = ~UINT64_C(0);
+        l1->marked[last] |= tail;
+    }
+    if (first < l1->marked_lo)
+        l1->marked_lo = first;
+    if (last >= l1->marked_hi)
+        l1->marked_hi = last + 1;
+}
+
+static int popcount64(uint64_t w)
+{
+    w = w - ((w >> 1) & UINT64_C(0x5555555555555555));
+    w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
+    w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (int)((w * UINT64_C(0x0101010101010101)) >> 56);
+}
+
+int64_t tci_level1_marked_bytes(const tci_level1 *l1)
+{
+    int64_t bytes = 0;
+    for (int w = l1->marked_lo; w < l1->marked_hi; w++)
+        bytes += popcount64(l1->marked[w]);
+    return bytes;
+}
+
+int64_t tci_level1_marked_end(const tci_level1 *l1)
+{
+    for (int w = l1->marked_hi - 1; w >= l1->marked_lo && w >= 0; w--) {
+        uint64_t bits = l1->marked[w];
+        if (bits) {
+            int top = 63;
+            while (!(bits >> top))
+                top--;
+            return l1->start + (int64_t)w * 64 + top + 1;
+        }
+    }
+    return -1;
+}
+
+int tci_level1_marked_extents(tci_level1 *l1)
+{
+    tci_extents *e = &l1->extents;
+    tci_extents_clear(e);
+    int run_start = -1;
+    for (int w = l1->marked_lo; w < l1->marked_hi; w++) {
+        uint64_t bits = l1->marked[w];
+        for (int b = 0; b < 64;) {
+            /* Skip to the next change of state within the word. */
+            uint64_t rest = run_start < 0 ? bits >> b : ~bits >> b;
+            if (rest == 0)
+                break;
+            b += __builtin_ctzll(rest);
+            if (run_start < 0) {
+                run_start = w * 64 + b;
+            } else {
+                if (tci_extents_add(e, run_start, w * 64 + b - run_start) != 0)
+                    return -1;
+                run_start = -1;
+            }
+        }
+    }
+    if (run_start >= 0 &&
+        tci_extents_add(e, run_start, l1->marked_hi * 64 - run_start) != 0)
+        return -1;
+    return 0;
 }
 
 void tci_level1_aim(tci_level1 *l1, tci_l1_mode mode, int64_t segment, int64_t size)

@@ -1,6 +1,7 @@
 /* level1.h - the per-rank level-1 buffer: one segment of data aligned to
- * one file segment, the extents written into it or requested from it, and
- * the pending reads waiting for their data. */
+ * one file segment, a bitmap of the bytes written into it (writing) or
+ * requested from it (reading), and the pending reads waiting for their
+ * data. */
 #ifndef TCIO_LEVEL1_H
 #define TCIO_LEVEL1_H
 
@@ -68,7 +69,14 @@ typedef struct tci_level1 {
     int64_t         start;     /* its first byte: segment x segment size */
     int64_t         end;       /* one past its last byte */
     tci_l1_mode     mode;
-    tci_extents     extents;   /* bytes written, or bytes to fetch */
+    /* Bit b of MARKED[w] is set when byte 64w+b of the buffer was written
+     * (writing) or is to be read (reading): the level-2 bitmap's
+     * numbering (slot.h).  Only words in [MARKED_LO, MARKED_HI) can have
+     * set bits (LO >= HI: none). */
+    uint64_t       *marked;
+    int             marked_lo, marked_hi;
+    tci_extents     extents;   /* the marked runs, for transports that move
+                                  extents (tci_level1_marked_extents) */
     tci_read_piece *reads;
     int             nreads;
     int             reads_capacity;
@@ -90,20 +98,62 @@ static inline int tci_level1_holds(const tci_level1 *l1, tci_l1_mode mode, int64
     return l1->mode == mode && offset >= l1->start && len <= l1->end - offset;
 }
 
-/* Copy LEN bytes of SRC into the buffer at DISP and record the extent.
- * The buffer must be in writing mode for the right segment. */
-static inline int tci_level1_write(tci_level1 *l1, int disp, const void *src, int len)
+/* Copy LEN bytes from SRC to DST: the element sizes of the per-access
+ * path as single moves, anything else through memcpy. */
+static inline void tci_copy_small(char *dst, const void *src, int len)
 {
-    if (tci_extents_add(&l1->extents, disp, len) != 0)
-        return -1;
-    memcpy(l1->buf + disp, src, (size_t)len);
-    return 0;
+    switch (len) {
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    default: memcpy(dst, src, (size_t)len);
+    }
 }
+
+/* Mark [DISP, DISP+LEN) when it spans more than one word (the slow half
+ * of tci_level1_mark). */
+void tci_level1_mark_span(tci_level1 *l1, int disp, int len);
+
+/* Mark [DISP, DISP+LEN) of the buffer as written or wanted (LEN > 0).
+ * Inline: it runs once per tcio_write and tcio_read. */
+static inline void tci_level1_mark(tci_level1 *l1, int disp, int len)
+{
+    int word = disp >> 6, bit = disp & 63;
+    if (bit + len > 64) {
+        tci_level1_mark_span(l1, disp, len);
+        return;
+    }
+    uint64_t ones = len == 64 ? ~UINT64_C(0) : (UINT64_C(1) << len) - 1;
+    l1->marked[word] |= ones << bit;
+    if (word < l1->marked_lo)
+        l1->marked_lo = word;
+    if (word >= l1->marked_hi)
+        l1->marked_hi = word + 1;
+}
+
+/* Copy LEN bytes of SRC into the buffer at DISP and mark them written.
+ * The buffer must be in writing mode for the right segment. */
+static inline void tci_level1_write(tci_level1 *l1, int disp, const void *src, int len)
+{
+    tci_copy_small(l1->buf + disp, src, len);
+    tci_level1_mark(l1, disp, len);
+}
+
+/* Bytes marked: the set bits of MARKED. */
+int64_t tci_level1_marked_bytes(const tci_level1 *l1);
+
+/* One past the last marked byte of the buffer, as a file offset; -1 when
+ * none is marked. */
+int64_t tci_level1_marked_end(const tci_level1 *l1);
+
+/* The marked runs as L1->extents (sorted, disjoint, each as long as it
+ * can be), for transports that move extents.  Returns 0 or -1 (no
+ * memory). */
+int tci_level1_marked_extents(tci_level1 *l1);
 
 /* Whether the buffer holds writes to move, or reads to fetch. */
 static inline bool tci_level1_has_writes(const tci_level1 *l1)
 {
-    return l1->mode == TCI_L1_WRITING && l1->extents.count > 0;
+    return l1->mode == TCI_L1_WRITING && l1->marked_lo < l1->marked_hi;
 }
 static inline bool tci_level1_has_reads(const tci_level1 *l1)
 {
@@ -114,15 +164,14 @@ static inline bool tci_level1_has_reads(const tci_level1 *l1)
  * Returns 0 or -1 (no memory; nothing changed). */
 int tci_level1_grow_reads(tci_level1 *l1);
 
-/* Record a read of LEN bytes at DISP into DST.  Returns 0, or -1 when
- * memory runs out (nothing recorded then).  Inline: it runs once per
- * tcio_read. */
+/* Record a read of LEN bytes at DISP into DST (LEN > 0).  Returns 0, or
+ * -1 when memory runs out (nothing recorded then).  Inline: it runs once
+ * per tcio_read. */
 static inline int tci_level1_add_read(tci_level1 *l1, int disp, void *dst, int len)
 {
     if (l1->nreads == l1->reads_capacity && tci_level1_grow_reads(l1) != 0)
         return -1;
-    if (tci_extents_add(&l1->extents, disp, len) != 0)
-        return -1;
+    tci_level1_mark(l1, disp, len);
     l1->reads[l1->nreads++] = (tci_read_piece){ .dst = dst, .disp = disp, .len = len };
     return 0;
 }

@@ -11,6 +11,7 @@
 #include "file.h"
 #include "segio.h"
 #include "error.h"
+#include "pages.h"
 
 int tci_level2_open(tci_level2 *l2, const tci_transport_ops *ops, MPI_Comm comm,
                     const tci_segmap *map, bool owner)
@@ -56,10 +57,11 @@ void tci_level2_free(tci_level2 *l2)
  * that never spill or load a written segment never hold them. */
 static int have_scratch(tci_level2 *l2)
 {
-    if (!l2->scratch)
-        l2->scratch = malloc((size_t)l2->t.map->segment_size);
-    if (!l2->bitmap)
-        l2->bitmap = malloc((size_t)tci_bitmap_bytes(l2->t.map->segment_size));
+    /* Mapped at once: a spill or load copies a whole slot in (pages.h). */
+    if (!l2->scratch && (l2->scratch = malloc((size_t)l2->t.map->segment_size)))
+        tci_pages_populate(l2->scratch, (size_t)l2->t.map->segment_size);
+    if (!l2->bitmap && (l2->bitmap = malloc((size_t)tci_bitmap_bytes(l2->t.map->segment_size))))
+        tci_pages_populate(l2->bitmap, (size_t)tci_bitmap_bytes(l2->t.map->segment_size));
     if (l2->scratch && l2->bitmap)
         return TCIO_SUCCESS;
     return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for a %lld-byte scratch segment "
@@ -119,11 +121,11 @@ static int claim_slot(tcio_file *fh, tci_location loc, int64_t segment, tci_slot
 
 /* ---- write move ---------------------------------------------------------- */
 
-/* Put the level-1 extents into the locked slot, OR their bits into its
+/* Put the level-1 bytes of M into the locked slot, OR their bits into its
  * bitmap and, with early drain, add their length to its written-byte
  * counter.  Sets TCI_SLOT_FULL in *H when the counter reaches the segment
  * size. */
-static int put_extents_locked(tcio_file *fh, tci_location loc, tci_slot_header *h,
+static int put_locked(tcio_file *fh, tci_location loc, tci_slot_header *h,
                               const tci_move *m, bool *modified)
 {
     tci_transport *t = &fh->l2.t;
@@ -149,11 +151,11 @@ static void count_busy_takes(tcio_file *fh)
     fh->l2.t.busy_takes = 0;
 }
 
-/* Put M's extents sharing the slot with other writers of the segment, when
+/* Put M's bytes sharing the slot with other writers of the segment, when
  * the transport can and the slot holds the segment already; *SHARED says
  * whether it did.  The flags this move earned (dirty, full) go into the
  * header at the shared release, and into *H for the caller. */
-static int put_extents_shared(tcio_file *fh, tci_location loc, const tci_move *m,
+static int put_shared(tcio_file *fh, tci_location loc, const tci_move *m,
                               tci_slot_header *h, bool *shared)
 {
     tci_transport *t = &fh->l2.t;
@@ -178,7 +180,7 @@ static int put_extents_shared(tcio_file *fh, tci_location loc, const tci_move *m
 }
 
 /* The exclusive write move: take, claim (spilling), put, release. */
-static int put_extents_exclusive(tcio_file *fh, tci_location loc, const tci_move *m,
+static int put_exclusive(tcio_file *fh, tci_location loc, const tci_move *m,
                                  tci_slot_header *h)
 {
     tci_transport *t = &fh->l2.t;
@@ -186,9 +188,30 @@ static int put_extents_exclusive(tcio_file *fh, tci_location loc, const tci_move
     if (rc != TCIO_SUCCESS)
         return rc;
     bool modified = false;
-    rc = put_extents_locked(fh, loc, h, m, &modified);
+    rc = put_locked(fh, loc, h, m, &modified);
     int release_rc = t->ops->release(t, loc, h, modified);
     return rc != TCIO_SUCCESS ? rc : release_rc;
+}
+
+/* Describe level 1's marked bytes (written, or wanted) for the transport:
+ * the bitmap as it is, or (for a transport that moves extents) its runs.
+ * *DESCRIBED says whether a description was made (to forget). */
+static int describe_marked(tcio_file *fh, tci_move *m, bool *described)
+{
+    tci_level1 *l1 = &fh->l1;
+    tci_transport *t = &fh->l2.t;
+    *m = (tci_move){ .marked = l1->marked, .marked_lo = l1->marked_lo,
+                     .marked_hi = l1->marked_hi };
+    *described = false;
+    if (t->ops->moves_bitmaps) {
+        m->bytes = tci_level1_marked_bytes(l1);
+        return TCIO_SUCCESS;
+    }
+    if (tci_level1_marked_extents(l1) != 0)
+        return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for the extent list of a move");
+    int rc = t->ops->describe(t, &l1->extents, m);
+    *described = rc == TCIO_SUCCESS;
+    return rc;
 }
 
 int tci_level2_put_writes(tcio_file *fh)
@@ -197,31 +220,35 @@ int tci_level2_put_writes(tcio_file *fh)
     tci_transport *t = &fh->l2.t;
     if (l1->mode != TCI_L1_WRITING)
         return TCIO_SUCCESS;
-    if (l1->extents.count == 0) {
+    if (!tci_level1_has_writes(l1)) {
         tci_level1_reset(l1);
         return TCIO_SUCCESS;
     }
     double t0 = MPI_Wtime();
-    if (tci_extents_normalize(&l1->extents) != 0)
-        return TCIO_ERR_NO_MEMORY;
     tci_move m;
-    int rc = t->ops->describe(t, &l1->extents, &m);   /* before the lock */
+    bool described;
+    int rc = describe_marked(fh, &m, &described);   /* before the lock */
     if (rc != TCIO_SUCCESS)
         return rc;
     tci_location loc = tci_segmap_locate(&fh->map, l1->segment);
     tci_slot_header h = { .segment = TCI_SLOT_EMPTY, .flags = 0 };
     bool shared;
-    rc = put_extents_shared(fh, loc, &m, &h, &shared);
+    rc = put_shared(fh, loc, &m, &h, &shared);
     if (rc == TCIO_SUCCESS && !shared)
-        rc = put_extents_exclusive(fh, loc, &m, &h);
+        rc = put_exclusive(fh, loc, &m, &h);
     count_busy_takes(fh);
     /* This move completed the segment: who writes it is the caller's
      * choice (owner.c), after the release, so that the slot is free. */
     fh->l2.filled_valid = rc == TCIO_SUCCESS && (h.flags & TCI_SLOT_FULL);
     fh->l2.filled = loc;
-    t->ops->forget(t, &m);
-    if (rc == TCIO_SUCCESS)
+    if (described)
+        t->ops->forget(t, &m);
+    if (rc == TCIO_SUCCESS) {
+        int64_t end = tci_level1_marked_end(l1);
+        if (end > fh->written_end)
+            fh->written_end = end;
         tci_level1_reset(l1);
+    }
     fh->stats.time[TCI_T_WRITE_MOVES] += MPI_Wtime() - t0;
     return rc;
 }
@@ -276,12 +303,25 @@ static int load_into_slot(tcio_file *fh, tci_location loc, tci_slot_header *h, c
     return rc;
 }
 
-/* Fetch the pending extents; returns whether the slot was modified (loaded
- * or claimed), which decides if the release must complete them first. */
-static int get_extents_locked(tcio_file *fh, tci_location loc, tci_slot_header *h,
-                              bool *modified)
+/* Copy the bytes level 1 wants from the (taken) slot LOC into level 1. */
+static int copy_marked_out(tcio_file *fh, tci_location loc)
 {
     tci_transport *t = &fh->l2.t;
+    tci_move m;
+    bool described;
+    int rc = describe_marked(fh, &m, &described);
+    if (rc == TCIO_SUCCESS)
+        rc = t->ops->get(t, loc, fh->l1.buf, &m);
+    if (described)
+        t->ops->forget(t, &m);
+    return rc;
+}
+
+/* Fetch the wanted bytes; returns whether the slot was modified (loaded
+ * or claimed), which decides if the release must complete them first. */
+static int get_locked(tcio_file *fh, tci_location loc, tci_slot_header *h,
+                              bool *modified)
+{
     int rc = claim_slot(fh, loc, fh->l1.segment, h, modified);
     if (rc != TCIO_SUCCESS)
         return rc;
@@ -289,19 +329,13 @@ static int get_extents_locked(tcio_file *fh, tci_location loc, tci_slot_header *
         *modified = true;
         return load_into_slot(fh, loc, h, fh->l1.buf, true);   /* the segment stays in l1 */
     }
-    tci_move m;
-    rc = t->ops->describe(t, &fh->l1.extents, &m);
-    if (rc != TCIO_SUCCESS)
-        return rc;
-    rc = t->ops->get(t, loc, fh->l1.buf, &m);
-    t->ops->forget(t, &m);
-    return rc;
+    return copy_marked_out(fh, loc);
 }
 
-/* Fetch the pending extents sharing the slot with other readers, when the
+/* Fetch the wanted bytes sharing the slot with other readers, when the
  * transport can and the slot holds the segment loaded; *SHARED says
  * whether it did.  Nothing in the slot changes. */
-static int get_extents_shared(tcio_file *fh, tci_location loc, bool *shared)
+static int get_shared(tcio_file *fh, tci_location loc, bool *shared)
 {
     tci_transport *t = &fh->l2.t;
     *shared = false;
@@ -311,12 +345,7 @@ static int get_extents_shared(tcio_file *fh, tci_location loc, bool *shared)
     int rc = t->ops->take_shared(t, loc, fh->l1.segment, true, &h, shared);
     if (rc != TCIO_SUCCESS || !*shared)
         return rc;
-    tci_move m;
-    rc = t->ops->describe(t, &fh->l1.extents, &m);
-    if (rc == TCIO_SUCCESS) {
-        rc = t->ops->get(t, loc, fh->l1.buf, &m);
-        t->ops->forget(t, &m);
-    }
+    rc = copy_marked_out(fh, loc);
     if (rc == TCIO_SUCCESS)
         fh->stats.count[TCI_C_SHARED_MOVES]++;
     int release_rc = t->ops->release_shared(t, loc, 0);
@@ -333,18 +362,16 @@ int tci_level2_get_reads(tcio_file *fh)
         tci_level1_reset(l1);
         return TCIO_SUCCESS;
     }
-    if (tci_extents_normalize(&l1->extents) != 0)
-        return TCIO_ERR_NO_MEMORY;
     double t0 = MPI_Wtime();
     tci_location loc = tci_segmap_locate(&fh->map, l1->segment);
     bool shared;
-    int rc = get_extents_shared(fh, loc, &shared);
+    int rc = get_shared(fh, loc, &shared);
     if (rc == TCIO_SUCCESS && !shared) {
         tci_slot_header h;
         rc = t->ops->take(t, loc, &h);
         if (rc == TCIO_SUCCESS) {
             bool modified = false;
-            rc = get_extents_locked(fh, loc, &h, &modified);
+            rc = get_locked(fh, loc, &h, &modified);
             int release_rc = t->ops->release(t, loc, &h, modified);
             if (rc == TCIO_SUCCESS)
                 rc = release_rc;

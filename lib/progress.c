@@ -1,5 +1,6 @@
 /* progress.c - what a rank does for others when it enters the library. */
 #include "progress.h"
+#include "error.h"
 #include "owner.h"
 
 void tci_progress(tcio_file *fh)
@@ -9,4 +10,13 @@ void tci_progress(tcio_file *fh)
     int flag;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, fh->comm, &flag, MPI_STATUS_IGNORE);
     tci_owner_early_drains(fh);
+}
+
+void tci_progress_poll(tcio_file *fh)
+{
+    fh->poll_countdown = TCI_POLL_INTERVAL;
+    if (fh->l2.t.local_slots > 0) {
+        tci_progress(fh);
+        tci_error_pending = 0;
+    }
 }

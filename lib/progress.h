@@ -14,15 +14,18 @@
 /* Drive MPI progress and, on an aggregator, its early drains.  Local. */
 void tci_progress(tcio_file *fh);
 
+/* The poll of tci_progress_tick, every TCI_POLL_INTERVAL accesses: an
+ * aggregator's tci_progress.  A failure it meets sticks to the handle;
+ * the reason it recorded is dropped, as at the end of any successful call
+ * (the access that polled succeeds). */
+void tci_progress_poll(tcio_file *fh);
+
 /* Count one fast-path access; an aggregator polls every
  * TCI_POLL_INTERVAL of them. */
 static inline void tci_progress_tick(tcio_file *fh)
 {
-    if (--fh->poll_countdown < 0) {
-        fh->poll_countdown = TCI_POLL_INTERVAL;
-        if (fh->l2.t.local_slots > 0)
-            tci_progress(fh);
-    }
+    if (--fh->poll_countdown < 0)
+        tci_progress_poll(fh);
 }
 
 #endif

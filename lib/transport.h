@@ -39,20 +39,28 @@
 
 typedef struct tci_transport tci_transport;
 
-/* A move's extents as the transport wants them.  A write move prepares
- * it before taking the slot (building a description may cost a millisecond
- * for tens of thousands of extents: better not while holding a lock); a
- * read move prepares it under the lock, and only when the slot is loaded
- * already (a read that loads the segment needs none).  IMPL is the
- * transport's own description. */
+/* A move's bytes as the transport wants them: the level-1 buffer's bitmap
+ * of marked bytes (MARKED, words [MARKED_LO, MARKED_HI), level1.h) for a
+ * transport that moves bitmaps, else described extents.  A write move's
+ * extents are described before taking the slot (building a description
+ * may cost a millisecond for tens of thousands of extents: better not
+ * while holding a lock); a read move's under the lock, and only when the
+ * slot is loaded already (a read that loads the segment needs none).
+ * IMPL is the transport's own description. */
 typedef struct tci_move {
-    const tci_extents *extents;   /* normalised: sorted, disjoint */
+    const tci_extents *extents;   /* normalised: sorted, disjoint; NULL when
+                                     the move is given by MARKED */
+    const uint64_t *marked;       /* the level-1 bitmap */
+    int marked_lo, marked_hi;
     int64_t bytes;                /* their total length */
     alignas(max_align_t) unsigned char impl[48];
 } tci_move;
 
 typedef struct tci_transport_ops {
     const char *name;             /* as tcio_get_info and TCIO_STATS show it */
+    /* put and get take a move as the level-1 bitmap (tci_move.marked)
+     * rather than described extents. */
+    bool moves_bitmaps;
 
     /* Bytes of level-2 memory an aggregator with NSLOTS slots of
      * SEGMENT_SIZE bytes holds (its window, with rma). */
@@ -97,17 +105,19 @@ typedef struct tci_transport_ops {
     /* Under the lock: clear the slot's bitmap and written-byte counter
      * (a claim for a new segment). */
     int  (*reset)(tci_transport *t, tci_location loc);
-    /* Describe extents E for moves (writes: before taking the slot;
-     * reads: under the lock, see tci_move); forget frees the description. */
+    /* Describe extents E for moves, unless the transport moves bitmaps
+     * (writes: before taking the slot; reads: under the lock, see
+     * tci_move); forget frees the description. */
     int  (*describe)(tci_transport *t, const tci_extents *e, tci_move *m);
     void (*forget)(tci_transport *t, tci_move *m);
-    /* Under the lock: copy M's extents of BUF (a segment) into the slot,
-     * OR their bits into its bitmap and, if BEFORE is not NULL, add
-     * M->bytes to its written-byte counter and return the counter as it
-     * was in *BEFORE. */
+    /* Under the lock (or shared): copy M's bytes of BUF (a segment) into
+     * the slot, OR their bits into its bitmap and, if BEFORE is not NULL,
+     * add M->bytes to its written-byte counter and return the counter as
+     * it was in *BEFORE. */
     int  (*put)(tci_transport *t, tci_location loc, const char *buf, const tci_move *m,
                 int64_t *before);
-    /* Under the lock: copy M's extents of the slot into BUF (a segment). */
+    /* Under the lock (or shared): copy M's bytes of the slot into BUF (a
+     * segment). */
     int  (*get)(tci_transport *t, tci_location loc, char *buf, const tci_move *m);
     /* Under the lock: copy the whole slot out (DATA: a segment, BITMAP:
      * tci_bitmap_bytes), or a whole segment in (the bitmap untouched). */

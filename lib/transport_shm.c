@@ -44,6 +44,8 @@
 #include <string.h>
 #include "transport.h"
 #include "error.h"
+#include "pages.h"
+#include "maskcopy.h"
 
 
 /* Atomics shared between processes must be lock-free (a lock-based
@@ -61,26 +63,14 @@ typedef struct shm {
     char   **base;             /* every rank's part of the window (NULL: no slots) */
     int      nranks;
     const tci_segmap *map;     /* the geometry, owned by the segment map */
-    uint64_t *mask;            /* one bitmap, to build a move's bits in */
+    unsigned char *mapped;     /* one bit per slot of the node (rank x
+                                  nslots): this process mapped its pages */
 } shm;
 
-/* A move's extents, when regular: COUNT extents of LEN bytes STRIDE apart
- * from FIRST (a strided copy); else copied extent by extent. */
-typedef struct move_shape {
-    bool regular;
-    int  first, len, stride, count;
-} move_shape;
-
-_Static_assert(sizeof(move_shape) <= sizeof(((tci_move *)0)->impl),
-               "tci_move.impl must hold the shm move shape");
 _Static_assert(sizeof(shm) <= sizeof(((tci_transport *)0)->impl),
                "tci_transport.impl must hold the shm state");
 
 static inline shm *shm_of(tci_transport *t) { return (shm *)t->impl; }
-static inline const move_shape *shape_of(const tci_move *m)
-{
-    return (const move_shape *)m->impl;
-}
 
 static inline int segment_bytes(const shm *s) { return (int)s->map->segment_size; }
 static inline int bitmap_bytes(const shm *s) { return tci_bitmap_bytes(s->map->segment_size); }
@@ -114,6 +104,23 @@ static inline atomic_bits *bitmap_words(shm *s, tci_location loc)
 static inline char *slot_data(shm *s, tci_location loc)
 {
     return s->base[loc.rank] + data_off(s, loc.slot);
+}
+
+/* Before this process's first access to slot LOC's bitmap or data: map
+ * their pages in two calls instead of a fault per page (pages.h).  Every
+ * mover of an interleaved pattern touches every page of the slots it
+ * moves into, so this maps nothing that the moves would not fault in;
+ * the bit makes it once per slot and process, for the life of the window
+ * (a window kept for the next file stays mapped). */
+static void map_slot(shm *s, tci_location loc)
+{
+    size_t bit = (size_t)loc.rank * (size_t)s->map->nslots + (size_t)loc.slot;
+    unsigned char flag = (unsigned char)(1u << (bit % 8));
+    if (s->mapped[bit / 8] & flag)
+        return;
+    s->mapped[bit / 8] |= flag;
+    tci_pages_populate(s->base[loc.rank] + bitmap_off(s, loc.slot), (size_t)bitmap_bytes(s));
+    tci_pages_populate(slot_data(s, loc), (size_t)segment_bytes(s));
 }
 
 /* ---- the window ---------------------------------------------------------- */
@@ -179,9 +186,8 @@ static int shm_open(tci_transport *t, MPI_Comm comm, const tci_segmap *map, bool
     int rc = query_bases(s);
     if (rc != TCIO_SUCCESS)
         return rc;
-    size_t words = (size_t)bitmap_bytes(s) / sizeof *s->mask;
-    s->mask = calloc(words ? words : 1, sizeof *s->mask);
-    return s->mask ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
+    s->mapped = calloc(((size_t)s->nranks * (size_t)map->nslots + 7) / 8, 1);
+    return s->mapped ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
 }
 
 static void shm_close(tci_transport *t)
@@ -195,8 +201,8 @@ static void shm_close(tci_transport *t)
     s->epoch_open = false;
     free(s->base);
     s->base = NULL;
-    free(s->mask);
-    s->mask = NULL;
+    free(s->mapped);
+    s->mapped = NULL;
 }
 
 /* Nothing is ever outstanding: every access completed when its call
@@ -349,6 +355,7 @@ static char *shm_memory(tci_transport *t, tci_location loc, unsigned char **bitm
     shm *s = shm_of(t);
     if (loc.rank < 0 || loc.rank >= s->nranks || !s->base[loc.rank])
         return NULL;
+    map_slot(s, loc);
     if (bitmap)
         *bitmap = (unsigned char *)bitmap_words(s, loc);
     return slot_data(s, loc);
@@ -362,6 +369,7 @@ static int64_t shm_state_in_memory(tci_transport *t, tci_location loc)
 /* Under the lock: a clear bitmap and a zero counter. */
 static void clear_slot(shm *s, tci_location loc)
 {
+    map_slot(s, loc);
     atomic_bits *bits = bitmap_words(s, loc);
     size_t words = (size_t)bitmap_bytes(s) / sizeof(uint64_t);
     for (size_t i = 0; i < words; i++)
@@ -390,96 +398,31 @@ static int shm_reset(tci_transport *t, tci_location loc)
     return TCIO_SUCCESS;
 }
 
-/* ---- moves, under the exclusive lock or shared -------------------------- */
+/* ---- moves, under the exclusive lock or shared: the level-1 bitmap, a
+ * 64-byte block per word (maskcopy.c) --------------------------------- */
 
-static bool is_regular(const tci_extents *e)
+/* The in-memory form of bitmap word VALUE (bit i: byte i of its block),
+ * as slot.h's byte numbering lays it out. */
+static inline uint64_t bitmap_memory_word(uint64_t value)
 {
-    int stride = e->disp[1] - e->disp[0];
-    for (int i = 1; i < e->count; i++)
-        if (e->len[i] != e->len[0] || e->disp[i] - e->disp[i - 1] != stride)
-            return false;
-    return true;
-}
-
-static int shm_describe(tci_transport *t, const tci_extents *e, tci_move *m)
-{
-    (void)t;
-    m->extents = e;
-    int64_t sum = 0;
-    for (int i = 0; i < e->count; i++)
-        sum += e->len[i];
-    m->bytes = sum;
-    move_shape *shape = (move_shape *)m->impl;
-    shape->regular = e->count >= 2 && is_regular(e);
-    if (shape->regular) {
-        shape->first = e->disp[0];
-        shape->len = e->len[0];
-        shape->stride = e->disp[1] - e->disp[0];
-        shape->count = e->count;
-    }
-    return TCIO_SUCCESS;
-}
-
-static void shm_forget(tci_transport *t, tci_move *m)
-{
-    (void)t;
-    (void)m;
-}
-
-/* Copy a strided pattern between two segments (the same offsets in both);
- * the common element sizes get a copy of constant length. */
-static void copy_strided(char *to, const char *from, const move_shape *s)
-{
-    size_t at = (size_t)s->first, stride = (size_t)s->stride;
-    switch (s->len) {
-    case 4:
-        for (int i = 0; i < s->count; i++, at += stride)
-            memcpy(to + at, from + at, 4);
-        break;
-    case 8:
-        for (int i = 0; i < s->count; i++, at += stride)
-            memcpy(to + at, from + at, 8);
-        break;
-    default:
-        for (int i = 0; i < s->count; i++, at += stride)
-            memcpy(to + at, from + at, (size_t)s->len);
-    }
-}
-
-/* Copy M's extents from segment FROM to segment TO. */
-static void copy_extents(char *to, const char *from, const tci_move *m)
-{
-    const move_shape *shape = shape_of(m);
-    if (shape->regular) {
-        copy_strided(to, from, shape);
-        return;
-    }
-    const tci_extents *e = m->extents;
-    for (int i = 0; i < e->count; i++)
-        memcpy(to + e->disp[i], from + e->disp[i], (size_t)e->len[i]);
-}
-
-/* OR M's bits into the slot's bitmap, a 64-bit word at a time. */
-static void mark_written(shm *s, tci_location loc, const tci_extents *e)
-{
-    int lo = e->disp[0] / 64;
-    int hi = (e->disp[e->count - 1] + e->len[e->count - 1] + 63) / 64;
-    memset(s->mask + lo, 0, (size_t)(hi - lo) * sizeof *s->mask);
-    unsigned char *bytes = (unsigned char *)s->mask;
-    for (int i = 0; i < e->count; i++)
-        tci_bitmap_set_range(bytes, e->disp[i], e->disp[i] + e->len[i]);
-    atomic_bits *bits = bitmap_words(s, loc);
-    for (int w = lo; w < hi; w++)
-        if (s->mask[w])
-            atomic_fetch_or_explicit(&bits[w], s->mask[w], memory_order_relaxed);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap64(value);
+#else
+    return value;
+#endif
 }
 
 static int shm_put(tci_transport *t, tci_location loc, const char *buf, const tci_move *m,
                    int64_t *before)
 {
     shm *s = shm_of(t);
-    copy_extents(slot_data(s, loc), buf, m);
-    mark_written(s, loc, m->extents);
+    map_slot(s, loc);
+    tci_copy_masked(slot_data(s, loc), buf, m->marked, m->marked_lo, m->marked_hi);
+    atomic_bits *bits = bitmap_words(s, loc);
+    for (int w = m->marked_lo; w < m->marked_hi; w++)
+        if (m->marked[w])
+            atomic_fetch_or_explicit(&bits[w], bitmap_memory_word(m->marked[w]),
+                                     memory_order_relaxed);
     if (before)
         *before = atomic_fetch_add_explicit(written_word(s, loc), m->bytes,
                                             memory_order_relaxed);
@@ -488,13 +431,16 @@ static int shm_put(tci_transport *t, tci_location loc, const char *buf, const tc
 
 static int shm_get(tci_transport *t, tci_location loc, char *buf, const tci_move *m)
 {
-    copy_extents(buf, slot_data(shm_of(t), loc), m);
+    shm *s = shm_of(t);
+    map_slot(s, loc);
+    tci_copy_masked(buf, slot_data(s, loc), m->marked, m->marked_lo, m->marked_hi);
     return TCIO_SUCCESS;
 }
 
 static int shm_get_all(tci_transport *t, tci_location loc, char *data, unsigned char *bitmap)
 {
     shm *s = shm_of(t);
+    map_slot(s, loc);
     memcpy(bitmap, bitmap_words(s, loc), (size_t)bitmap_bytes(s));
     memcpy(data, slot_data(s, loc), (size_t)segment_bytes(s));
     return TCIO_SUCCESS;
@@ -503,6 +449,7 @@ static int shm_get_all(tci_transport *t, tci_location loc, char *data, unsigned 
 static int shm_put_all(tci_transport *t, tci_location loc, const char *data)
 {
     shm *s = shm_of(t);
+    map_slot(s, loc);
     memcpy(slot_data(s, loc), data, (size_t)segment_bytes(s));
     return TCIO_SUCCESS;
 }
@@ -536,6 +483,7 @@ static void shm_rebind(tci_transport *t, const tci_segmap *map)
 
 const tci_transport_ops tci_transport_shm = {
     .name = "shm",
+    .moves_bitmaps = true,
     .memory_bytes = shm_memory_bytes,
     .open = shm_open,
     .close = shm_close,
@@ -544,8 +492,8 @@ const tci_transport_ops tci_transport_shm = {
     .take_shared = shm_take_shared,
     .release_shared = shm_release_shared,
     .reset = shm_reset,
-    .describe = shm_describe,
-    .forget = shm_forget,
+    .describe = NULL,             /* moves bitmaps */
+    .forget = NULL,
     .put = shm_put,
     .get = shm_get,
     .get_all = shm_get_all,

@@ -1,10 +1,13 @@
 /* test_unit.c - unit tests of the pieces that need no communication:
  * size, count, switch and placement parsing, configuration, the default
- * aggregator count, the segment map, extent lists and the written-byte
- * bitmaps.  Runs as a singleton MPI process (MPI_Info and
- * datatypes need MPI initialised). */
+ * aggregator count, the segment map, extent lists, the written-byte
+ * bitmaps, the level-1 buffer and the copy under a bitmap.  Runs as a
+ * singleton MPI process (MPI_Info and datatypes need MPI initialised). */
 #define _POSIX_C_SOURCE 200809L   /* setenv, unsetenv, rand_r */
+#define _DEFAULT_SOURCE           /* MAP_ANONYMOUS */
 #include <check.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,7 @@
 #include "aggregators.h"
 #include "segmap.h"
 #include "level1.h"
+#include "maskcopy.h"
 #include "slot.h"
 #include "transport.h"
 #include "datatype.h"
@@ -486,13 +490,16 @@ START_TEST(transport_chooser_auto_rma_shm)
     ck_assert_msg(strstr(msg, "shm") && strstr(msg, "spans 3 nodes"), "message \"%s\"", msg);
     ck_assert_str_eq(tci_transport_rma.name, "rma");
     ck_assert_str_eq(tci_transport_shm.name, "shm");
-    /* Every operation of both is there: level 2 calls them without checking. */
+    /* Every operation of both is there: level 2 calls them without checking
+     * (describe and forget only for a transport that moves extents). */
+    ck_assert(tci_transport_shm.moves_bitmaps && !tci_transport_rma.moves_bitmaps);
+    ck_assert(tci_transport_rma.describe && tci_transport_rma.forget);
     for (int k = 0; k < 2; k++) {
         const tci_transport_ops *ops = k ? &tci_transport_shm : &tci_transport_rma;
         const void *const table[] = {
             (const void *)ops->open, (const void *)ops->close, (const void *)ops->take,
-            (const void *)ops->release, (const void *)ops->reset, (const void *)ops->describe,
-            (const void *)ops->forget, (const void *)ops->put, (const void *)ops->get,
+            (const void *)ops->release, (const void *)ops->reset,
+            (const void *)ops->put, (const void *)ops->get,
             (const void *)ops->get_all, (const void *)ops->put_all, (const void *)ops->notify,
             (const void *)ops->memory, (const void *)ops->state_in_memory,
             (const void *)ops->clear_in_memory, (const void *)ops->sync, (const void *)ops->notices,
@@ -1019,11 +1026,15 @@ START_TEST(level1_write_then_deliver_reads)
 {
     tci_level1 l1;
     ck_assert_int_eq(tci_level1_init(&l1, 32), 0);
-    ck_assert_int_eq(tci_level1_write(&l1, 3, "hello", 5), 0);
+    tci_level1_aim(&l1, TCI_L1_WRITING, 2, 32);
+    tci_level1_write(&l1, 3, "hello", 5);
     ck_assert_mem_eq(l1.buf + 3, "hello", 5);
-    ck_assert_int_eq(l1.extents.count, 1);
+    ck_assert(tci_level1_has_writes(&l1));
+    ck_assert_int_eq(tci_level1_marked_bytes(&l1), 5);
+    ck_assert_int_eq(tci_level1_marked_end(&l1), 2 * 32 + 8);
     tci_level1_reset(&l1);
-    ck_assert_int_eq(l1.extents.count, 0);
+    ck_assert(!tci_level1_has_writes(&l1));
+    ck_assert_int_eq(l1.marked[0], 0);
     ck_assert_int_eq(l1.segment, -1);
 
     char a[4] = "....", b[2] = "..";
@@ -1033,8 +1044,125 @@ START_TEST(level1_write_then_deliver_reads)
     tci_level1_deliver_reads(&l1);
     ck_assert_mem_eq(a, "cdef", 4);
     ck_assert_mem_eq(b, "gh", 2);
-    ck_assert_int_eq(l1.extents.count, 1);   /* [2,6) and [6,8) merged */
+    ck_assert_int_eq(tci_level1_marked_extents(&l1), 0);
+    ck_assert_int_eq(l1.extents.count, 1);   /* [2,6) and [6,8): one run */
+    ck_assert_int_eq(l1.extents.disp[0], 2);
+    ck_assert_int_eq(l1.extents.len[0], 6);
     tci_level1_free(&l1);
+}
+END_TEST
+
+/* Random writes into a level-1 buffer (segment sizes that are not whole
+ * words, writes within a word and across words): its written bits, byte
+ * count, end and runs against a byte map. */
+START_TEST(level1_marked_bitmap_against_a_byte_map)
+{
+    static const int sizes[] = { 1, 63, 64, 65, 100, 1000, 4096 };
+    unsigned seed = 12345;
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        int size = sizes[k];
+        tci_level1 l1;
+        ck_assert_int_eq(tci_level1_init(&l1, size), 0);
+        unsigned char *ref = calloc((size_t)size, 1);
+        for (int round = 0; round < 40; round++) {
+            memset(ref, 0, (size_t)size);
+            tci_level1_aim(&l1, TCI_L1_WRITING, 7, size);
+            int n = (int)(rand_r(&seed) % 20);
+            for (int i = 0; i < n; i++) {
+                int disp = (int)(rand_r(&seed) % (unsigned)size);
+                int room = size - disp, len = 1 + (int)(rand_r(&seed) % (unsigned)room);
+                if (rand_r(&seed) % 2 && len > 12)
+                    len = 1 + len % 12;           /* elements, mostly */
+                char src[4096];
+                memset(src, 'a' + i % 26, (size_t)len);
+                tci_level1_write(&l1, disp, src, len);
+                memset(ref + disp, 1, (size_t)len);
+            }
+            int64_t bytes = 0, end = -1;
+            for (int i = 0; i < size; i++) {
+                int bit = (int)((l1.marked[i / 64] >> (i % 64)) & 1);
+                ck_assert_msg(bit == ref[i], "size %d round %d byte %d: bit %d, written %d",
+                              size, round, i, bit, ref[i]);
+                bytes += ref[i];
+                if (ref[i])
+                    end = 7 * (int64_t)size + i + 1;
+            }
+            ck_assert(tci_level1_has_writes(&l1) == (bytes > 0));
+            ck_assert_int_eq(tci_level1_marked_bytes(&l1), bytes);
+            ck_assert_int_eq(tci_level1_marked_end(&l1), end);
+            ck_assert_int_eq(tci_level1_marked_extents(&l1), 0);
+            /* The runs: maximal, sorted, covering exactly the written bytes. */
+            unsigned char *got = calloc((size_t)size, 1);
+            for (int i = 0; i < l1.extents.count; i++) {
+                int d = l1.extents.disp[i], l = l1.extents.len[i];
+                ck_assert(l > 0 && d >= 0 && d + l <= size);
+                if (i > 0)
+                    ck_assert_int_gt(d, l1.extents.disp[i - 1] + l1.extents.len[i - 1]);
+                memset(got + d, 1, (size_t)l);
+            }
+            ck_assert_mem_eq(got, ref, (size_t)size);
+            free(got);
+            tci_level1_reset(&l1);
+            for (int w = 0; w < (size + 63) / 64; w++)
+                ck_assert_int_eq(l1.marked[w], 0);
+        }
+        free(ref);
+        tci_level1_free(&l1);
+    }
+}
+END_TEST
+
+/* Both copies under a bitmap (the portable one, and AVX-512BW's where the
+ * processor has it) store exactly the bytes whose bits are set: the
+ * others keep their sentinel, and no byte past the source is needed (the
+ * source ends on a page boundary where a guard page follows). */
+static void check_copy_masked(tci_copy_masked_fn *copy, const char *name)
+{
+    enum { SIZE = 1000, WORDS = (SIZE + 63) / 64 };
+    long page = sysconf(_SC_PAGESIZE);
+    /* The source's last byte just before a page that is not mapped. */
+    char *area = mmap(NULL, (size_t)(2 * page), PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(area, MAP_FAILED);
+    ck_assert_int_eq(mprotect(area + page, (size_t)page, PROT_NONE), 0);
+    char *from = area + page - SIZE;
+    unsigned seed = 777;
+    for (int round = 0; round < 200; round++) {
+        uint64_t written[WORDS] = { 0 };
+        char to[SIZE], want[SIZE];
+        for (int i = 0; i < SIZE; i++)
+            from[i] = (char)rand_r(&seed);
+        memset(to, 0x5a, SIZE);
+        memcpy(want, to, SIZE);
+        int n = (int)(rand_r(&seed) % 30);
+        for (int i = 0; i < n; i++) {
+            int d = (int)(rand_r(&seed) % SIZE), l = 1 + (int)(rand_r(&seed) % 70);
+            if (d + l > SIZE)
+                l = SIZE - d;
+            for (int b = d; b < d + l; b++) {
+                written[b / 64] |= UINT64_C(1) << (b % 64);
+                want[b] = from[b];
+            }
+        }
+        if (round == 0)                   /* every byte: whole blocks */
+            for (int b = 0; b < SIZE; b++) {
+                written[b / 64] |= UINT64_C(1) << (b % 64);
+                want[b] = from[b];
+            }
+        copy(to, from, written, 0, WORDS);
+        ck_assert_msg(memcmp(to, want, SIZE) == 0, "%s: round %d differs", name, round);
+    }
+    munmap(area, (size_t)(2 * page));
+}
+
+START_TEST(copy_masked_stores_exactly_the_set_bytes)
+{
+    check_copy_masked(tci_copy_masked_runs, "runs");
+    if (tci_copy_masked_avx512 && tci_have_avx512bw())
+        check_copy_masked(tci_copy_masked_avx512, "avx512bw");
+    else
+        fprintf(stderr, "test_unit: no AVX-512BW here: only the portable copy is tested\n");
+    check_copy_masked(tci_copy_masked, "chosen");
 }
 END_TEST
 
@@ -1276,6 +1404,8 @@ static Suite *unit_suite(void)
     tcase_add_test(tc, extents_memory_stays_bounded_under_rewrites);
     tcase_add_test(tc, extents_random_against_a_byte_map);
     tcase_add_test(tc, level1_write_then_deliver_reads);
+    tcase_add_test(tc, level1_marked_bitmap_against_a_byte_map);
+    tcase_add_test(tc, copy_masked_stores_exactly_the_set_bytes);
     tcase_add_test(tc, bitmap_runs_match_a_byte_map);
     tcase_add_test(tc, state_word_round_trips_and_never_looks_locked);
     tcase_add_test(tc, datatype_checks_commit_and_contiguity);
