@@ -81,9 +81,10 @@ static int end_close(tcio_file *fh)
     tci_handle_forget_closing(fh);
     double t0 = MPI_Wtime();
     int rc = fh->closing.rc;
+    int drain_rc = tci_background_finish(fh);
+    /* The begin's failure comes first, with its reason. */
     if (rc != TCIO_SUCCESS && fh->closing.reason_code == rc)
         tci_error_restore(rc, fh->closing.reason);
-    int drain_rc = tci_background_finish(fh);
     if (rc == TCIO_SUCCESS)
         rc = drain_rc;
     /* A failure that an earlier call met (an early drain, a spill). */

@@ -555,6 +555,48 @@ START_TEST(test_renamed_file)
 }
 END_TEST
 
+/* ---- 9. the setting: parsed, refused, reported ---------------------------------------- */
+
+START_TEST(test_setting)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    no_faults();
+    const char *ctx = "tcio_background_memory";
+    const char *path = tu_path("bg-setting");
+    static const struct { const char *value; int rc; long long shown; } cases[] = {
+        { "64k", TCIO_SUCCESS, 65536 }, { "0", TCIO_SUCCESS, 0 }, { NULL, TCIO_SUCCESS, -1 },
+        { "-1", TCIO_ERR_BAD_CONFIG, 0 }, { "1.5M", TCIO_ERR_BAD_CONFIG, 0 },
+        { "", TCIO_ERR_BAD_CONFIG, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char what[96];
+        snprintf(what, sizeof what, "%s=\"%s\" (environment)", ctx,
+                 cases[i].value ? cases[i].value : "(unset)");
+        if (cases[i].value)
+            setenv("TCIO_BACKGROUND_MEMORY", cases[i].value, 1);
+        else
+            unsetenv("TCIO_BACKGROUND_MEMORY");
+        tcio_file *fh = NULL;
+        int rc = tu_open(path, MPI_MODE_RDWR | MPI_MODE_CREATE, "4k", "4", &fh);
+        unsetenv("TCIO_BACKGROUND_MEMORY");
+        expect_all(rc, cases[i].rc, what, "tcio_open_comm");
+        if (rc != TCIO_SUCCESS)
+            continue;
+        MPI_Info info = MPI_INFO_NULL;
+        char value[MPI_MAX_INFO_VAL + 1] = "";
+        int found = 0;
+        expect_all(tcio_get_info(fh, &info), TCIO_SUCCESS, what, "tcio_get_info");
+        MPI_Info_get(info, "tcio_background_memory", MPI_MAX_INFO_VAL, value, &found);
+        MPI_Info_free(&info);
+        long long shown = found ? atoll(value) : -2;
+        CHECK_ALL(cases[i].shown >= 0 ? shown == cases[i].shown : shown > 0,
+                  "%s: tcio_get_info shows tcio_background_memory=%s", what, value);
+        expect_all(tu_close(fh), TCIO_SUCCESS, what, "tcio_close");
+    }
+}
+END_TEST
+
 /* ---- after the suite: MPI_Finalize ends a close never ended ------------------------------ */
 
 /* Begin the close of a file while the thread is held back for 200 ms and
@@ -607,6 +649,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "drain_failure", test_drain_failure);
     tu_add_case(s, "closing_handle", test_closing_handle);
     tu_add_case(s, "renamed_file", test_renamed_file);
+    tu_add_case(s, "setting", test_setting);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
     if (tu_rank == 0)
