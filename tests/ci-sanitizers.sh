@@ -6,9 +6,8 @@
 # machine's default MPI alone.
 #   1. --enable-sanitizers (-fsanitize=address,undefined): the unit tests,
 #      the MPI suite at 2 ranks, the fault-injection tests at 1 and 2
-#      ranks, the background close, the full file systems and the misuse
-#      tests; any sanitizer
-#      report fails the run.  Leak detection is off
+#      ranks, the background close at 2 ranks, the full file systems and
+#      the misuse tests; any sanitizer report fails the run.  Leak detection is off
 #      here: MPICH's transports leak from modules they unload before exit,
 #      which LeakSanitizer can neither name nor suppress (LEAKS=1 turns it
 #      on, with tests/lsan-mpi.supp); leaks are checked by step 2.
@@ -69,7 +68,7 @@ export LSAN_OPTIONS=suppressions=$src/tests/lsan-mpi.supp:print_suppressions=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # SUBDIRS=.: the test list applies to the top directory only (fortran/ has
 # tests of its own, not built here).
-if make -j2 check SUBDIRS=. TESTS="tests/test_unit tests/test_mpi-2.np tests/faults.sh tests/background.sh tests/full-fs.sh tests/misuse.sh" \
+if BACKGROUND_NP=2 make -j2 check SUBDIRS=. TESTS="tests/test_unit tests/test_mpi-2.np tests/faults.sh tests/background.sh tests/full-fs.sh tests/misuse.sh" \
     >check.log 2>&1; then
     grep -E "^(PASS|FAIL|SKIP|ERROR|# )" check.log
     echo "=== ci-sanitizers.sh: $mpi: sanitizers: passed"
