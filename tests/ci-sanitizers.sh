@@ -10,7 +10,7 @@
 #      the misuse tests; any sanitizer report fails the run.  Leak detection is off
 #      here: MPICH's transports leak from modules they unload before exit,
 #      which LeakSanitizer can neither name nor suppress (LEAKS=1 turns it
-#      on, with tests/lsan-mpi.supp); leaks are checked by step 2.
+#      on, with tests/lsan-mpi.supp); leaks are checked by step 3.
 #   2. -fsanitize=thread (ThreadSanitizer): tests/test_background at 2
 #      ranks, every case of the background close, whose helper thread
 #      shares jobs, slot memory and a descriptor with the main thread; any
