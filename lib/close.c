@@ -39,12 +39,16 @@ static int not_open(const tcio_file *fh, const char *call)
 static void end_unended_closes(void);
 
 /* MPI_Finalize ends the closes that tcio_close_end never ended: registered
- * at the first tcio_close_begin, by every rank of its communicator. */
-static void arrange_finalize(void)
+ * at the first tcio_close_begin, by every rank of its communicator.
+ * Returns whether it is arranged: without it a close never ended would
+ * leave the thread writing while the process exits, so the close is then
+ * written in the begin instead. */
+static bool arrange_finalize(void)
 {
     static bool arranged;
     if (!arranged)
         arranged = tci_at_finalize(end_unended_closes) == 0;
+    return arranged;
 }
 
 /* Every rank's data to level 2, the barrier after which no rank accesses
@@ -150,8 +154,7 @@ static int close_begin_call(tcio_file *fh)
     if (!fh || !tci_handle_is_open(fh))
         return not_open(fh, "tcio_close_begin");
     tci_collective_enter("tcio_close_begin");
-    arrange_finalize();
-    begin_close(fh, true);
+    begin_close(fh, arrange_finalize());
     return TCIO_SUCCESS;
 }
 
