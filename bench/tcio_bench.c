@@ -15,7 +15,9 @@
  * per rank and one collective call (the file system's ceiling; another
  * layout), 4 with PnetCDF's nonblocking requests, one per access, on one
  * record variable per array (the same record layout, in netCDF's big-endian
- * encoding, after PnetCDF's header).
+ * encoding, after PnetCDF's header), 5 with one file per rank, FILE.RANK,
+ * written and read through stdio, one fwrite/fread per access (the
+ * file-per-process baseline: what users do when shared files are slow).
  * Every element read back is checked.  Methods 0-2 write byte-identical
  * files.  The tuning
  * options set libtcio's aggregators and early drain; --prefetch on declares
@@ -259,9 +261,12 @@ static int contiguous_read(const char *f, const layout *l, char **a) { return co
 /* Each rank writes its own file, FILE.RANK, with stdio: one fwrite per
  * access, its blocks in the order the shared-file methods write them (the
  * same bytes, without the other ranks' blocks between them), then reads
- * it back with one fread per access.  fclose ends the write (the stdio
- * buffer reaches the file system there); nothing is synced, as stdio
- * codes do not.  The files are removed after the read. */
+ * it back with one fread per access.  stdio's buffer is its default one
+ * (st_blksize bytes: 4 KiB on tmpfs and on FUSE), as in the codes this
+ * stands for.  fclose ends the write (the buffer reaches the file system
+ * there) and is timed, as the other methods' close is; nothing is synced,
+ * as stdio codes do not.  The files are left in place like the other
+ * methods' file (the scripts remove FILE.*). */
 static int per_rank_name(char *name, size_t size, const char *fname, int rank)
 {
     return snprintf(name, size, "%s.%d", fname, rank) < (int)size ? 0 : -1;
@@ -284,8 +289,6 @@ static int file_per_rank_access(const char *fname, const layout *l, char **array
         }
     if (fclose(f) != 0)
         err = 1;
-    if (!writing)
-        remove(name);
     return err ? -1 : 0;
 }
 
@@ -485,7 +488,8 @@ static const char usage[] =
     "  -t TYPES        comma-separated element type of each array: c,s,i,f,d\n"
     "  -l LEN_ARRAY    elements per array, a multiple of SIZE_ACCESS (k/m suffix ok)\n"
     "  -s SIZE_ACCESS  elements per access\n"
-    "  -o FILE         the shared file (written, read back, left in place)\n"
+    "  -o FILE         the shared file (written, read back, left in place); METHOD 5:\n"
+    "                  the stem of the per-rank files FILE.0, FILE.1, ...\n"
     "  --csv           print a CSV header and one row instead of a table\n"
     "  -h, --help      print this help\n"
     "A checkpointing code (every method):\n"

@@ -420,9 +420,11 @@ int tcio_read_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length);
 
 /*
  * Local.  Give the library a moment: run MPI's progress engine for other
- * ranks' one-sided moves into this rank's level-2 segments, complete
- * early drains and start the drain of segments that other ranks have
- * filled (aggregators only; on other ranks it only drives MPI progress).
+ * ranks' one-sided moves into this rank's level-2 segments (transport
+ * rma; with shm the moves are copies that need nobody's progress),
+ * complete early drains and start the drain of segments that other ranks
+ * have filled (aggregators only; on other ranks it only drives MPI
+ * progress, with rma).
  * Every tcio call does this too; call tcio_progress during long
  * computations between I/O phases (say every few milliseconds of work) on
  * MPI libraries without asynchronous progress, where a busy aggregator

@@ -53,9 +53,10 @@ static bool arrange_finalize(void)
 
 /* Every rank's data to level 2, the barrier after which no rank accesses
  * another's slots, this rank's dirty slots to the file (now, or with
- * BACKGROUND handed to the drain thread), the file closed.  The outcome
- * and its reason wait in FH->closing for the end. */
-static void begin_close(tcio_file *fh, bool background)
+ * BACKGROUND handed to the drain thread), the file closed.  TWO_HALVES:
+ * called by tcio_close_begin (on every rank alike).  The outcome and its
+ * reason wait in FH->closing for the end. */
+static void begin_close(tcio_file *fh, bool two_halves, bool background)
 {
     tci_handle_forget(fh);
     double t0 = MPI_Wtime();
@@ -65,6 +66,14 @@ static void begin_close(tcio_file *fh, bool background)
     int drain_rc = tci_background_drain(fh, background);
     if (rc == TCIO_SUCCESS)
         rc = drain_rc;
+    /* MPI_File_close synchronises too, spinning: in tcio_close, ranks
+     * with nothing to drain would spin there while the aggregators write,
+     * taking their processors where ranks share cores.  This barrier
+     * sleeps instead.  tcio_close_begin writes nothing here unless an
+     * aggregator's share of tcio_background_memory is short (the call
+     * decides, the same on every rank). */
+    if (!two_halves)
+        tci_barrier(fh->comm);
     /* The drain thread writes through a descriptor of its own: the MPI
      * handle is closed now, collectively, as tcio_close closes it. */
     tci_segio_close(&fh->io);
@@ -145,7 +154,7 @@ static int close_call(tcio_file *fh)
     if (!fh || !tci_handle_is_open(fh))
         return not_open(fh, "tcio_close");
     tci_collective_enter("tcio_close");
-    begin_close(fh, false);
+    begin_close(fh, false, false);
     return end_close(fh);
 }
 
@@ -154,7 +163,7 @@ static int close_begin_call(tcio_file *fh)
     if (!fh || !tci_handle_is_open(fh))
         return not_open(fh, "tcio_close_begin");
     tci_collective_enter("tcio_close_begin");
-    begin_close(fh, arrange_finalize());
+    begin_close(fh, true, arrange_finalize());
     return TCIO_SUCCESS;
 }
 

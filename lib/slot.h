@@ -6,6 +6,7 @@
 #define TCIO_SLOT_H
 
 #include <stdint.h>
+#include <string.h>
 
 #define TCI_SLOT_EMPTY    (-1)
 #define TCI_SLOT_LOADED   0x1   /* unwritten bytes hold the file's content */
@@ -110,9 +111,11 @@ static inline int tci_bitmap_bit(const unsigned char *bitmap, int i)
  * 64*WORD+i of the segment, whatever the machine's byte order. */
 static inline uint64_t tci_bitmap_word(const unsigned char *bitmap, int64_t word)
 {
-    uint64_t w = 0;
-    for (int k = 7; k >= 0; k--)
-        w = w << 8 | bitmap[word * 8 + k];
+    uint64_t w;
+    memcpy(&w, bitmap + word * 8, sizeof w);      /* one load */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);                     /* byte 0 holds bits 0-7 */
+#endif
     return w;
 }
 

@@ -61,6 +61,10 @@ typedef struct tci_transport_ops {
     /* put and get take a move as the level-1 bitmap (tci_move.marked)
      * rather than described extents. */
     bool moves_bitmaps;
+    /* Other ranks' moves into this rank's slots may wait for this rank's
+     * MPI progress engine (MPI one-sided operations): tcio_progress and
+     * the polls of aggregators enter MPI for them. */
+    bool needs_progress;
 
     /* Bytes of level-2 memory an aggregator with NSLOTS slots of
      * SEGMENT_SIZE bytes holds (its window, with rma). */

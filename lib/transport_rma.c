@@ -602,6 +602,7 @@ static void rma_rebind(tci_transport *t, const tci_segmap *map)
 
 const tci_transport_ops tci_transport_rma = {
     .name = "rma",
+    .needs_progress = true,
     .memory_bytes = rma_memory_bytes,
     .open = rma_open,
     .close = rma_close,

@@ -7,7 +7,13 @@
 # (aggregators, placement, early drain, read session).
 dir=${TMPDIR:-/tmp}/tcio-bench-check-$$
 mkdir -p "$dir" || exit 1
-trap 'rm -rf "$dir"' EXIT
+# A FUSE mount that bench/compare failed to remove must not outlive the
+# test (nor make rm -rf walk into it).
+# shellcheck disable=SC2317 # called by the trap
+unmount_leftovers() {
+    findmnt -rn -o TARGET 2>/dev/null | grep -F "$dir/" | while read -r m; do umount -l "$m" 2>/dev/null; done
+}
+trap 'unmount_leftovers; rm -rf "$dir"' EXIT
 fail=0
 unset TCIO_TRANSPORT   # the checks below expect auto
 run() {   # NAME NP PROGRAM ARGS...
@@ -41,6 +47,26 @@ for t in "-n 3 -t i,d,c -l 3000 -s 2" "-n 2 -t s,f -l 4000 -s 1"; do
         *) echo "FAIL: pnetcdf did not verify"; cat "$dir/pnetcdf.csv"; fail=1 ;;
     esac
 done
+# File per rank (stdio, FILE.RANK): verified, and the same bytes in the
+# same order as the shared-file methods without the other ranks' blocks:
+# FILE.R holds rank R's blocks of the interleaved file (blocks of 26 bytes
+# for i,d,c at SIZE_ACCESS 2, the 3 ranks' blocks round-robin).
+run "synthetic-file-per-rank" ./tests/run-mpi.sh 3 ./bench/tcio_bench -m 5 -n 3 -t i,d,c -l 3000 -s 2 -o "$dir/fpr.dat"
+for r in 0 1 2; do
+    if [ ! -f "$dir/fpr.dat.$r" ] || [ "$(wc -c < "$dir/fpr.dat.$r")" -ne 39000 ]; then
+        echo "FAIL: file-per-rank: $dir/fpr.dat.$r missing or not 39000 bytes"; fail=1
+    fi
+done
+if command -v python3 >/dev/null 2>&1 && ! python3 - "$dir/syn0.dat" "$dir/fpr.dat" <<'PY'
+import sys
+shared = open(sys.argv[1], "rb").read()
+for r in range(3):
+    mine = b"".join(shared[b:b + 26] for b in range(26 * r, len(shared), 26 * 3))
+    assert open("%s.%d" % (sys.argv[2], r), "rb").read() == mine, "rank %d" % r
+PY
+then
+    echo "FAIL: file-per-rank: FILE.RANK is not the rank's blocks of the shared file"; fail=1
+fi
 run "synthetic-spill" env TCIO_SEGMENT_SIZE=4k TCIO_SEGMENTS_PER_PROC=2 ./tests/run-mpi.sh 4 ./bench/tcio_bench -m 1 -n 2 -t s,f -l 4000 -s 1 -o "$dir/synspill.dat"
 run "art-spill" env TCIO_SEGMENT_SIZE=4k TCIO_SEGMENTS_PER_PROC=2 ./tests/run-mpi.sh 4 ./bench/art_bench -m 1 -T 16 -c 400 -o "$dir/artspill.dat"
 run "synthetic-tuned" ./tests/run-mpi.sh 3 ./bench/tcio_bench -m 1 -n 3 -t i,d,c -l 3000 -s 2 -o "$dir/syntuned.dat" --aggregators 1 --placement spread --early-drain on --prefetch on
@@ -137,6 +163,30 @@ done
 if ./tests/run-mpi.sh 2 ./bench/art_bench -m 1 -T 4 -c 100 -o "$dir/x" --aggregators 3 >/dev/null 2>&1; then
     echo "FAIL: art_bench verified with 3 aggregators of 2 ranks"; fail=1
 fi
+# bench/compare with the file-per-rank method, on the file system as it is
+# and on a FUSE mount of its own (--fs fuse: a skip line and exit status 0
+# where FUSE cannot be used, as on CI machines without /dev/fuse); neither
+# may leave a mount, a directory or a benchmark file behind.
+compare=${srcdir:-.}/bench/compare
+for fs in native fuse; do
+    METHODS="tcio file-per-rank" timeout -k 30 300 "$compare" --fs $fs 2 1k 256 "$dir/cmp-$fs.dat" > "$dir/compare.$fs.out" 2>&1
+    status=$?
+    if [ $status -ne 0 ]; then
+        echo "FAIL: compare --fs $fs (exit status $status)"; cat "$dir/compare.$fs.out"; fail=1
+    elif [ $fs = fuse ] && grep -q '^fuse: skipped: ' "$dir/compare.$fs.out"; then
+        grep '^fuse: skipped: ' "$dir/compare.$fs.out"
+    elif ! grep -q "^file system: $([ $fs = fuse ] && echo 'fuse: bindfs')" "$dir/compare.$fs.out" ||
+         ! grep -Eq '^  file-per-rank +LEN 1024 +write +[0-9.]+ MB/s' "$dir/compare.$fs.out" ||
+         ! grep -Eq '^  TCIO / file-per-rank: +write +[0-9.]+%  read +[0-9.]+%' "$dir/compare.$fs.out"; then
+        echo "FAIL: compare --fs $fs: no file-per-rank figures"; cat "$dir/compare.$fs.out"; fail=1
+    else
+        grep -E '^(file system|  file-per-rank|  TCIO / file-per-rank)' "$dir/compare.$fs.out"
+    fi
+    if [ -n "$(ls -d "$dir/cmp-$fs.dat"* "$dir"/*-fuse.* 2>/dev/null)" ] ||
+       findmnt -rn -o TARGET 2>/dev/null | grep -Fq "$dir/"; then
+        echo "FAIL: compare --fs $fs left files or a mount behind:"; ls -la "$dir"; fail=1
+    fi
+done
 # The open/close benchmark: both methods open and close, and it reports.
 if ! ./tests/run-mpi.sh 2 ./bench/tcio_open_close -n 2 -r 1 "$dir/oc.dat" > "$dir/oc.txt" ||
    ! grep -q 'ratio tcio/MPI-IO' "$dir/oc.txt"; then
