@@ -194,11 +194,12 @@ tcio_file *tcio_open(const char *fname, int mode);
  *                           cannot, the default stream is used).
  *   tcio_transport          how data reaches the aggregators' slots: "auto"
  *                           (default: shm when every rank of the
- *                           communicator is on one node and the MPI can
- *                           create a shared window there, rma otherwise),
- *                           "rma" (MPI one-sided operations) or "shm" (one
- *                           shared-memory window over the node, moves as
- *                           copies; every rank of the communicator must
+ *                           communicator is on one node and its
+ *                           shared-memory segment can be made there, rma
+ *                           otherwise), "rma" (MPI one-sided operations)
+ *                           or "shm" (one POSIX shared-memory segment over
+ *                           the node, moves as copies; every rank of the
+ *                           communicator must
  *                           share one node, else the open fails on every
  *                           rank with TCIO_ERR_BAD_CONFIG and creates no
  *                           file).

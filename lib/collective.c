@@ -59,9 +59,10 @@ static void give_up(double waited)
             "(TCIO_COLLECTIVE_TIMEOUT): some rank did not call %s; aborting\n",
             rank, waited, current_call, current_call);
     fflush(stderr);
-    /* MPI_COMM_WORLD, not the file's communicator: MPICH 4.0.2 spins for
-     * ever in MPI_Abort on a duplicate of it while a shared window (the
-     * shm transport) is open on it, and aborting the job is the point. */
+    /* MPI_COMM_WORLD, not the file's communicator: MPICH 4.0.2 spun for
+     * ever in MPI_Abort on a duplicate of it while a shared window was
+     * open on it (the shm transport's level 2 was one then), and aborting
+     * the job is the point. */
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 

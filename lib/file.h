@@ -35,7 +35,7 @@ struct tcio_file {
     MPI_Comm    comm;          /* private duplicate, errors returned */
     tci_comm_entry *comm_entry; /* where COMM is cached, NULL if it is the file's own */
     bool        window_reused; /* L2's slots came from COMM_ENTRY's cache */
-    bool        shm_refused;   /* auto's shm window could not be created:
+    bool        shm_refused;   /* auto's shm segment could not be made:
                                   level 2 fell back to rma (open.c) */
     int         rank;
     int         nprocs;

@@ -232,11 +232,11 @@ static int new_window(tcio_file *fh)
     tci_handle_return_window(fh);
     tci_comm_drop_window(fh->comm_entry);
     int rc = open_level2(fh);
-    /* auto chose shm, and MPI could not create the shared window (Open MPI
-     * creates one only with its osc/sm component): rma serves any MPI, so
-     * auto falls back to it rather than fail the open.  The failure is
-     * agreed, so every rank falls back alike. */
-    if (rc == TCIO_ERR_MPI && fh->config.transport == TCI_TRANSPORT_AUTO &&
+    /* auto chose shm, and its shared segment could not be made (no
+     * /dev/shm, or not room enough there): rma needs none, so auto falls
+     * back to it rather than fail the open.  The failure is agreed, so
+     * every rank falls back alike. */
+    if (rc != TCIO_SUCCESS && fh->config.transport == TCI_TRANSPORT_AUTO &&
         tci_handle_transport(fh) == &tci_transport_shm) {
         tci_level2_free(&fh->l2);
         fh->shm_refused = true;

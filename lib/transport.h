@@ -8,7 +8,7 @@
  * open (transport.c) as a table of functions, like Open MPI's fcoll
  * modules; every implementation lives in its own file (transport_rma.c:
  * MPI one-sided operations in one MPI_Win_allocate window; transport_shm.c:
- * one MPI_Win_allocate_shared window over the node, copies and C11
+ * one POSIX shared-memory segment over the node, copies and C11
  * atomics).  Nothing
  * outside the implementations sees a window, a window address or an MPI
  * datatype.
@@ -193,8 +193,8 @@ int tci_transport_check_nodes(tci_transport_kind kind, int nnodes);
 
 /* Whether WINDOWS level-2 memories of BYTES each may be allocated on this
  * node: together at most half its physical memory and the free space of
- * /dev/shm (where MPI keeps shared windows), and within the process's
- * address-space limit (MPI maps a node's shared windows into every process
+ * /dev/shm (where the shm transport's segment lives), and within the
+ * process's address-space limit (shm maps a node's level 2 into every process
  * of the node).  Returns NULL if they fit, else the limit they exceed, in
  * words for tcio_last_error. */
 const char *tci_transport_exceeds(int64_t bytes, int windows);

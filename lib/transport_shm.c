@@ -1,11 +1,16 @@
-/* transport_shm.c - the shm transport: level 2 in one
- * MPI_Win_allocate_shared window over the node, every slot reached by
- * address, moves as plain copies and the slot's words as C11 atomics.
+/* transport_shm.c - the shm transport: level 2 in one POSIX shared-memory
+ * segment of the node, mapped by every rank, every slot reached by address,
+ * moves as plain copies and the slot's words as C11 atomics.
  *
  * Open asks for it only when every rank of the file's communicator shares
- * one node (open.c checks at open, before the file is created), so the
- * window is allocated over the file's communicator itself and a location's
- * rank is the rank whose memory MPI_Win_shared_query returns.
+ * one node (open.c checks at open, before the file is created).  The
+ * segment is libtcio's own (shm_open, ftruncate, mmap), not an
+ * MPI_Win_allocate_shared window: MPICH 4.0.2 makes every new shared window
+ * look for a free address range with one msync per page, 0.1 s for 32 MiB
+ * on the development machine, while the segment costs a few system calls
+ * and two agreements (doc/design.md, "The shm transport").  Each
+ * aggregator's part is page-aligned, in the order of the segment map's
+ * aggregators.
  *
  * The layout of every aggregator's part is rma's (transport_rma.c):
  *   [notice word: 64 B][headers: nslots x 32 B][bitmaps: nslots x bitmap_bytes]
@@ -31,18 +36,25 @@
  * once.  The notice word, which movers add to without the
  * owner's slot lock, is added to with release and read with acquire.
  *
- * MPI_Win_sync is called where data passes from one rank to another
- * through an MPI synchronisation rather than through a slot's state word,
- * which is where MPI's memory model for shared windows asks for it: after
- * open zeroes the slots (the open's agreement follows), after empty zeroes
- * them (the next open's agreement follows) and in complete_all (the close
- * barrier follows).  A move makes no MPI call at all, and waits for no
- * other rank's progress: the holder of a slot lock copies and stores
- * without help, so a waiter only yields and sleeps. */
+ * A full fence (atomic_thread_fence, seq_cst) comes where data passes from
+ * one rank to another through an MPI synchronisation rather than through a
+ * slot's state word: after empty zeroes the slots (the next open's
+ * agreement follows) and in complete_all (the close barrier follows).  A
+ * new segment is zero (ftruncate), which is the empty state.  A move makes
+ * no MPI call at all, and waits for no other rank's progress: the holder
+ * of a slot lock copies and stores without help, so a waiter only yields
+ * and sleeps. */
+#define _POSIX_C_SOURCE 200809L   /* shm_open, ftruncate */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "transport.h"
+#include "collective.h"
 #include "error.h"
 #include "pages.h"
 #include "maskcopy.h"
@@ -58,9 +70,9 @@ typedef _Atomic int64_t  atomic_word;
 typedef _Atomic uint64_t atomic_bits;
 
 typedef struct shm {
-    MPI_Win  win;
-    bool     epoch_open;       /* MPI_Win_lock_all: MPI_Win_sync needs an epoch */
-    char   **base;             /* every rank's part of the window (NULL: no slots) */
+    char    *segment;          /* the node's level 2, mapped here (NULL: none) */
+    size_t   segment_bytes;
+    char   **base;             /* every rank's part of it (NULL: no slots) */
     int      nranks;
     const tci_segmap *map;     /* the geometry, owned by the segment map */
     unsigned char *mapped;     /* one bit per slot of the node (rank x
@@ -130,75 +142,137 @@ static int64_t shm_memory_bytes(int64_t nslots, int64_t segment_size)
     return tci_layout_bytes(nslots, segment_size);
 }
 
-/* Every rank's part, by address. */
-static int query_bases(shm *s)
+/* One aggregator's part of the segment: its layout, page-aligned. */
+static size_t part_bytes(const tci_segmap *map)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    size_t unit = page > 0 ? (size_t)page : 4096;
+    size_t bytes = (size_t)shm_memory_bytes(map->nslots, map->segment_size);
+    return (bytes + unit - 1) / unit * unit;
+}
+
+/* The name of the segment that rank 0 of the communicator, process PID,
+ * creates as its SEQ-th. */
+static void segment_name(char *name, size_t size, int64_t pid, int64_t seq)
+{
+    snprintf(name, size, "/tcio-%lld-%lld", (long long)pid, (long long)seq);
+}
+
+/* Rank 0: create the segment NAME of BYTES (zero: the empty state) and map
+ * it.  Returns 0 or the errno of the call that failed, naming it in *WHAT. */
+static int create_segment(shm *s, const char *name, size_t bytes, const char **what)
+{
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        *what = "shm_open";
+        return errno;
+    }
+    int err = 0;
+    if (ftruncate(fd, (off_t)bytes) != 0) {
+        err = errno;
+        *what = "ftruncate";
+    } else {
+        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) {
+            err = errno;
+            *what = "mmap";
+        } else {
+            s->segment = p;
+        }
+    }
+    close(fd);
+    return err;
+}
+
+/* The other ranks: map the segment NAME that rank 0 created. */
+static int attach_segment(shm *s, const char *name, size_t bytes, const char **what)
+{
+    int fd = shm_open(name, O_RDWR, 0600);
+    if (fd < 0) {
+        *what = "shm_open";
+        return errno;
+    }
+    int err = 0;
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        err = errno;
+        *what = "mmap";
+    } else {
+        s->segment = p;
+    }
+    close(fd);
+    return err;
+}
+
+/* Every rank's part, by address: the aggregators' parts in the map's
+ * order. */
+static int find_bases(shm *s, const tci_segmap *map)
 {
     s->base = calloc((size_t)s->nranks, sizeof *s->base);
     if (!s->base)
         return TCIO_ERR_NO_MEMORY;
-    for (int r = 0; r < s->nranks; r++) {
-        MPI_Aint size = 0;
-        int unit = 0;
-        char *base = NULL;
-        int err = MPI_Win_shared_query(s->win, r, &size, &unit, &base);
-        if (err != MPI_SUCCESS)
-            return tci_error_from_mpi(err);
-        s->base[r] = size > 0 ? base : NULL;
-    }
+    size_t part = part_bytes(map);
+    for (int i = 0; i < map->naggregators; i++)
+        s->base[map->aggregator_rank[i]] = s->segment + (size_t)i * part;
     return TCIO_SUCCESS;
 }
 
-static int shm_open(tci_transport *t, MPI_Comm comm, const tci_segmap *map, bool owner)
+/* Collective: rank 0 creates and maps the segment, one agreement tells the
+ * others its name (rank 0's process id and count of segments) or its
+ * failure, they map it, a second agreement tells everyone whether all
+ * did, and rank 0 unlinks the name (the memory lives until the last
+ * process unmaps it; no name is left behind, also after a failure). */
+static int open_level2(tci_transport *t, MPI_Comm comm, const tci_segmap *map, bool owner)
 {
-    shm *s = shm_of(t);        /* zeroed by tci_transport_open */
-    s->win = MPI_WIN_NULL;
+    (void)owner;                 /* the parts are the aggregators' of MAP */
+    shm *s = shm_of(t);          /* zeroed by tci_transport_open */
     s->map = map;
     MPI_Comm_size(comm, &s->nranks);
-    /* Sizes rounded up to a cache line, as rma's (MPICH 4.0.2 misplaces
-     * accesses into windows whose size is not a multiple of 16 bytes); each
-     * rank's part page-aligned where MPI can (alloc_shared_noncontig). */
-    MPI_Aint bytes = owner ? (MPI_Aint)shm_memory_bytes(map->nslots, map->segment_size) : 0;
-    MPI_Info info = MPI_INFO_NULL;
-    if (MPI_Info_create(&info) == MPI_SUCCESS)
-        MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    char *mine = NULL;
-    int err = MPI_Win_allocate_shared(bytes, 1, info, comm, &mine, &s->win);
-    if (info != MPI_INFO_NULL)
-        MPI_Info_free(&info);
-    if (err != MPI_SUCCESS) {
-        s->win = MPI_WIN_NULL;
-        return tci_error_from_mpi(err);
+    s->segment_bytes = part_bytes(map) * (size_t)map->naggregators;
+    static int64_t created;      /* segments this process created */
+    char name[64];
+    const char *what = "";
+    int64_t facts[2] = { 0, 0 }, all[2];   /* rank 0: pid, seq; its errno */
+    int err = 0;
+    if (t->self == 0) {
+        int64_t seq = ++created;
+        segment_name(name, sizeof name, (int64_t)getpid(), seq);
+        err = create_segment(s, name, s->segment_bytes, &what);
+        facts[0] = err ? 0 : (int64_t)getpid() << 20 | seq;
+        facts[1] = err;
     }
-    MPI_Win_set_errhandler(s->win, MPI_ERRORS_RETURN);
-    if (!tci_window_is_unified(s->win))   /* shm_close releases the window */
-        return tci_error_set(TCIO_ERR_MPI, "MPI_Win_allocate_shared gave the level-2 window "
-                             "the separate memory model, which libtcio does not support");
-    err = MPI_Win_lock_all(MPI_MODE_NOCHECK, s->win);
-    if (err != MPI_SUCCESS)
-        return tci_error_from_mpi(err);
-    s->epoch_open = true;
-    /* Zero is the empty state, a zero counter, no notice, a clear bitmap.
-     * The caller's agreement orders this before any other rank's access. */
-    if (owner) {
-        memset(mine, 0, (size_t)bitmap_off(s, map->nslots));
+    if (tci_allreduce(facts, all, 2, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
+        err = err ? err : EIO, what = what[0] ? what : "MPI_Allreduce";
+    if (!err && all[1])
+        err = (int)all[1], what = "rank 0's segment";
+    if (!err && t->self != 0) {
+        segment_name(name, sizeof name, all[0] >> 20, all[0] & ((1 << 20) - 1));
+        err = attach_segment(s, name, s->segment_bytes, &what);
     }
-    MPI_Win_sync(s->win);
-    int rc = query_bases(s);
+    int64_t failed = err != 0, any = 1;
+    if (tci_allreduce(&failed, &any, 1, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
+        any = 1;
+    if (t->self == 0 && s->segment)
+        shm_unlink(name);
+    if (err)
+        return tci_error_set(TCIO_ERR_NO_MEMORY, "the shm transport's level 2 (%zu bytes in "
+                             "/dev/shm): %s failed: %s", s->segment_bytes, what, strerror(err));
+    if (any)
+        return tci_error_set(TCIO_ERR_NO_MEMORY, "the shm transport's level 2: another rank "
+                             "could not map it");
+    int rc = find_bases(s, map);
     if (rc != TCIO_SUCCESS)
         return rc;
     s->mapped = calloc(((size_t)s->nranks * (size_t)map->nslots + 7) / 8, 1);
     return s->mapped ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
 }
 
-static void shm_close(tci_transport *t)
+static void close_level2(tci_transport *t)
 {
     shm *s = shm_of(t);
-    if (s->win != MPI_WIN_NULL) {
-        if (s->epoch_open)
-            MPI_Win_unlock_all(s->win);
-        MPI_Win_free(&s->win);
-    }
-    s->epoch_open = false;
+    if (s->segment)
+        munmap(s->segment, s->segment_bytes);
+    s->segment = NULL;
     free(s->base);
     s->base = NULL;
     free(s->mapped);
@@ -206,12 +280,14 @@ static void shm_close(tci_transport *t)
 }
 
 /* Nothing is ever outstanding: every access completed when its call
- * returned.  The caller's barrier follows: MPI's memory model asks for
- * MPI_Win_sync on both sides of it (the close drain does its own sync). */
+ * returned.  The caller's barrier follows; a full fence on both sides of
+ * it (the close drain does its own) orders our stores before the other
+ * ranks' accesses after it. */
 static int shm_complete_all(tci_transport *t)
 {
+    (void)t;
     atomic_thread_fence(memory_order_seq_cst);
-    return tci_error_from_mpi(MPI_Win_sync(shm_of(t)->win));
+    return TCIO_SUCCESS;
 }
 
 /* ---- the slot lock -------------------------------------------------------- */
@@ -458,11 +534,11 @@ static int shm_put_all(tci_transport *t, tci_location loc, const char *data)
 
 /* As rma_empty: only slots the file claimed (a nonzero state word) need
  * clearing.  No other rank accesses the slots now; the next open's
- * agreement, after MPI_Win_sync, orders this before its accesses. */
+ * agreement, after a full fence, orders this before its accesses. */
 static void shm_empty(tci_transport *t)
 {
     shm *s = shm_of(t);
-    if (s->win == MPI_WIN_NULL || t->local_slots == 0)
+    if (!s->segment || t->local_slots == 0)
         return;
     atomic_store_explicit(notice_word(s, t->self), 0, memory_order_relaxed);
     for (int64_t slot = 0; slot < t->local_slots; slot++) {
@@ -473,7 +549,6 @@ static void shm_empty(tci_transport *t)
         atomic_store_explicit(state_word(s, loc), 0, memory_order_relaxed);
     }
     atomic_thread_fence(memory_order_seq_cst);
-    MPI_Win_sync(s->win);
 }
 
 static void shm_rebind(tci_transport *t, const tci_segmap *map)
@@ -485,8 +560,8 @@ const tci_transport_ops tci_transport_shm = {
     .name = "shm",
     .moves_bitmaps = true,
     .memory_bytes = shm_memory_bytes,
-    .open = shm_open,
-    .close = shm_close,
+    .open = open_level2,
+    .close = close_level2,
     .take = shm_take,
     .release = shm_release,
     .take_shared = shm_take_shared,

@@ -1,11 +1,10 @@
 #!/bin/sh
 # Open MPI only: the MPI suite at 2 ranks under each one-sided component
 # other than the default osc/sm (OMPI_MCA_osc=pt2pt, ucx, rdma), with the
-# default transport: auto takes shm on one node, whose shared window only
-# osc/sm creates, so under these components every open also tests auto's
-# fall-back to rma (test last_error checks that tcio_get_info names rma).
-# The two shm-only cases, transport_nodes and shared_slots, are left out.
-# osc/pt2pt
+# rma transport (TCIO_TRANSPORT=rma), whose moves are MPI one-sided
+# operations: auto would take shm on one node, whose segment is libtcio's
+# own and never touches the component.  The two shm-only cases,
+# transport_nodes and shared_slots, are left out.  osc/pt2pt
 # and osc/ucx need the target's progress and hold operations at the origin
 # until a flush; they hung libtcio's slot locks before the locks polled
 # with MPI_Iprobe and flushed every release (doc/design.md, "Progress
@@ -40,9 +39,8 @@ for osc in pt2pt ucx rdma; do
         continue
     fi
     log=tests/osc-$osc.out
-    # transport_nodes and shared_slots ask for the shm transport, whose
-    # shared window only osc/sm creates.
-    if env -u TCIO_TRANSPORT CK_EXCLUDE_TAGS="transport_nodes shared_slots" OMPI_MCA_osc=$osc \
+    # transport_nodes and shared_slots test the shm transport.
+    if env TCIO_TRANSPORT=rma CK_EXCLUDE_TAGS="transport_nodes shared_slots" OMPI_MCA_osc=$osc \
             timeout 600 ./tests/run-mpi.sh 2 ./tests/test_mpi >"$log" 2>&1; then
         echo "osc/$osc: $(grep -o 'Checks:.*' "$log")"
     elif refused_at_open "$log"; then

@@ -2,7 +2,9 @@
  *
  * Linked with the library's objects (lib/libtcio_core.la) and with
  * -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc, so that the n-th
- * allocation the library makes on a chosen rank can be made to fail.  MPI
+ * allocation the library makes on a chosen rank can be made to fail, and
+ * with -Wl,--wrap=shm_open, so that the shm transport's segment can be
+ * refused on a chosen rank.  MPI
  * calls fail through the profiling interface: the MPI_* functions defined
  * below replace the MPI library's for the whole program and call the PMPI_*
  * ones unless a test armed a failure.  Every check is collective (CHECK_ALL
@@ -72,6 +74,22 @@ static void fail_allocation(long nth)
 {
     malloc_countdown = nth;
     malloc_failures = 0;
+}
+
+/* ---- shared-memory faults ---------------------------------------------------- */
+
+int __real_shm_open(const char *name, int oflag, mode_t mode);
+
+static int shm_open_fails;      /* the next shm_open calls on this rank fail */
+
+int __wrap_shm_open(const char *name, int oflag, mode_t mode)
+{
+    if (shm_open_fails > 0) {
+        shm_open_fails--;
+        errno = EACCES;
+        return -1;
+    }
+    return __real_shm_open(name, oflag, mode);
 }
 
 /* ---- MPI faults (profiling interface) --------------------------------------- */
@@ -480,6 +498,81 @@ START_TEST(test_level2_over_shm)
     expect_all(tu_open(path, MODE_NEW_WRONLY, "64k", "16", &fh), TCIO_SUCCESS,
                "16 segments of 64 KiB, 16 MiB /dev/shm", "tcio_open_comm");
     expect_all(tu_close(fh), TCIO_SUCCESS, "16 segments of 64 KiB", "tcio_close");
+}
+END_TEST
+
+/* ---- the shm transport's segment refused ---------------------------------------- */
+
+/* The transport tcio_get_info names for FH ("?" if it cannot say). */
+static void transport_name(tcio_file *fh, char *buf, int size)
+{
+    MPI_Info info = MPI_INFO_NULL;
+    int flag = 0;
+    snprintf(buf, (size_t)size, "?");
+    if (tcio_get_info(fh, &info) == TCIO_SUCCESS) {
+        MPI_Info_get(info, "tcio_transport", size - 1, buf, &flag);
+        MPI_Info_free(&info);
+    }
+}
+
+/* shm_open refused on the last rank (rank 0 creates the segment, the
+ * others attach to it): auto falls back to rma on every rank and the file
+ * is right; shm asked for by name fails on every rank, explaining why. */
+START_TEST(test_shm_segment_refused)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    char *saved = getenv("TCIO_TRANSPORT") ? strdup(getenv("TCIO_TRANSPORT")) : NULL;
+    unsetenv("TCIO_TRANSPORT");
+    const char *path = tu_path("shmrefused");
+    const int victim = tu_nprocs - 1;
+    /* A communicator of its own: the first open on it makes the segment. */
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    const char *const auto_kv[] = { "tcio_transport", "auto", NULL };
+    MPI_Info info = settings(auto_kv);
+    shm_open_fails = tu_rank == victim;
+    tcio_file *fh = NULL;
+    int rc = tcio_open_comm(comm, path, MODE_NEW_WRONLY, info, &fh);
+    expect_all(rc, TCIO_SUCCESS, "auto, shm_open refused on the last rank", "tcio_open_comm");
+    char name[32] = "?";
+    if (fh) {
+        transport_name(fh, name, sizeof name);
+        int b = tu_rank;
+        tcio_write_at(fh, tu_rank, &b, 1, MPI_BYTE);
+        rc = tcio_close(fh);
+    }
+    shm_open_fails = 0;
+    CHECK_ALL(strcmp(name, "rma") == 0, "auto after a refused segment: transport %s, "
+              "expected rma", name);
+    expect_all(rc, TCIO_SUCCESS, "auto, fallen back to rma", "tcio_close");
+    /* Every rank wrote its rank number at its rank's offset. */
+    int64_t size = 0;
+    unsigned char *got = tu_read_file(path, &size);
+    int wrong = !got || size != tu_nprocs;
+    for (int r = 0; r < tu_nprocs && !wrong; r++)
+        wrong = got[r] != r;
+    free(got);
+    CHECK_ALL(!wrong, "auto fallen back to rma: %s has wrong bytes", path);
+    MPI_Info_free(&info);
+    /* shm by name: refused on every rank, the reason naming shm_open. */
+    const char *const shm_kv[] = { "tcio_transport", "shm", NULL };
+    info = settings(shm_kv);
+    shm_open_fails = tu_rank == victim;
+    rc = tcio_open_comm(comm, path, MODE_NEW_WRONLY, info, &fh);
+    shm_open_fails = 0;
+    expect_all(rc, TCIO_ERR_NO_MEMORY, "shm by name, shm_open refused on the last rank",
+               "tcio_open_comm");
+    char why[TCIO_MAX_ERROR_STRING];
+    tcio_last_error(why, sizeof why);
+    CHECK_ALL(tu_rank != victim || strstr(why, "shm_open"), "the reason \"%s\" does not name "
+              "shm_open", why);
+    MPI_Info_free(&info);
+    MPI_Comm_free(&comm);
+    if (saved) {
+        setenv("TCIO_TRANSPORT", saved, 1);
+        free(saved);
+    }
 }
 END_TEST
 
@@ -942,6 +1035,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "failed_pack", test_failed_pack);
     tu_add_case(s, "level2_too_large", test_level2_too_large);
     tu_add_case(s, "level2_over_shm", test_level2_over_shm);
+    tu_add_case(s, "shm_segment_refused", test_shm_segment_refused);
     tu_add_case(s, "sticky_drain_failure", test_sticky_drain_failure);
     tu_add_case(s, "impossible_seek", test_impossible_seek);
     tu_add_case(s, "large_offsets_in_pieces", test_large_offsets_in_pieces);
