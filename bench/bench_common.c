@@ -118,6 +118,9 @@ const char *bench_parse_options(int argc, char **argv, bench_options *opt)
     static const struct option longopts[] = {
         { "csv", no_argument, NULL, BENCH_OPT_CSV },
         { "help", no_argument, NULL, 'h' },
+        { "dumps", required_argument, NULL, BENCH_OPT_DUMPS },
+        { "compute-ms", required_argument, NULL, BENCH_OPT_COMPUTE_MS },
+        { "close", required_argument, NULL, BENCH_OPT_CLOSE },
         BENCH_TUNING_LONGOPTS,
         { NULL, 0, NULL, 0 }
     };
@@ -157,6 +160,19 @@ const char *bench_parse_options(int argc, char **argv, bench_options *opt)
                 return "SIZE_ACCESS must be a positive number";
             break;
         case 'o': opt->file = v; break;
+        case BENCH_OPT_DUMPS:
+            if (!parse_count(v, &opt->dumps))
+                return "--dumps needs a positive number";
+            break;
+        case BENCH_OPT_COMPUTE_MS:
+            if (strcmp(v, "0") != 0 && !parse_count(v, &opt->compute_ms))
+                return "--compute-ms needs a number of milliseconds";
+            break;
+        case BENCH_OPT_CLOSE:
+            if (strcmp(v, "sync") != 0 && strcmp(v, "background") != 0)
+                return "--close takes sync or background";
+            opt->close_background = strcmp(v, "background") == 0;
+            break;
         default: return bench_getopt_problem(argc, argv);
         }
     }
@@ -169,6 +185,8 @@ const char *bench_parse_options(int argc, char **argv, bench_options *opt)
         return "options -m, -n, -t, -l, -s and -o are required";
     if (opt->len_array % opt->size_access != 0)
         return "LEN_ARRAY must be a multiple of SIZE_ACCESS";
+    if ((opt->compute_ms || opt->close_background) && !opt->dumps)
+        return "--compute-ms and --close need --dumps";
     return parse_types(types, opt);
 }
 
@@ -242,13 +260,17 @@ void bench_report(FILE *out, bool csv, const bench_row *row, const bench_result 
     if (csv) {
         fprintf(out, "method,nprocs,num_array,types,len_array,size_access,bytes,write_s,"
                      "read_s,write_MBps,read_MBps,peak_rss_MiB,close_s,aggregators,"
-                     "placement,early_drain,prefetch,verified\n");
+                     "placement,early_drain,prefetch,%sverified\n",
+                r->dumps ? "dumps,compute_ms,close,blocked_s,total_s," : "");
         fprintf(out, "%s,%d,%d,\"%s\",%ld,%ld,%.0f,%.6f,%.6f,%.2f,%.2f,%.1f,%.6f,%s,\"%s\","
-                     "%s,%s,%s\n",
+                     "%s,%s,",
                 row->method, row->nprocs, row->num_array, row->types, row->len_array,
                 row->size_access, r->bytes, r->write_s, r->read_s, wmb, rmb,
-                r->peak_rss_mib, r->close_s, aggregators, placement, early_drain, prefetch,
-                r->verified ? "yes" : "no");
+                r->peak_rss_mib, r->close_s, aggregators, placement, early_drain, prefetch);
+        if (r->dumps)
+            fprintf(out, "%ld,%ld,%s,%.6f,%.6f,", r->dumps, r->compute_ms, r->close_mode,
+                    r->blocked_s, r->total_s);
+        fprintf(out, "%s\n", r->verified ? "yes" : "no");
         return;
     }
     fprintf(out, "method %s, %d ranks, %d arrays (%s) of %ld elements, %ld per access\n",
@@ -256,12 +278,22 @@ void bench_report(FILE *out, bool csv, const bench_row *row, const bench_result 
             row->size_access);
     fprintf(out, "  libtcio       aggregators %s, placement %s, early drain %s, prefetch %s\n",
             aggregators, placement, early_drain, prefetch);
+    if (r->dumps)
+        fprintf(out, "  loop          %ld dumps, %ld ms of computing before each and after "
+                "the last, close %s\n  (write, close and read are per dump)\n", r->dumps,
+                r->compute_ms, r->close_mode);
     fprintf(out, "  bytes         %.0f (%.1f MB)\n", r->bytes, r->bytes / 1e6);
     fprintf(out, "  write         %10.4f s  %10.2f MB/s\n", r->write_s, wmb);
     if (r->close_s > 0)
         fprintf(out, "  of it close   %10.4f s  (%.0f%% of the write)\n", r->close_s,
                 r->write_s > 0 ? 100.0 * r->close_s / r->write_s : 0.0);
     fprintf(out, "  read          %10.4f s  %10.2f MB/s\n", r->read_s, rmb);
+    if (r->dumps) {
+        fprintf(out, "  blocked       %10.4f s  (inside the I/O calls, all dumps, max over "
+                "ranks)\n", r->blocked_s);
+        fprintf(out, "  total         %10.4f s  (the whole loop: %.4f s of it computing)\n",
+                r->total_s, (double)(r->dumps + 1) * (double)r->compute_ms / 1000.0);
+    }
     fprintf(out, "  peak RSS/rank %10.1f MiB\n", r->peak_rss_mib);
     fprintf(out, "  verified      %s\n", r->verified ? "yes" : "no");
 }

@@ -33,7 +33,7 @@ typedef struct bench_tuning {
 /* getopt_long codes of the long-only options. */
 enum {
     BENCH_OPT_CSV = 256, BENCH_OPT_AGGREGATORS, BENCH_OPT_PLACEMENT, BENCH_OPT_EARLY_DRAIN,
-    BENCH_OPT_PREFETCH
+    BENCH_OPT_PREFETCH, BENCH_OPT_DUMPS, BENCH_OPT_COMPUTE_MS, BENCH_OPT_CLOSE
 };
 
 /* The tuning options' entries of a getopt_long option table. */
@@ -67,6 +67,9 @@ typedef struct bench_options {
     bool        csv;
     bool        help;                         /* -h/--help */
     bench_tuning tuning;
+    long        dumps;                        /* --dumps N: 0 = one write and read */
+    long        compute_ms;                   /* --compute-ms M between dumps */
+    bool        close_background;             /* --close background (METHOD 1) */
 } bench_options;
 
 /* Handle HELP (-h/--help was given) and a PROBLEM found while parsing
@@ -119,9 +122,19 @@ typedef struct bench_result {
     int    write_rc, read_rc;
     double peak_rss_mib;
     bool   verified;
+    /* --dumps: BYTES, WRITE_S, READ_S and CLOSE_S are per dump (averages),
+     * and these describe the loop. */
+    long   dumps, compute_ms;
+    const char *close_mode;    /* "sync" or "background" */
+    double blocked_s;          /* inside the I/O calls, summed over the
+                                  dumps, max over ranks */
+    double total_s;            /* the whole loop, wall time */
 } bench_result;
 
-/* Print the result: a CSV header and row, or a readable table. */
+/* Print the result: a CSV header and row, or a readable table.  With
+ * R->dumps > 0 the CSV row has the columns dumps, compute_ms, close,
+ * blocked_s and total_s before verified (which stays last); without, the
+ * columns are those of every earlier version. */
 void bench_report(FILE *out, bool csv, const bench_row *row, const bench_result *r);
 
 #endif

@@ -4,6 +4,7 @@
  *                           -s SIZE_ACCESS -o FILE [--csv] [--aggregators N]
  *                           [--placement P] [--early-drain on|off]
  *                           [--prefetch on|off]
+ *                           [--dumps N [--compute-ms M] [--close sync|background]]
  *
  * Every rank holds NUM_ARRAY arrays of LEN_ARRAY elements (types from
  * TYPES).  The file holds blocks of SIZE_ACCESS elements of each array in
@@ -21,10 +22,22 @@
  * files.  The tuning
  * options set libtcio's aggregators and early drain; --prefetch on declares
  * the read-back as a read session.  The report gives the share of the
- * write time spent in tcio_close. */
+ * write time spent in tcio_close.
+ *
+ * With --dumps N it is a checkpointing code instead: N rounds of "compute
+ * for M ms (a busy loop, no MPI call), then write the file" (FILE.0 ...
+ * FILE.N-1), then M ms more, and reports besides the per-dump figures the
+ * time the ranks were blocked in the I/O calls (blocked_s: the write
+ * functions of the method, from its open to its close, and for TCIO with
+ * --close background tcio_close_begin, then tcio_close_end just before the
+ * next dump's open and after the last computing; summed over the dumps,
+ * the maximum over the ranks) and the wall time of the whole loop
+ * (total_s).  Every dump is read back and checked afterwards. */
+#define _POSIX_C_SOURCE 200809L   /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <mpi.h>
 #include "tcio.h"
 #include "bench_common.h"
@@ -117,6 +130,18 @@ static int ocio_read(const char *fname, const layout *l, char **arrays)
 
 static bool read_session;      /* --prefetch on */
 static double close_seconds;   /* this rank's tcio_close of the write */
+static bool close_background;  /* --close background: tcio_close_begin */
+static tcio_file *closing;     /* the dump whose tcio_close_end is due */
+
+/* tcio_close_end of the dump whose close was begun, if any. */
+static int end_pending_close(void)
+{
+    if (!closing)
+        return TCIO_SUCCESS;
+    int rc = tcio_close_end(closing);
+    closing = NULL;
+    return rc;
+}
 
 static int tcio_bench_write(const char *fname, const layout *l, char **arrays)
 {
@@ -133,7 +158,13 @@ static int tcio_bench_write(const char *fname, const layout *l, char **arrays)
         }
     }
     double t0 = MPI_Wtime();
-    int close_rc = tcio_close(fh);
+    int close_rc;
+    if (close_background) {
+        close_rc = tcio_close_begin(fh);   /* tcio_close_end: end_pending_close */
+        closing = fh;
+    } else {
+        close_rc = tcio_close(fh);
+    }
     close_seconds = MPI_Wtime() - t0;
     return rc != TCIO_SUCCESS ? rc : close_rc;
 }
@@ -361,6 +392,86 @@ static const struct method {
     { "file-per-rank", file_per_rank_write, file_per_rank_read },
 };
 
+/* ---- the checkpointing loop (--dumps) ------------------------------------- */
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The application's computing: a busy loop of MS milliseconds that calls
+ * neither MPI nor libtcio (the clock is read with clock_gettime). */
+static void compute(long ms)
+{
+    volatile double x = 1.0;
+    double until = seconds_now() + (double)ms / 1000.0;
+    while (seconds_now() < until)
+        for (int i = 0; i < 1000; i++)
+            x = x * 1.0000001 + 1e-9;
+}
+
+static void dump_name(char *name, size_t size, const char *file, long k)
+{
+    snprintf(name, size, "%s.%ld", file, k);
+}
+
+/* --dumps: the loop, then every dump read back into READBACK and checked
+ * against ARRAYS.  Fills R. */
+static void run_dumps(const struct method *m, const bench_options *opt, const layout *l,
+                      char **arrays, char **readback, bench_result *r)
+{
+    char name[4096];
+    double blocked = 0, written = 0, closed = 0, read = 0;
+    int rc = 0;
+    double t0 = bench_start();
+    for (long k = 0; k < opt->dumps; k++) {
+        compute(opt->compute_ms);
+        double t = MPI_Wtime();
+        int end_rc = end_pending_close();      /* the previous dump's */
+        dump_name(name, sizeof name, opt->file, k);
+        int write_rc = m->write(name, l, arrays);
+        double dt = MPI_Wtime() - t;
+        blocked += dt;
+        written += dt;
+        closed += close_seconds;
+        close_seconds = 0;
+        if (!rc)
+            rc = end_rc ? end_rc : write_rc;
+    }
+    compute(opt->compute_ms);
+    double t = MPI_Wtime();
+    int end_rc = end_pending_close();
+    blocked += MPI_Wtime() - t;
+    if (!rc)
+        rc = end_rc;
+    r->total_s = bench_stop(t0);
+    r->blocked_s = bench_max(blocked);
+    r->write_s = bench_max(written) / (double)opt->dumps;
+    r->close_s = bench_max(closed) / (double)opt->dumps;
+    r->write_rc = rc;
+    long wrong = 0;
+    for (long k = 0; k < opt->dumps; k++) {
+        for (int j = 0; j < l->num_array; j++)
+            memset(readback[j], 0, (size_t)l->len_array * l->elem_size[j]);
+        dump_name(name, sizeof name, opt->file, k);
+        double tr = bench_start();
+        int read_rc = m->read(name, l, readback);
+        read += bench_stop(tr);
+        if (!r->read_rc)
+            r->read_rc = read_rc;
+        for (int j = 0; j < l->num_array; j++)
+            if (memcmp(arrays[j], readback[j], (size_t)l->len_array * l->elem_size[j]) != 0)
+                wrong++;
+    }
+    r->read_s = read / (double)opt->dumps;
+    r->dumps = opt->dumps;
+    r->compute_ms = opt->compute_ms;
+    r->close_mode = opt->close_background ? "background" : "sync";
+    r->verified = bench_all_true(r->write_rc == 0 && r->read_rc == 0 && wrong == 0);
+}
+
 static const char usage[] =
     "usage: mpiexec -n P tcio-bench -m METHOD -n NUM_ARRAY -t TYPES -l LEN_ARRAY\n"
     "                               -s SIZE_ACCESS -o FILE [--csv] [tuning options]\n"
@@ -381,6 +492,17 @@ static const char usage[] =
     "                  the stem of the per-rank files FILE.0, FILE.1, ...\n"
     "  --csv           print a CSV header and one row instead of a table\n"
     "  -h, --help      print this help\n"
+    "A checkpointing code (every method):\n"
+    "  --dumps N       N rounds of computing, then writing FILE.0 ... FILE.N-1\n"
+    "                  (left in place); every dump is read back and checked\n"
+    "                  afterwards; reports blocked_s (time inside the I/O calls,\n"
+    "                  all dumps, max over ranks) and total_s (the loop's wall\n"
+    "                  time); write, close and read figures are per dump\n"
+    "  --compute-ms M  a busy loop of M ms (no MPI call) before each dump and\n"
+    "                  after the last (default 0)\n"
+    "  --close X       sync (default: tcio_close) or background (METHOD 1:\n"
+    "                  tcio_close_begin, and tcio_close_end just before the next\n"
+    "                  dump's open and after the last computing)\n"
     "Tuning options (METHOD 1):\n"
     BENCH_TUNING_USAGE;
 
@@ -397,6 +519,7 @@ int main(int argc, char **argv)
         return status;
     bench_apply_tuning(&opt.tuning);
     read_session = opt.tuning.prefetch;
+    close_background = opt.close_background;
     l.num_array = opt.num_array;
     l.len_array = opt.len_array;
     l.size_access = opt.size_access;
@@ -421,19 +544,22 @@ int main(int argc, char **argv)
     }
     bench_result r = { 0 };
     r.bytes = (double)l.block_size * (double)(l.len_array / l.size_access) * l.nprocs;
-    double t0 = bench_start();
-    r.write_rc = m->write(opt.file, &l, arrays);
-    r.write_s = bench_stop(t0);
-    r.close_s = bench_max(close_seconds);
-    t0 = bench_start();
-    r.read_rc = m->read(opt.file, &l, readback);
-    r.read_s = bench_stop(t0);
-
-    long wrong = 0;
-    for (int j = 0; j < l.num_array; j++)
-        if (memcmp(arrays[j], readback[j], (size_t)l.len_array * l.elem_size[j]) != 0)
-            wrong++;
-    r.verified = bench_all_true(r.write_rc == 0 && r.read_rc == 0 && wrong == 0);
+    if (opt.dumps) {
+        run_dumps(m, &opt, &l, arrays, readback, &r);
+    } else {
+        double t0 = bench_start();
+        r.write_rc = m->write(opt.file, &l, arrays);
+        r.write_s = bench_stop(t0);
+        r.close_s = bench_max(close_seconds);
+        t0 = bench_start();
+        r.read_rc = m->read(opt.file, &l, readback);
+        r.read_s = bench_stop(t0);
+        long wrong = 0;
+        for (int j = 0; j < l.num_array; j++)
+            if (memcmp(arrays[j], readback[j], (size_t)l.len_array * l.elem_size[j]) != 0)
+                wrong++;
+        r.verified = bench_all_true(r.write_rc == 0 && r.read_rc == 0 && wrong == 0);
+    }
     r.peak_rss_mib = bench_max_peak_rss_mib();
     if (l.rank == 0)
         bench_report(stdout, opt.csv, &(bench_row){ .method = m->name, .nprocs = l.nprocs,

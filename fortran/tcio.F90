@@ -74,6 +74,7 @@ module tcio
   public :: tcio_open, tcio_is_open, tcio_open_comm
   public :: tcio_write, tcio_write_at, tcio_read, tcio_read_at
   public :: tcio_seek, tcio_flush, tcio_fetch, tcio_close
+  public :: tcio_close_begin, tcio_close_end
   public :: tcio_prefetch, tcio_read_session, tcio_progress
   public :: tcio_error_string, tcio_last_error, tcio_get_info, tcio_version
 
@@ -175,6 +176,14 @@ module tcio
       import :: c_ptr, c_int
       type(c_ptr), value :: fh
     end function
+    integer(c_int) function c_close_begin(fh) bind(C, name="tcio_close_begin")
+      import :: c_ptr, c_int
+      type(c_ptr), value :: fh
+    end function
+    integer(c_int) function c_close_end(fh) bind(C, name="tcio_close_end")
+      import :: c_ptr, c_int
+      type(c_ptr), value :: fh
+    end function
     integer(c_int) function c_prefetch(fh, offset, length) bind(C, name="tcio_prefetch")
       import :: c_ptr, c_int, c_long_long
       type(c_ptr), value :: fh
@@ -247,7 +256,8 @@ contains
   end function
 
   ! Whether FH holds an open file: false after a failed tcio_open or
-  ! tcio_open_comm, after tcio_close, and for a never-opened variable.
+  ! tcio_open_comm, after tcio_close or tcio_close_end, and for a
+  ! never-opened variable (true between tcio_close_begin and tcio_close_end).
   logical function tcio_is_open(fh)
     type(tcio_file), intent(in) :: fh
     tcio_is_open = c_associated(fh%handle)
@@ -265,6 +275,20 @@ contains
     type(tcio_file), intent(inout) :: fh
     rc = c_close(fh%handle)
     fh%handle = c_null_ptr
+  end function
+
+  ! tcio_close_begin: FH stays as it is, closing, for tcio_close_end.
+  integer function tcio_close_begin(fh) result(rc)
+    type(tcio_file), intent(in) :: fh
+    rc = c_close_begin(fh%handle)
+  end function
+
+  ! tcio_close_end frees the handle even on error (FH is then reset to "no
+  ! file"), but not when it refuses FH (TCIO_ERR_BAD_HANDLE: not closing).
+  integer function tcio_close_end(fh) result(rc)
+    type(tcio_file), intent(inout) :: fh
+    rc = c_close_end(fh%handle)
+    if (rc /= TCIO_ERR_BAD_HANDLE) fh%handle = c_null_ptr
   end function
 
   ! ---- data, integer handles ----

@@ -236,6 +236,33 @@ subroutine integer_handle_tests()
   call check_rc(tcio_close(fh), TCIO_SUCCESS, 'close read-only')
   call check(all(back(:, 1) == [(ierr, ierr = 1, N)]) .and. all(back(:, 2) == -back(:, 1)), &
       'data completed by tcio_close')
+
+  ! The close in two halves: tcio_close_end refuses an open handle (which
+  ! stays open), tcio_close_begin leaves it closing, tcio_close_end frees it.
+  name = dir // '/closing.dat'
+  fh = tcio_open(name, ior(MPI_MODE_WRONLY, MPI_MODE_CREATE))
+  call check(tcio_is_open(fh), 'tcio_open for tcio_close_begin')
+  ints(:, 1) = [(1000 * rank + ierr, ierr = 1, N)]
+  call check_rc(tcio_write_at(fh, int(4 * N * rank, MPI_OFFSET_KIND), ints, N, MPI_INTEGER), &
+      TCIO_SUCCESS, 'write_at before tcio_close_begin')
+  call check_rc(tcio_close_end(fh), TCIO_ERR_BAD_HANDLE, 'close_end of an open handle')
+  call check(tcio_is_open(fh), 'tcio_is_open after a refused close_end')
+  call check_rc(tcio_close_begin(fh), TCIO_SUCCESS, 'close_begin')
+  call check(tcio_is_open(fh), 'tcio_is_open between close_begin and close_end')
+  call check_rc(tcio_flush(fh), TCIO_ERR_BAD_HANDLE, 'flush of a closing handle')
+  call check_rc(tcio_close_end(fh), TCIO_SUCCESS, 'close_end')
+  call check(.not. tcio_is_open(fh), 'tcio_is_open after close_end')
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  if (rank == 0) then
+    call read_file(name, bytes)
+    call check(size(bytes) == 4 * N * nprocs, 'close_begin/close_end: file size')
+    if (size(bytes) == 4 * N * nprocs) then
+      do k = 0, nprocs - 1
+        call check(all(transfer(bytes(4 * N * k + 1 : 4 * N * (k + 1)), ints(:, 1)) == &
+            [(1000 * k + ierr, ierr = 1, N)]), 'close_begin/close_end: a rank''s integers')
+      end do
+    end if
+  end if
 end subroutine integer_handle_tests
 
 #ifdef TCIO_HAVE_MPI_F08

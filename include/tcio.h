@@ -19,9 +19,10 @@
  * ---------------------------------------------------------------------------
  *
  * Collective and local calls
- *   tcio_open, tcio_open_comm, tcio_read_session, tcio_flush and tcio_close
- *   are collective over the file's communicator: every rank must call
- *   them, in the same order for all files.  tcio_write, tcio_write_at,
+ *   tcio_open, tcio_open_comm, tcio_read_session, tcio_flush, tcio_close,
+ *   tcio_close_begin and tcio_close_end are collective over the file's
+ *   communicator: every rank must call them, in the same order for all
+ *   files.  tcio_write, tcio_write_at,
  *   tcio_read, tcio_read_at, tcio_seek, tcio_fetch, tcio_prefetch and
  *   tcio_progress are local: a rank may call them any number of times, and
  *   no other rank needs to enter the library for them to finish.
@@ -34,8 +35,8 @@
  *   - A rank's later write to the same bytes wins over its earlier one.  Two
  *     ranks writing the same bytes between two flushes leave, per byte, one
  *     value or the other.
- *   - The file on disk holds the data after tcio_close returns 0 on every
- *     rank.  Bytes that no rank wrote keep what the file had: holes read as
+ *   - The file on disk holds the data after tcio_close (or tcio_close_end)
+ *     returns 0 on every rank.  Bytes that no rank wrote keep what the file had: holes read as
  *     zero and the existing content of a file opened for update is
  *     preserved.  A segment written in many small pieces may reach the file
  *     as a read-modify-write of the span of its written bytes (data
@@ -52,7 +53,19 @@
  *   Not thread-safe: calls on one file must not run concurrently.  The
  *   library needs MPI_THREAD_SINGLE only (MPI_THREAD_FUNNELED or above if
  *   the application itself uses threads, with only one thread in libtcio
- *   at a time per process).
+ *   at a time per process).  tcio_close_begin hands an aggregator's
+ *   segments to a helper thread of the library (one per process, started
+ *   at the first tcio_close_begin that needs it, ended at MPI_Finalize)
+ *   that writes them with POSIX calls and never calls MPI, allocates no
+ *   memory and blocks every signal.  The MPI standard's words for
+ *   MPI_THREAD_SINGLE ("only one thread will execute") do not foresee
+ *   such a thread; MPICH and Open MPI themselves run helper threads of
+ *   their own in a process initialised with MPI_THREAD_SINGLE, and their
+ *   thread level only governs locking inside MPI, which a thread that
+ *   never calls MPI does not enter (doc/portability.md).  A program that
+ *   wants the letter of the standard initialises MPI with
+ *   MPI_THREAD_FUNNELED, or sets tcio_background_memory=0 (no thread:
+ *   tcio_close_begin then writes as tcio_close does).
  *
  * Errors
  *   Every int-returning call returns TCIO_SUCCESS (0) or one of the codes
@@ -66,7 +79,7 @@
  *   to the handle: every later call on it that can fail (tcio_write*,
  *   tcio_read*, tcio_fetch, tcio_prefetch, tcio_progress, and the
  *   collective tcio_flush, tcio_read_session and tcio_close) returns it,
- *   and tcio_close returns an error on every rank.
+ *   and tcio_close (tcio_close_end) returns an error on every rank.
  */
 #ifndef TCIO_H
 #define TCIO_H
@@ -93,7 +106,9 @@ extern "C" {
 /* Error codes.  0 is success; every error is a positive constant. */
 enum tcio_error {
     TCIO_SUCCESS = 0,
-    TCIO_ERR_BAD_HANDLE,   /* NULL handle, or a handle already closed      */
+    TCIO_ERR_BAD_HANDLE,   /* NULL handle, a handle already closed, or one
+                              between tcio_close_begin and tcio_close_end
+                              given to any call but tcio_close_end       */
     TCIO_ERR_BAD_ARG,      /* negative count or offset, NULL data, bad whence,
                               NULL out-pointer or file name, an end past the
                               largest addressable offset (2^63 minus one
@@ -190,8 +205,19 @@ tcio_file *tcio_open(const char *fname, int mode);
  *                           file).
  *                           Lower case; anything else gives
  *                           TCIO_ERR_BAD_CONFIG.
+ *   tcio_background_memory  bytes of level 2 per node (same suffixes, or
+ *                           0) whose segments may wait for the helper
+ *                           thread of tcio_close_begin; an aggregator's
+ *                           share is this divided by the file's
+ *                           aggregators on its node, less what its earlier
+ *                           files still wait with; segments beyond it are
+ *                           written inside tcio_close_begin.  0: no
+ *                           thread, tcio_close_begin writes everything as
+ *                           tcio_close does.  Default: an eighth of the
+ *                           node's physical memory.  It may differ between
+ *                           ranks (nodes differ in memory).
  * Each has an environment variable of the same name in capitals
- * (TCIO_SEGMENT_SIZE, ..., TCIO_STATS_FILE, TCIO_TRANSPORT) that takes
+ * (TCIO_SEGMENT_SIZE, ..., TCIO_TRANSPORT, TCIO_BACKGROUND_MEMORY) that takes
  * precedence over the info key (so that a run can be tuned without
  * recompiling).  The first open of a process warns on rank 0's standard
  * error about each TCIO_* variable the library does not know (a typo
@@ -225,6 +251,11 @@ tcio_file *tcio_open(const char *fname, int mode);
  * (for example Open MPI's osc/rdma without an RDMA-capable transport) or
  * gives it the separate memory model (MPI_WIN_MODEL), which libtcio does
  * not support (doc/portability.md).
+ * Opening a file that this process closed with tcio_close_begin and
+ * whose tcio_close_end has not come yet waits for its helper thread, so
+ * that the new handle sees every byte (on every rank of COMM: their
+ * agreement waits for the ranks that wait); a rank outside COMM that still
+ * holds segments of it is not waited for.
  * The first open on COMM keeps a duplicate of COMM and, after a successful
  * tcio_close, the file's level-2 window as attributes of COMM, for the
  * next file opened on it (which then needs neither MPI_Comm_dup nor
@@ -312,6 +343,50 @@ int tcio_fetch(tcio_file *fh);
  * TCIO_ERR_REMOTE if this rank's part succeeded but another rank's failed.
  */
 int tcio_close(tcio_file *fh);
+
+/*
+ * Collective.  The first half of tcio_close, for a program that computes
+ * while its file is written (a checkpoint): complete pending reads, move
+ * buffered writes to level 2 and wait for every rank; then each aggregator
+ * hands its level-2 segments to a helper thread of this process (see
+ * Threads above), which writes them while the program goes on, and the
+ * MPI-IO handle of the file is closed.  On return no rank needs another
+ * rank for the data any more, and the program may compute, call MPI or
+ * open other files (see tcio_open_comm for the same file); FH is closing:
+ * only tcio_close_end accepts it (every other call returns
+ * TCIO_ERR_BAD_HANDLE), and every rank must call tcio_close_end on it.
+ * Segments beyond an aggregator's share of tcio_background_memory, and
+ * every segment when the helper thread cannot reach the file by its name
+ * with POSIX calls (a name with an MPI-IO prefix such as "ufs:", a file
+ * renamed or replaced since the open, MPI_MODE_DELETE_ON_CLOSE, no thread),
+ * are written before it returns, as tcio_close writes them.  Each
+ * aggregator writes exactly the segments it would write in tcio_close.
+ * Returns TCIO_SUCCESS, or TCIO_ERR_BAD_HANDLE (FH not open: nothing
+ * happened).  Every failure of the close, wherever it happens, is
+ * reported by tcio_close_end.  The bytes are not in the file before
+ * tcio_close_end returns: no other program, MPI-IO handle or process
+ * should read the file before then.
+ */
+int tcio_close_begin(tcio_file *fh);
+
+/*
+ * Collective.  The second half: wait for this process's helper thread to
+ * write FH's segments (at once if it has already), agree on the outcome
+ * and free the handle, which keeps its level-2 window for the next file on
+ * the communicator as tcio_close does.  Call it before the file is read
+ * by anyone else, and before the next tcio_open on the communicator if
+ * that file should reuse the window (an open before it allocates a window
+ * of its own, and a tcio_open of the same file waits for the helper
+ * thread).  A handle never given to tcio_close_end is ended by
+ * MPI_Finalize, which waits for its segments and, if they failed, writes
+ * the error to standard error (it can return it to nobody).
+ * Returns what tcio_close returns: TCIO_SUCCESS only if every rank's data
+ * reached the file; otherwise the same failure on every rank (this rank's
+ * own error code, for example TCIO_ERR_NO_SPACE when the file system
+ * filled up while the thread wrote, or TCIO_ERR_REMOTE).  Also
+ * TCIO_ERR_BAD_HANDLE if FH is not closing (nothing happened).
+ */
+int tcio_close_end(tcio_file *fh);
 
 /*
  * Local, advisory.  Load the file segments holding bytes [OFFSET,
@@ -409,6 +484,9 @@ int tcio_last_error(char *buf, int len);
  *                              (MPI one-sided operations) or "shm" (node-
  *                              shared memory: auto on one node, or asked
  *                              for)
+ *   tcio_background_memory     bytes per node of level 2 that may wait for
+ *                              tcio_close_begin's helper thread (this
+ *                              rank's value)
  * Numbers are decimal without suffix.  Returns TCIO_SUCCESS,
  * TCIO_ERR_BAD_HANDLE, TCIO_ERR_BAD_ARG (INFO NULL) or TCIO_ERR_MPI (with
  * *INFO set to MPI_INFO_NULL).

@@ -1,10 +1,16 @@
 /* close.c - the collective calls that end a phase of a file: tcio_flush
- * (every rank's writes visible to every rank's reads) and tcio_close
- * (every segment in the file, the file closed, the handle freed). */
+ * (every rank's writes visible to every rank's reads) and the close:
+ * tcio_close, or tcio_close_begin (every rank's data in level 2, the own
+ * slots handed to the drain thread, the handle closing) and tcio_close_end
+ * (every segment in the file, the outcome agreed, the handle freed). */
+#include <stdio.h>
 #include "file.h"
 #include "access.h"
+#include "background.h"
 #include "collective.h"
+#include "drainer.h"
 #include "error.h"
+#include "finalize.h"
 #include "handle.h"
 #include "owner.h"
 
@@ -19,24 +25,50 @@ static int flush_call(tcio_file *fh)
     return tci_collective_result(fh->comm, rc != TCIO_SUCCESS ? rc : fh->failure);
 }
 
-static int close_call(tcio_file *fh)
+/* The handle is not open: say why, for the calls that find a closing one. */
+static int not_open(const tcio_file *fh, const char *call)
 {
-    if (!fh || !tci_handle_is_open(fh))
-        return TCIO_ERR_BAD_HANDLE;
+    if (fh && tci_handle_is_closing(fh))
+        return tci_error_set(TCIO_ERR_BAD_HANDLE, "%s: the handle is closing (tcio_close_begin "
+                             "was called): only tcio_close_end may use it", call);
+    return TCIO_ERR_BAD_HANDLE;
+}
+
+/* ---- the two halves of a close --------------------------------------------- */
+
+static void end_unended_closes(void);
+
+/* MPI_Finalize ends the closes that tcio_close_end never ended: registered
+ * at the first tcio_close_begin, by every rank of its communicator.
+ * Returns whether it is arranged: without it a close never ended would
+ * leave the thread writing while the process exits, so the close is then
+ * written in the begin instead. */
+static bool arrange_finalize(void)
+{
+    static bool arranged;
+    if (!arranged)
+        arranged = tci_at_finalize(end_unended_closes) == 0;
+    return arranged;
+}
+
+/* Every rank's data to level 2, the barrier after which no rank accesses
+ * another's slots, this rank's dirty slots to the file (now, or with
+ * BACKGROUND handed to the drain thread), the file closed.  The outcome
+ * and its reason wait in FH->closing for the end. */
+static void begin_close(tcio_file *fh, bool background)
+{
     tci_handle_forget(fh);
-    tci_collective_enter("tcio_close");
     double t0 = MPI_Wtime();
     int rc = tci_access_settle(fh);
     /* No rank drains before every rank's last put has completed. */
     tci_barrier(fh->comm);
-    int drain_rc = tci_owner_drain_all(fh);
+    int drain_rc = tci_background_drain(fh, background);
     if (rc == TCIO_SUCCESS)
         rc = drain_rc;
-    if (rc == TCIO_SUCCESS)
-        rc = fh->failure;
-    const char *transport_name = fh->l2.t.ops->name;   /* static: outlives the close */
+    /* The drain thread writes through a descriptor of its own: this
+     * rank's MPI handle is closed now (a local close, no
+     * synchronisation: every rank has its own handle). */
     tci_segio_close(&fh->io);
-    /* This rank's own handle: a local close, no synchronisation. */
     int close_rc = tci_error_from_io(MPI_File_close(&fh->file));
     fh->file = MPI_FILE_NULL;
     if (rc == TCIO_SUCCESS)
@@ -49,6 +81,29 @@ static int close_call(tcio_file *fh)
         if (rc == TCIO_SUCCESS)
             rc = delete_rc;
     }
+    fh->closing.rc = rc;
+    fh->closing.reason_code = tci_error_save(fh->closing.reason, sizeof fh->closing.reason);
+    fh->stats.time[TCI_T_CLOSE] += MPI_Wtime() - t0;
+    tci_handle_remember_closing(fh);
+}
+
+/* Wait for the drain thread's part, agree on the outcome, keep or free
+ * the window, report the statistics, free the handle. */
+static int end_close(tcio_file *fh)
+{
+    tci_handle_forget_closing(fh);
+    double t0 = MPI_Wtime();
+    int rc = fh->closing.rc;
+    int drain_rc = tci_background_finish(fh);
+    /* The begin's failure comes first, with its reason. */
+    if (rc != TCIO_SUCCESS && fh->closing.reason_code == rc)
+        tci_error_restore(rc, fh->closing.reason);
+    if (rc == TCIO_SUCCESS)
+        rc = drain_rc;
+    /* A failure that an earlier call met (an early drain, a spill). */
+    if (rc == TCIO_SUCCESS)
+        rc = fh->failure;
+    const char *transport_name = fh->l2.t.ops->name;   /* static: outlives the close */
     rc = tci_collective_result(fh->comm, rc);
     /* After a close that succeeded everywhere the window waits, emptied,
      * for the next file on the communicator (every rank finished its
@@ -59,7 +114,7 @@ static int close_call(tcio_file *fh)
         fh->window_reused = true;
         tci_handle_return_window(fh);
     }
-    fh->stats.time[TCI_T_CLOSE] = MPI_Wtime() - t0;
+    fh->stats.time[TCI_T_CLOSE] += MPI_Wtime() - t0;
     if (fh->config.stats)
         tci_stats_report(&fh->stats, fh->comm, fh->name, fh->aggr.count, transport_name,
                          fh->config.stats, fh->config.stats_file);
@@ -67,12 +122,80 @@ static int close_call(tcio_file *fh)
     return rc;
 }
 
+/* At MPI_Finalize: every close begun and never ended, oldest first (the
+ * same order on every rank: the begins were collective), then the drain
+ * thread.  A failure cannot be returned any more: it is written to
+ * standard error rather than lost. */
+static void end_unended_closes(void)
+{
+    tcio_file *fh;
+    while ((fh = tci_handle_oldest_closing()) != NULL) {
+        char *name = fh->name ? fh->name : "?";
+        char shown[256];
+        snprintf(shown, sizeof shown, "%s", name);
+        tci_collective_enter("MPI_Finalize (tcio_close_end never called)");
+        int rc = end_close(fh);
+        if (rc != TCIO_SUCCESS && rc != TCIO_ERR_REMOTE) {
+            char why[TCIO_MAX_ERROR_STRING];
+            tci_error_note_failure("tcio_close_end", rc);
+            tcio_last_error(why, (int)sizeof why);
+            fprintf(stderr, "libtcio: MPI_Finalize ended the close of \"%s\", which "
+                    "tcio_close_end never ended, and it failed: %s\n", shown, why);
+            fflush(stderr);
+        }
+    }
+    tci_drainer_stop();
+}
+
+/* ---- the public calls --------------------------------------------------------- */
+
+static int close_call(tcio_file *fh)
+{
+    if (!fh || !tci_handle_is_open(fh))
+        return not_open(fh, "tcio_close");
+    tci_collective_enter("tcio_close");
+    begin_close(fh, false);
+    return end_close(fh);
+}
+
+static int close_begin_call(tcio_file *fh)
+{
+    if (!fh || !tci_handle_is_open(fh))
+        return not_open(fh, "tcio_close_begin");
+    tci_collective_enter("tcio_close_begin");
+    begin_close(fh, arrange_finalize());
+    return TCIO_SUCCESS;
+}
+
+static int close_end_call(tcio_file *fh)
+{
+    if (!fh || !tci_handle_is_closing(fh)) {
+        if (fh && tci_handle_is_open(fh))
+            return tci_error_set(TCIO_ERR_BAD_HANDLE, "tcio_close_end: the handle is open: "
+                                 "tcio_close_begin must come first");
+        return TCIO_ERR_BAD_HANDLE;
+    }
+    tci_collective_enter("tcio_close_end");
+    return end_close(fh);
+}
+
 int tcio_flush(tcio_file *fh)
 {
-    return tci_error_note("tcio_flush", flush_call(fh));
+    int rc = fh && !tci_handle_is_open(fh) ? not_open(fh, "tcio_flush") : flush_call(fh);
+    return tci_error_note("tcio_flush", rc);
 }
 
 int tcio_close(tcio_file *fh)
 {
     return tci_error_note("tcio_close", close_call(fh));
+}
+
+int tcio_close_begin(tcio_file *fh)
+{
+    return tci_error_note("tcio_close_begin", close_begin_call(fh));
+}
+
+int tcio_close_end(tcio_file *fh)
+{
+    return tci_error_note("tcio_close_end", close_end_call(fh));
 }

@@ -29,18 +29,20 @@
 #define ENV_STATS_FILE        "TCIO_STATS_FILE"
 #define KEY_TRANSPORT         "tcio_transport"
 #define ENV_TRANSPORT         "TCIO_TRANSPORT"
+#define KEY_BACKGROUND_MEMORY "tcio_background_memory"
+#define ENV_BACKGROUND_MEMORY "TCIO_BACKGROUND_MEMORY"
 
 /* Every TCIO_* variable the library reads (the unknown ones are
  * reported: a typo would otherwise be silently ignored). */
 static const char *const tcio_env_names[] = {
     ENV_SEGMENT_SIZE, ENV_SEGMENTS_PER_PROC, ENV_AGGREGATORS, ENV_PLACEMENT,
-    ENV_EARLY_DRAIN, ENV_STATS, ENV_STATS_FILE, ENV_TRANSPORT, TCI_ENV_COLLECTIVE_TIMEOUT,
-    TCI_ENV_WARN_UNKNOWN
+    ENV_EARLY_DRAIN, ENV_STATS, ENV_STATS_FILE, ENV_TRANSPORT, ENV_BACKGROUND_MEMORY,
+    TCI_ENV_COLLECTIVE_TIMEOUT, TCI_ENV_WARN_UNKNOWN
 };
 
 static const char *const tcio_keys[] = {
     KEY_SEGMENT_SIZE, KEY_SEGMENTS_PER_PROC, KEY_AGGREGATORS, KEY_PLACEMENT,
-    KEY_EARLY_DRAIN, KEY_STATS, KEY_STATS_FILE, KEY_TRANSPORT
+    KEY_EARLY_DRAIN, KEY_STATS, KEY_STATS_FILE, KEY_TRANSPORT, KEY_BACKGROUND_MEMORY
 };
 
 /* The leading positive decimal integer of TEXT (no sign, no space):
@@ -184,6 +186,24 @@ static int read_transport(MPI_Info info, tci_transport_kind *kind)
     return 0;
 }
 
+/* tcio_background_memory: a size, or 0 (no background drain). */
+static int read_background_memory(MPI_Info info, int64_t *value)
+{
+    char buf[MPI_MAX_INFO_VAL + 1], source[64];
+    const char *text = setting_text(info, KEY_BACKGROUND_MEMORY, ENV_BACKGROUND_MEMORY, buf,
+                                    source);
+    if (!text)
+        return 0;
+    if (strcmp(text, "0") == 0) {
+        *value = 0;
+        return 0;
+    }
+    if (tci_parse_size(text, value) != 0)
+        return bad_setting(source, text, "expected 0 or a positive integer with an optional "
+                           "k, m or g suffix");
+    return 0;
+}
+
 int tci_parse_transport(const char *text, tci_transport_kind *kind)
 {
     if (!text)
@@ -321,7 +341,8 @@ static int check_aggregators(tci_config *cfg)
 
 int tci_config_from_user(MPI_Info info, tci_config *cfg)
 {
-    *cfg = (tci_config){ .placement = TCI_PLACE_SPREAD, .early_drain = -1 };
+    *cfg = (tci_config){ .placement = TCI_PLACE_SPREAD, .early_drain = -1,
+                         .background_memory = -1 };
     int rc = TCIO_SUCCESS;
     if (read_size(info, KEY_SEGMENT_SIZE, ENV_SEGMENT_SIZE, TCI_MAX_SEGMENT_SIZE,
                   &cfg->segment_size) != 0 ||
@@ -331,7 +352,8 @@ int tci_config_from_user(MPI_Info info, tci_config *cfg)
         read_placement(info, cfg) != 0 ||
         read_early_drain(info, &cfg->early_drain) != 0 ||
         read_stats(info, &cfg->stats) != 0 || read_stats_file(info, &cfg->stats_file) != 0 ||
-        read_transport(info, &cfg->transport) != 0)
+        read_transport(info, &cfg->transport) != 0 ||
+        read_background_memory(info, &cfg->background_memory) != 0)
         rc = TCIO_ERR_BAD_CONFIG;
     if (rc == TCIO_SUCCESS)
         rc = check_limits(cfg);

@@ -48,6 +48,10 @@ typedef struct tci_config {
     tci_transport_kind transport;
     char   *stats_file;         /* append it there (malloc'ed), NULL: stdout
                                    for text, stderr for JSON */
+    int64_t background_memory;  /* tcio_background_memory: bytes per node
+                                   of level 2 that may wait for the
+                                   background drain; 0: none; -1 until
+                                   used: then the default (background.c) */
 } tci_config;
 
 /* Parse a positive size such as "4096", "64k" or "1M" (powers of 1024).

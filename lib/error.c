@@ -203,6 +203,21 @@ int tci_error_note_failure(const char *call, int rc)
     return rc;
 }
 
+int tci_error_save(char *buf, size_t size)
+{
+    if (!tci_error_pending || size == 0)
+        return TCIO_SUCCESS;
+    snprintf(buf, size, "%s", pending.message);
+    return pending.code;
+}
+
+void tci_error_restore(int code, const char *message)
+{
+    pending.code = code;
+    snprintf(pending.message, sizeof pending.message, "%s", message);
+    tci_error_pending = 1;
+}
+
 int tcio_last_error(char *buf, int len)
 {
     if (buf && len > 0) {

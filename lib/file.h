@@ -18,6 +18,19 @@
 #include "stats.h"
 #include "comm_cache.h"
 
+struct tci_drain_job;
+
+/* A handle between tcio_close_begin and tcio_close_end (close.c,
+ * background.c): what the begin found, reported by the end. */
+typedef struct tci_closing {
+    int   rc;                      /* this rank's outcome of the begin */
+    int   reason_code;             /* and why, for tcio_last_error */
+    char  reason[TCIO_MAX_ERROR_STRING];
+    struct tci_drain_job *job;     /* the slots handed to the drain
+                                      thread, NULL if none */
+    struct tcio_file *next;        /* the closing handles, oldest first */
+} tci_closing;
+
 struct tcio_file {
     MPI_Comm    comm;          /* private duplicate, errors returned */
     tci_comm_entry *comm_entry; /* where COMM is cached, NULL if it is the file's own */
@@ -51,6 +64,7 @@ struct tcio_file {
     tci_staged_read *staged;   /* reads into non-contiguous types, in order */
     tci_staged_read **staged_tail;
     struct tcio_file *next_open;
+    tci_closing closing;
 };
 
 /* The handle most recently found open and without a failure (handle.c):

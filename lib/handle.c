@@ -38,6 +38,43 @@ void tci_handle_forget(tcio_file *fh)
         }
 }
 
+/* ---- the registry of closing handles: between tcio_close_begin and
+ * tcio_close_end, oldest first (MPI_Finalize ends them in that order, the
+ * same on every rank) ------------------------------------------------------ */
+
+static tcio_file *closing_files;
+
+bool tci_handle_is_closing(const tcio_file *fh)
+{
+    for (const tcio_file *f = closing_files; f; f = f->closing.next)
+        if (f == fh)
+            return true;
+    return false;
+}
+
+void tci_handle_remember_closing(tcio_file *fh)
+{
+    tcio_file **tail = &closing_files;
+    while (*tail)
+        tail = &(*tail)->closing.next;
+    fh->closing.next = NULL;
+    *tail = fh;
+}
+
+void tci_handle_forget_closing(tcio_file *fh)
+{
+    for (tcio_file **p = &closing_files; *p; p = &(*p)->closing.next)
+        if (*p == fh) {
+            *p = fh->closing.next;
+            return;
+        }
+}
+
+tcio_file *tci_handle_oldest_closing(void)
+{
+    return closing_files;
+}
+
 /* ---- new and destroy ------------------------------------------------------ */
 
 tcio_file *tci_handle_new(int mode)

@@ -24,6 +24,14 @@ bool tci_handle_is_open(const tcio_file *fh);
 void tci_handle_remember(tcio_file *fh);
 void tci_handle_forget(tcio_file *fh);
 
+/* The handles between tcio_close_begin and tcio_close_end: whether FH is
+ * one, add one (at the end of the list), remove one, the oldest (NULL if
+ * none). */
+bool tci_handle_is_closing(const tcio_file *fh);
+void tci_handle_remember_closing(tcio_file *fh);
+void tci_handle_forget_closing(tcio_file *fh);
+tcio_file *tci_handle_oldest_closing(void);
+
 /* The transport of FH: its setting on the nodes its communicator spans
  * (known on every rank once the open has found the nodes). */
 const tci_transport_ops *tci_handle_transport(const tcio_file *fh);

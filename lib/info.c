@@ -4,6 +4,7 @@
 #include "file.h"
 #include "error.h"
 #include "handle.h"
+#include "background.h"
 
 static int info_set_int(MPI_Info info, const char *key, long long value)
 {
@@ -58,6 +59,8 @@ static int add_tcio_settings(const tcio_file *fh, MPI_Info info)
         err = MPI_Info_set(info, "tcio_stats_file", c->stats_file);
     if (err == MPI_SUCCESS)
         err = MPI_Info_set(info, "tcio_transport", fh->l2.t.ops->name);
+    if (err == MPI_SUCCESS)
+        err = info_set_int(info, "tcio_background_memory", tci_background_memory(fh));
     return err;
 }
 

@@ -11,6 +11,7 @@
 #include "collective.h"
 #include "error.h"
 #include "handle.h"
+#include "background.h"
 
 /* ---- the mode ----------------------------------------------------------- */
 
@@ -353,6 +354,12 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
         rc = tci_config_check_ranks(&config, nprocs);
     if (rc == TCIO_SUCCESS)
         rc = level2_fits(&config, NULL, 0);
+    /* A file this rank closed with tcio_close_begin may still wait for the
+     * drain thread: the new handle must see every byte of it (and a
+     * truncation must come after them).  The agreement below makes every
+     * rank wait for the ranks that wait here. */
+    if (fname)
+        tci_background_wait_for_file(fname);
     /* The handle too, before the agreement, and the private communicator,
      * which every rank asks for, also one whose checks failed: a first
      * open on COMM duplicates it collectively. */
@@ -402,7 +409,10 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
         tci_handle_destroy(fh);
         return rc;
     }
-    if (mode & MPI_MODE_WRONLY)
+    /* Which file the name gives now: for a write-only file's sieve reader
+     * and, on an aggregator of a writable file, the background drain's
+     * descriptor (both opened by name later). */
+    if ((mode & MPI_MODE_WRONLY) || (fh->can_write && fh->aggr.index >= 0))
         tci_segio_identify(&fh->io, fname);
     /* The user's promise; the ranks' own handles do not carry it. */
     fh->io.unique_open = (mode & MPI_MODE_UNIQUE_OPEN) != 0;

@@ -23,27 +23,70 @@ static tci_location own_slot(const tcio_file *fh, int64_t slot)
     return (tci_location){ .rank = fh->l2.t.self, .slot = slot };
 }
 
-int tci_owner_drain_all(tcio_file *fh)
+/* After the close barrier: whether own slot S holds written bytes (then
+ * *D views them by address).  A slot still held is an error (every rank
+ * released its slots before the barrier). */
+static int close_slot(tcio_file *fh, int64_t s, tci_drain_slot *d, bool *dirty)
+{
+    tci_transport *t = &fh->l2.t;
+    tci_location loc = own_slot(fh, s);
+    int64_t state = t->ops->state_in_memory(t, loc);
+    tci_slot_header h = tci_state_decode(state);
+    *dirty = false;
+    if (state == TCI_STATE_LOCKED || tci_state_sharers(state) != 0)
+        return TCIO_ERR_MPI;
+    if (h.flags & TCI_SLOT_DIRTY) {
+        unsigned char *bitmap;
+        d->segment = h.segment;
+        d->data = t->ops->memory(t, loc, &bitmap);
+        d->bitmap = bitmap;
+        *dirty = true;
+    }
+    return TCIO_SUCCESS;
+}
+
+int tci_owner_dirty_slots(tcio_file *fh, tci_drain_slot *dirty, int *ndirty)
 {
     tci_transport *t = &fh->l2.t;
     /* Called after every rank completed its operations and passed a
      * barrier: synchronise, then read the slots in place. */
     int rc = t->ops->sync(t);
+    *ndirty = 0;
     for (int64_t s = 0; s < t->local_slots; s++) {
-        tci_location loc = own_slot(fh, s);
-        int64_t state = t->ops->state_in_memory(t, loc);
-        tci_slot_header h = tci_state_decode(state);
-        /* Every rank released its slots before the barrier.  Keep going
-         * after a failed slot, so that the others still reach the file. */
-        int slot_rc = TCIO_SUCCESS;
-        if (state == TCI_STATE_LOCKED || tci_state_sharers(state) != 0) {
-            slot_rc = TCIO_ERR_MPI;
-        } else if (h.flags & TCI_SLOT_DIRTY) {
-            fh->stats.count[TCI_C_CLOSE_DRAINS]++;
-            unsigned char *bitmap;
-            const char *data = t->ops->memory(t, loc, &bitmap);
-            slot_rc = tci_segio_write(tci_file_segio(fh), h.segment, data, bitmap);
-        }
+        bool is_dirty;
+        int slot_rc = close_slot(fh, s, &dirty[*ndirty], &is_dirty);
+        *ndirty += is_dirty;
+        if (rc == TCIO_SUCCESS)
+            rc = slot_rc;
+    }
+    return rc;
+}
+
+int tci_owner_drain_slots(tcio_file *fh, const tci_drain_slot *slots, int n)
+{
+    int rc = TCIO_SUCCESS;
+    for (int i = 0; i < n; i++) {
+        fh->stats.count[TCI_C_CLOSE_DRAINS]++;
+        int slot_rc = tci_segio_write(tci_file_segio(fh), slots[i].segment, slots[i].data,
+                                      slots[i].bitmap);
+        if (rc == TCIO_SUCCESS)
+            rc = slot_rc;
+    }
+    return rc;
+}
+
+int tci_owner_drain_all(tcio_file *fh)
+{
+    tci_transport *t = &fh->l2.t;
+    int rc = t->ops->sync(t);
+    /* Keep going after a failed slot, so that the others still reach the
+     * file. */
+    for (int64_t s = 0; s < t->local_slots; s++) {
+        tci_drain_slot d;
+        bool dirty;
+        int slot_rc = close_slot(fh, s, &d, &dirty);
+        if (slot_rc == TCIO_SUCCESS && dirty)
+            slot_rc = tci_owner_drain_slots(fh, &d, 1);
         if (rc == TCIO_SUCCESS)
             rc = slot_rc;
     }

@@ -6,6 +6,7 @@
 #define TCIO_OWNER_H
 
 #include "file.h"
+#include "drainer.h"
 
 /* Whenever the aggregator enters the library: if movers noticed full
  * segments since the last look, write every own slot whose bitmap is
@@ -23,5 +24,13 @@ int tci_owner_filled(tcio_file *fh);
 /* Drain every dirty slot this rank owns (collective close, after the
  * barrier that ends all access by others). */
 int tci_owner_drain_all(tcio_file *fh);
+
+/* The same in two steps, for a close that hands slots to the background
+ * drain (background.c): list this rank's dirty slots by address, in slot
+ * order, into DIRTY (room for every own slot), *NDIRTY their count
+ * (after the close barrier; TCIO_ERR_MPI if a slot is still held, the
+ * others listed); then write N of them with MPI-IO. */
+int tci_owner_dirty_slots(tcio_file *fh, tci_drain_slot *dirty, int *ndirty);
+int tci_owner_drain_slots(tcio_file *fh, const tci_drain_slot *slots, int n);
 
 #endif

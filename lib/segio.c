@@ -11,9 +11,14 @@
  *    is the same as after per-run writes; the caller's exclusive hold on
  *    the segment (its slot's lock, or the close drain after the barrier)
  *    makes sure no one changes those bytes between the read and the write.
- * Loads read whole segments. */
+ * Loads read whole segments.
+ *
+ * The segment writer (tci_segment_write) reaches the file only through a
+ * sink (segio.h): MPI-IO here, a POSIX descriptor in the background drain
+ * (drainer.c), whose thread must make no MPI call. */
 #define _POSIX_C_SOURCE 200809L   /* stat */
 #include <errno.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -35,7 +40,8 @@ static MPI_Offset segment_start(const tci_segmap *map, int64_t segment)
     return (MPI_Offset)segment * map->segment_size;
 }
 
-static int write_run(MPI_File file, MPI_Offset offset, const char *data, int len)
+/* One MPI_File_write_at of LEN bytes at OFFSET. */
+static int mpi_write(MPI_File file, MPI_Offset offset, const char *data, int len)
 {
     MPI_Status status;
     errno = 0;
@@ -52,13 +58,13 @@ static int write_run(MPI_File file, MPI_Offset offset, const char *data, int len
     return errno == ENOSPC || errno == EDQUOT ? TCIO_ERR_NO_SPACE : TCIO_ERR_IO;
 }
 
-/* One MPI_File_write_at per run of set bits in [FROM, SIZE). */
-static int write_runs(MPI_File file, MPI_Offset base, const char *data,
+/* One write per run of set bits in [FROM, SIZE). */
+static int write_runs(tci_sink *sink, MPI_Offset base, const char *data,
                       const unsigned char *bitmap, int from, int size)
 {
     int end, start = tci_bitmap_next_run(bitmap, from, size, 1, &end);
     while (start < size) {
-        int rc = write_run(file, base + start, data + start, end - start);
+        int rc = sink->write_at(sink->file, base + start, data + start, end - start);
         if (rc != TCIO_SUCCESS)
             return rc;
         start = tci_bitmap_next_run(bitmap, end, size, 1, &end);
@@ -81,21 +87,24 @@ static bool worth_sieving(int64_t runs, int span)
 
 /* For each bitmap byte, the 8 data bytes it covers as a mask in memory
  * order (0xff where the bit is set), so that a partly written group of 8
- * bytes is merged with one masked word instead of 8 tests.  Filled at the
- * first use (the library is single-threaded, tcio.h). */
+ * bytes is merged with one masked word instead of 8 tests.  Filled once,
+ * at the first use by any thread (the background drain sieves too). */
+static uint64_t masks[256];
+static pthread_once_t masks_once = PTHREAD_ONCE_INIT;
+
+static void fill_masks(void)
+{
+    for (int b = 0; b < 256; b++) {
+        unsigned char m[8];
+        for (int k = 0; k < 8; k++)
+            m[k] = (b >> k) & 1 ? 0xff : 0;
+        memcpy(&masks[b], m, sizeof m);
+    }
+}
+
 static const uint64_t *byte_masks(void)
 {
-    static uint64_t masks[256];
-    static bool ready;
-    if (!ready) {
-        for (int b = 0; b < 256; b++) {
-            unsigned char m[8];
-            for (int k = 0; k < 8; k++)
-                m[k] = (b >> k) & 1 ? 0xff : 0;
-            memcpy(&masks[b], m, sizeof m);
-        }
-        ready = true;
-    }
+    pthread_once(&masks_once, fill_masks);
     return masks;
 }
 
@@ -216,21 +225,22 @@ static MPI_File sieve_reader(tci_segio *io)
     }
 }
 
-/* Sieve [LO, HI) of the segment at BASE, one buffer at a time, skipping
- * stretches without written bytes.  *DONE is where the sieve stopped: HI,
- * or the start of a buffer the reader could not read (the caller writes
- * the rest per run; a read failure alone loses nothing). */
-static int sieve(tci_segio *io, MPI_File reader, MPI_Offset base, const char *data,
+/* Sieve [LO, HI) of the segment at BASE through SINK, one buffer (BUF) at
+ * a time, skipping stretches without written bytes.  *DONE is where the
+ * sieve stopped: HI, or the start of a buffer the file could not be read
+ * into (the caller writes the rest per run; a read failure alone loses
+ * nothing). */
+static int sieve(tci_sink *sink, char *buf, MPI_Offset base, const char *data,
                  const unsigned char *bitmap, int lo, int hi, int *done)
 {
     int pos = lo, end;
     while ((pos = tci_bitmap_next_run(bitmap, pos, hi, 1, &end)) < hi) {
         int to = hi - pos > TCI_SIEVE_BUFFER ? pos + TCI_SIEVE_BUFFER : hi;
         *done = pos;
-        if (read_span(reader, base + pos, io->buffer, to - pos) != TCIO_SUCCESS)
+        if (sink->read_at(sink->file, base + pos, buf, to - pos) != TCIO_SUCCESS)
             return TCIO_SUCCESS;
-        overlay_written(io->buffer, data, bitmap, pos, to);
-        int rc = write_run(io->file, base + pos, io->buffer, to - pos);
+        overlay_written(buf, data, bitmap, pos, to);
+        int rc = sink->write_at(sink->file, base + pos, buf, to - pos);
         if (rc != TCIO_SUCCESS)
             return rc;
         pos = to;
@@ -239,32 +249,60 @@ static int sieve(tci_segio *io, MPI_File reader, MPI_Offset base, const char *da
     return TCIO_SUCCESS;
 }
 
-int tci_segio_write(tci_segio *io, int64_t segment, const char *data,
-                    const unsigned char *bitmap)
+int tci_segment_write(tci_sink *sink, int size, int64_t segment, const char *data,
+                      const unsigned char *bitmap)
 {
-    int size = (int)io->map->segment_size;
-    MPI_Offset base = segment_start(io->map, segment);
+    MPI_Offset base = (MPI_Offset)segment * size;
     int lo, hi;
     int64_t runs = tci_bitmap_shape(bitmap, size, &lo, &hi);
     if (runs == 0)
         return TCIO_SUCCESS;
-    if (worth_sieving(runs, hi - lo)) {
-        MPI_File reader = sieve_reader(io);
-        if (reader != MPI_FILE_NULL && !io->buffer)
-            io->buffer = malloc(TCI_SIEVE_BUFFER);
-        if (reader != MPI_FILE_NULL && io->buffer) {
-            int done = lo;
-            int rc = sieve(io, reader, base, data, bitmap, lo, hi, &done);
-            if (rc != TCIO_SUCCESS)
-                return rc;
-            if (done == hi) {
-                io->stats->count[TCI_C_SIEVED]++;
-                return TCIO_SUCCESS;
-            }
-            lo = done;          /* the reader failed: the rest per run */
+    char *buf = worth_sieving(runs, hi - lo) ? sink->sieve_buffer(sink->file) : NULL;
+    if (buf) {
+        int done = lo;
+        int rc = sieve(sink, buf, base, data, bitmap, lo, hi, &done);
+        if (rc != TCIO_SUCCESS)
+            return rc;
+        if (done == hi) {
+            sink->sieved++;
+            return TCIO_SUCCESS;
         }
+        lo = done;          /* the file could not be read: the rest per run */
     }
-    return write_runs(io->file, base, data, bitmap, lo, size);
+    return write_runs(sink, base, data, bitmap, lo, size);
+}
+
+/* ---- the MPI-IO sink: the file's handle, and the sieve's reader ----------- */
+
+static int segio_write_at(void *file, MPI_Offset offset, const char *data, int len)
+{
+    return mpi_write(((tci_segio *)file)->file, offset, data, len);
+}
+
+static int segio_read_at(void *file, MPI_Offset offset, char *buf, int len)
+{
+    return read_span(sieve_reader(file), offset, buf, len);
+}
+
+/* The sieve's buffer, once the file turned out readable. */
+static char *segio_sieve_buffer(void *file)
+{
+    tci_segio *io = file;
+    if (sieve_reader(io) == MPI_FILE_NULL)
+        return NULL;
+    if (!io->buffer)
+        io->buffer = malloc(TCI_SIEVE_BUFFER);
+    return io->buffer;
+}
+
+int tci_segio_write(tci_segio *io, int64_t segment, const char *data,
+                    const unsigned char *bitmap)
+{
+    tci_sink sink = { .write_at = segio_write_at, .read_at = segio_read_at,
+                      .sieve_buffer = segio_sieve_buffer, .file = io };
+    int rc = tci_segment_write(&sink, (int)io->map->segment_size, segment, data, bitmap);
+    io->stats->count[TCI_C_SIEVED] += sink.sieved;
+    return rc;
 }
 
 void tci_segio_close(tci_segio *io)

@@ -21,6 +21,31 @@
 #define TCI_SIEVE_RUN_SPACING  4096
 #define TCI_SIEVE_BUFFER       (64 * 1024)
 
+/* Where a segment write goes.  WRITE_AT writes LEN bytes at OFFSET (all
+ * of them, or it fails); READ_AT reads LEN bytes at OFFSET, zeros past the
+ * end of the file; SIEVE_BUFFER returns TCI_SIEVE_BUFFER bytes for a sieve,
+ * or NULL when the file cannot be read (or no memory): the segment is then
+ * written per run (it is asked only for segments worth sieving, so that a
+ * reader is opened lazily).  All get FILE; the I/O functions return
+ * TCIO_SUCCESS or a tcio error code.  SIEVED counts the segment writes
+ * that were sieved.  segio.c has a sink over MPI-IO (the file's handle and
+ * the sieve's reader); drainer.c one over a POSIX descriptor, for the
+ * background drain, which makes no MPI call. */
+typedef struct tci_sink {
+    int   (*write_at)(void *file, MPI_Offset offset, const char *data, int len);
+    int   (*read_at)(void *file, MPI_Offset offset, char *buf, int len);
+    char *(*sieve_buffer)(void *file);
+    void   *file;
+    int64_t sieved;
+} tci_sink;
+
+/* Write the bytes of file segment SEGMENT (of SEGMENT_SIZE bytes) whose
+ * bits are set in BITMAP from DATA to SINK, as tci_segio_write describes.
+ * Calls nothing but SINK's functions and the bitmap helpers of slot.h, so
+ * that a thread that must not call MPI can use it. */
+int tci_segment_write(tci_sink *sink, int segment_size, int64_t segment, const char *data,
+                      const unsigned char *bitmap);
+
 /* The file side of one open file, for one rank.  FILE, MAP and STATS are
  * the open file's (set by tci_segio_bind before each use); the rest is
  * segio's own, zero before the first use. */

@@ -13,7 +13,8 @@ static const char *const counter_names[TCI_C_COUNT] = {
     "bytes written", "bytes read", "puts", "gets", "segment loads", "spills",
     "segments drained early", "segments drained at close", "segments prefetched",
     "shared moves", "drained by the mover", "slot takes that waited",
-    "segment writes sieved", "writes around", "waits for older segments"
+    "segment writes sieved", "writes around", "waits for older segments",
+    "drained in the background"
 };
 
 /* The same, as JSON member names (doc/configuration.md lists them). */
@@ -21,17 +22,20 @@ static const char *const counter_keys[TCI_C_COUNT] = {
     "bytes_written", "bytes_read", "puts", "gets", "segment_loads", "spills",
     "segments_drained_early", "segments_drained_at_close", "segments_prefetched",
     "shared_moves", "segments_drained_by_mover", "busy_takes",
-    "sieved_writes", "writes_around", "older_segment_waits"
+    "sieved_writes", "writes_around", "older_segment_waits",
+    "segments_drained_in_background"
 };
 
 static const char *const phase_names[TCI_T_COUNT] = {
     "open", "write moves", "read moves", "loads", "spills", "early drains",
-    "prefetch", "close", "writes around", "waits for older segments"
+    "prefetch", "close", "writes around", "waits for older segments",
+    "background drain"
 };
 
 static const char *const phase_keys[TCI_T_COUNT] = {
     "open", "write_moves", "read_moves", "loads", "spills", "early_drains",
-    "prefetch", "close", "writes_around", "older_segment_waits"
+    "prefetch", "close", "writes_around", "older_segment_waits",
+    "background_drain"
 };
 
 typedef struct summary {

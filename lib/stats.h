@@ -13,15 +13,19 @@ enum tci_counter {
     TCI_C_WRITES_AROUND, /* write moves whose bytes went straight to the file,
                             around an older segment others still fill */
     TCI_C_OLDER_WAITS,   /* write moves that waited for such a segment */
+    TCI_C_BACKGROUND_DRAINS,   /* segments handed to the background drain */
     TCI_C_COUNT
 };
 
 /* Phases, in seconds of MPI_Wtime; a phase inside another counts in both
- * (loads and spills happen inside moves). */
+ * (loads and spills happen inside moves).  TCI_T_CLOSE is the time inside
+ * tcio_close, or tcio_close_begin and tcio_close_end together;
+ * TCI_T_BACKGROUND the drain thread's, which no call waits for unless
+ * tcio_close_end comes before it is done. */
 enum tci_phase {
     TCI_T_OPEN, TCI_T_WRITE_MOVES, TCI_T_READ_MOVES, TCI_T_LOADS, TCI_T_SPILLS,
     TCI_T_EARLY_DRAINS, TCI_T_PREFETCH, TCI_T_CLOSE, TCI_T_WRITES_AROUND,
-    TCI_T_OLDER_WAITS, TCI_T_COUNT
+    TCI_T_OLDER_WAITS, TCI_T_BACKGROUND, TCI_T_COUNT
 };
 
 typedef struct tci_stats {

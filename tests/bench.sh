@@ -77,6 +77,25 @@ same "$dir/syn0.dat" "$dir/syn1.dat"
 same "$dir/syn0.dat" "$dir/syn2.dat"
 same "$dir/art0.dat" "$dir/art1.dat"
 same "$dir/art0.dat" "$dir/art2.dat"
+# The checkpointing loop (--dumps): TCIO with both closes, OCIO and file per
+# rank; every dump verified, each dump of the background close
+# byte-identical to the synchronous one's and to OCIO's, blocked_s and
+# total_s reported.
+for c in sync background; do
+    run "dumps-$c" ./tests/run-mpi.sh 3 ./bench/tcio_bench -m 1 -n 2 -t i,d -l 3000 -s 1 -o "$dir/dump-$c" --dumps 2 --compute-ms 20 --close $c
+done
+run "dumps-ocio" ./tests/run-mpi.sh 3 ./bench/tcio_bench -m 0 -n 2 -t i,d -l 3000 -s 1 -o "$dir/dump-ocio" --dumps 2 --compute-ms 20
+run "dumps-file-per-rank" ./tests/run-mpi.sh 3 ./bench/tcio_bench -m 5 -n 2 -t i,d -l 3000 -s 1 -o "$dir/dump-fpr" --dumps 2
+for k in 0 1; do
+    same "$dir/dump-sync.$k" "$dir/dump-background.$k"
+    same "$dir/dump-ocio.$k" "$dir/dump-background.$k"
+done
+if ! head -n 1 "$dir/dumps-background.csv" | grep -q ',close,blocked_s,total_s,verified$' ||
+   ! tail -n 1 "$dir/dumps-background.csv" | grep -q ',2,20,background,[0-9.]*,[0-9.]*,yes$'; then
+    echo "FAIL: --dumps: no blocked_s and total_s columns"; cat "$dir/dumps-background.csv"; fail=1
+fi
+./tests/run-mpi.sh 1 ./bench/tcio_bench -m 1 -n 1 -t i -l 10 -s 1 -o "$dir/x" --close background 2>/dev/null
+[ $? -eq 2 ] || { echo "FAIL: tcio_bench accepted --close without --dumps"; fail=1; }
 ./tests/run-mpi.sh 1 ./bench/tcio_bench -m 0 -n 2 -t i -l 10 -s 1 -o "$dir/x" 2>/dev/null
 [ $? -eq 2 ] || { echo "FAIL: tcio_bench accepted TYPES that do not match NUM_ARRAY"; fail=1; }
 # TCIO_STATS: one summary per file on rank 0, with the bytes of all ranks
@@ -108,7 +127,7 @@ for o in objs:
     assert o["transport"] == "shm", o.get("transport")   # auto on one node
     assert set(o["seconds"]) == {"open", "write_moves", "read_moves", "loads", "spills",
                                  "early_drains", "prefetch", "close", "writes_around",
-                                 "older_segment_waits"}
+                                 "older_segment_waits", "background_drain"}
     for v in o["seconds"].values():
         assert 0 <= v["max"] <= v["sum"]
 w, r = objs

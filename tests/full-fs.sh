@@ -1,7 +1,10 @@
 #!/bin/sh
 # A full file system (issue 12, item 6): the full_file_system case of
 # tests/test_faults.c on a 256 KiB tmpfs, at 2 and 3 ranks, for early drain
-# on and off, with and without spills; and a level 2 that /dev/shm cannot
+# on and off, with and without spills, closed with tcio_close and with
+# tcio_close_begin/tcio_close_end (the helper thread meets the full file
+# system: every rank gets the error at tcio_close_end, and the file holds
+# only bytes that were written); and a level 2 that /dev/shm cannot
 # hold (level2_over_shm).  Mounting needs root: otherwise (or
 # when mounting fails, as in some containers) the test is skipped (exit 77)
 # with the reason.

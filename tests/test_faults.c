@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <mpi.h>
 #include "tcio.h"
@@ -728,12 +729,31 @@ END_TEST
  * without, every segment fits level 2 and leaves it at close (or earlier
  * through early drain).  The disk fills up on the way: every rank must get
  * an error from tcio_close or earlier, without a hang. */
-static void full_fs_case(const char *dir, int drain, int spill)
+/* Rank 0: every byte of PATH is the one written (piece k of rank r at
+ * (k * P + r) * 64, pattern k * 16 + r) or zero (a write that failed). */
+static int full_fs_bytes_as_written(const char *path)
+{
+    int64_t size;
+    unsigned char *file = tu_read_file(path, &size), piece[64];
+    int ok = file != NULL;
+    for (int64_t at = 0; ok && at < size; at += 64) {
+        int64_t n = at / 64;
+        tu_fill_pattern(piece, sizeof piece, (uint64_t)(n / tu_nprocs) * 16 +
+                                                 (uint64_t)(n % tu_nprocs));
+        for (int64_t i = at; ok && i < size && i < at + 64; i++)
+            ok = file[i] == piece[i - at] || file[i] == 0;
+    }
+    free(file);
+    return ok;
+}
+
+static void full_fs_case(const char *dir, int drain, int spill, int background)
 {
     char ctx[160], path[4200];
-    snprintf(ctx, sizeof ctx, "full file system, early drain %s, %s", drain ? "on" : "off",
-             spill ? "spills" : "no spill");
-    snprintf(path, sizeof path, "%s/tcio-full-%d%d", dir, drain, spill);
+    snprintf(ctx, sizeof ctx, "full file system, early drain %s, %s, %s", drain ? "on" : "off",
+             spill ? "spills" : "no spill",
+             background ? "tcio_close_begin/tcio_close_end" : "tcio_close");
+    snprintf(path, sizeof path, "%s/tcio-full-%d%d%d", dir, drain, spill, background);
     const char *const kv[] = { "tcio_early_drain", drain ? "on" : "off", NULL };
     tcio_file *fh = NULL;
     expect_all(tu_open_kv(path, MODE_NEW_WRONLY, "4k", spill ? "1" : "256", kv, &fh),
@@ -745,7 +765,16 @@ static void full_fs_case(const char *dir, int drain, int spill)
         first_err = tcio_write_at(fh, ((MPI_Offset)k * tu_nprocs + tu_rank) * 64, piece, 64,
                                   MPI_BYTE);
     }
-    int rc = tu_close(fh);
+    int rc;
+    if (background) {
+        /* The helper thread meets the full file system while the ranks
+         * compute; every rank hears of it at tcio_close_end. */
+        expect_all(tu_close_begin(fh), TCIO_SUCCESS, ctx, "tcio_close_begin");
+        nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+        rc = tu_close_end(fh);
+    } else {
+        rc = tu_close(fh);
+    }
     if (tu_rank == 0)
         printf("%s: first write error %d, close %d (%s)\n", ctx, first_err, rc,
                tcio_error_string(rc));
@@ -756,6 +785,8 @@ static void full_fs_case(const char *dir, int drain, int spill)
               "%s: tcio_close returned %d (%s), expected NO_SPACE or REMOTE", ctx, rc,
               tcio_error_string(rc));
     CHECK_ALL(tu_sum_int(rc == TCIO_ERR_NO_SPACE) >= 1, "%s: no rank reported NO_SPACE", ctx);
+    CHECK_ALL(tu_rank != 0 || full_fs_bytes_as_written(path),
+              "%s: the file holds bytes that were never written", ctx);
     if (tu_rank == 0)
         unlink(path);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -774,7 +805,8 @@ START_TEST(test_full_file_system)
     }
     for (int drain = 0; drain < 2; drain++)
         for (int spill = 0; spill < 2; spill++)
-            full_fs_case(dir, drain, spill);
+            for (int background = 0; background < 2; background++)
+                full_fs_case(dir, drain, spill, background);
 }
 END_TEST
 

@@ -207,6 +207,7 @@ static void on_alarm(int sig)
 #define MAX_TRACKED 64
 
 static tcio_file *open_handles[MAX_TRACKED];
+static int handle_closing[MAX_TRACKED];   /* between tu_close_begin and tu_close_end */
 static int nopen;
 static char *paths[MAX_TRACKED];
 static int npaths;
@@ -225,8 +226,12 @@ void tu_teardown(void)
 {
     /* A failed test may have left handles open: every rank left at the same
      * agreed check, so every rank holds the same handles here. */
-    while (nopen > 0)
-        tu_close(open_handles[nopen - 1]);
+    while (nopen > 0) {
+        if (handle_closing[nopen - 1])
+            tu_close_end(open_handles[nopen - 1]);
+        else
+            tu_close(open_handles[nopen - 1]);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = 0; i < npaths; i++) {
         if (tu_rank == 0)
@@ -275,8 +280,10 @@ int tu_open_kv(const char *path, int mode, const char *seg, const char *spp,
     int rc = tcio_open_comm(MPI_COMM_WORLD, path, mode, info, fh);
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
-    if (rc == TCIO_SUCCESS && *fh && nopen < MAX_TRACKED)
+    if (rc == TCIO_SUCCESS && *fh && nopen < MAX_TRACKED) {
+        handle_closing[nopen] = 0;
         open_handles[nopen++] = *fh;
+    }
     return rc;
 }
 
@@ -320,14 +327,36 @@ int tu_info_accepts_empty_value(char *why, size_t size)
     return accepted;
 }
 
-int tu_close(tcio_file *fh)
+static void forget_handle(tcio_file *fh)
 {
     for (int i = 0; i < nopen; i++)
         if (open_handles[i] == fh) {
-            open_handles[i] = open_handles[--nopen];
+            nopen--;
+            open_handles[i] = open_handles[nopen];
+            handle_closing[i] = handle_closing[nopen];
             break;
         }
+}
+
+int tu_close(tcio_file *fh)
+{
+    forget_handle(fh);
     return tcio_close(fh);
+}
+
+int tu_close_begin(tcio_file *fh)
+{
+    int rc = tcio_close_begin(fh);
+    for (int i = 0; i < nopen && rc == TCIO_SUCCESS; i++)
+        if (open_handles[i] == fh)
+            handle_closing[i] = 1;
+    return rc;
+}
+
+int tu_close_end(tcio_file *fh)
+{
+    forget_handle(fh);
+    return tcio_close_end(fh);
 }
 
 /* ---- collective assertions ------------------------------------------------- */

@@ -184,6 +184,10 @@ int tu_open_kv(const char *path, int mode, const char *seg, const char *spp,
                const char *const *kv, tcio_file **fh);
 /* tcio_close, forgetting the handle. */
 int tu_close(tcio_file *fh);
+/* tcio_close_begin (the teardown ends a handle left closing with
+ * tcio_close_end), and tcio_close_end, forgetting the handle. */
+int tu_close_begin(tcio_file *fh);
+int tu_close_end(tcio_file *fh);
 
 /* ---- write plans ------------------------------------------------------------ */
 
