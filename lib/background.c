@@ -50,10 +50,9 @@ static int background_count(const tcio_file *fh, int ndirty)
  * reaches the same file. */
 static bool thread_may_write(tcio_file *fh)
 {
-    int amode = 0;
-    return fh->io.identified && fh->name &&
-           MPI_File_get_amode(fh->file, &amode) == MPI_SUCCESS &&
-           !(amode & MPI_MODE_DELETE_ON_CLOSE);
+    /* Not the handle's amode: each rank's own handle leaves the deletion
+     * to rank 0 at close (open.c), so it does not carry the flag. */
+    return fh->io.identified && fh->name && !fh->delete_on_close;
 }
 
 /* Hand SLOTS (N of them) to the drain thread; returns whether it took

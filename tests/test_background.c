@@ -555,6 +555,34 @@ START_TEST(test_renamed_file)
 }
 END_TEST
 
+/* A file opened with MPI_MODE_DELETE_ON_CLOSE is written by the begin
+ * itself, never by the thread (rank 0 deletes it at the begin), and is
+ * gone after the end. */
+START_TEST(test_delete_on_close)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    no_faults();
+    const char *ctx = "MPI_MODE_DELETE_ON_CLOSE";
+    tu_plan p;
+    const char *ref;
+    plan_and_reference(&p, 2024, 24 << 10, 1500, &ref, ctx);
+    const char *path = tu_path("bg-delete");
+    tcio_file *fh = NULL;
+    expect_all(tu_open_kv(path, MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE,
+                          "4k", "64", NULL, &fh), TCIO_SUCCESS, ctx, "tcio_open_comm");
+    expect_all(write_own(fh, &p), TCIO_SUCCESS, ctx, "tcio_write_at");
+    gate(1, 200);     /* a thread that got slots would be held, and counted */
+    expect_all(tu_close_begin(fh), TCIO_SUCCESS, ctx, "tcio_close_begin");
+    gate(0, 0);
+    expect_all(tu_close_end(fh), TCIO_SUCCESS, ctx, "tcio_close_end");
+    long pwrites = atomic_load(&thread_pwrites);
+    CHECK_ALL(pwrites == 0, "%s: the drain thread wrote %ld times", ctx, pwrites);
+    CHECK_ALL(tu_rank != 0 || tu_file_size(path) < 0, "%s: the file still exists", ctx);
+    tu_plan_free(&p);
+}
+END_TEST
+
 /* ---- 9. the setting: parsed, refused, reported ---------------------------------------- */
 
 START_TEST(test_setting)
@@ -649,6 +677,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "drain_failure", test_drain_failure);
     tu_add_case(s, "closing_handle", test_closing_handle);
     tu_add_case(s, "renamed_file", test_renamed_file);
+    tu_add_case(s, "delete_on_close", test_delete_on_close);
     tu_add_case(s, "setting", test_setting);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
