@@ -8,21 +8,28 @@
 #include "handle.h"
 #include "owner.h"
 
+/* A failure that an earlier call met (an early drain, a spill) is this
+ * rank's failure too. */
+static int own_result(const tcio_file *fh, int rc)
+{
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    return fh->failure != TCIO_SUCCESS ? tci_failed_earlier(fh) : TCIO_SUCCESS;
+}
+
 static int flush_call(tcio_file *fh)
 {
     if (!fh || !tci_handle_is_open(fh))
-        return TCIO_ERR_BAD_HANDLE;
+        return tci_error_bad_handle(fh);
     tci_collective_enter("tcio_flush");
     int rc = tci_access_settle(fh);
-    /* A failure that an earlier call met (an early drain, a spill) is
-     * this rank's failure too. */
-    return tci_collective_result(fh->comm, rc != TCIO_SUCCESS ? rc : fh->failure);
+    return tci_collective_result(fh->comm, own_result(fh, rc));
 }
 
 static int close_call(tcio_file *fh)
 {
     if (!fh || !tci_handle_is_open(fh))
-        return TCIO_ERR_BAD_HANDLE;
+        return tci_error_bad_handle(fh);
     tci_handle_forget(fh);
     tci_collective_enter("tcio_close");
     double t0 = MPI_Wtime();
@@ -30,10 +37,11 @@ static int close_call(tcio_file *fh)
     /* No rank drains before every rank's last put has completed. */
     tci_barrier(fh->comm);
     int drain_rc = tci_owner_drain_all(fh);
+    if (drain_rc != TCIO_SUCCESS)
+        tci_error_explain(drain_rc, "writing the segments this aggregator holds to the file");
     if (rc == TCIO_SUCCESS)
         rc = drain_rc;
-    if (rc == TCIO_SUCCESS)
-        rc = fh->failure;
+    rc = own_result(fh, rc);
     const char *transport_name = fh->l2.t.ops->name;   /* static: outlives the close */
     tci_segio_close(&fh->io);
     int close_rc = tci_error_from_io(MPI_File_close(&fh->file));

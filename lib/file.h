@@ -17,6 +17,7 @@
 #include "datatype.h"
 #include "stats.h"
 #include "comm_cache.h"
+#include "error.h"
 
 struct tcio_file {
     MPI_Comm    comm;          /* private duplicate, errors returned */
@@ -45,17 +46,29 @@ struct tcio_file {
     char       *name;          /* for the statistics and segio's reader */
     int         poll_countdown; /* accesses until an aggregator polls */
     int         failure;       /* first file-system/MPI error: sticky */
+    char        failure_reason[TCIO_MAX_ERROR_STRING];   /* why, for every
+                                  later call that returns it */
     tci_staged_read *staged;   /* reads into non-contiguous types, in order */
     tci_staged_read **staged_tail;
     struct tcio_file *next_open;
 };
 
-/* Remember the first failure of a data movement so that close reports it. */
+/* Remember the first failure of a data movement so that close reports it,
+ * and its reason. */
 static inline int tci_note_failure(tcio_file *fh, int err)
 {
-    if (err != TCIO_SUCCESS && fh->failure == TCIO_SUCCESS)
+    if (err != TCIO_SUCCESS && fh->failure == TCIO_SUCCESS) {
         fh->failure = err;
+        tci_error_keep(err, fh->failure_reason, sizeof fh->failure_reason);
+    }
     return err;
+}
+
+/* FH's sticky failure as the result of the current call, with its reason. */
+static inline int tci_failed_earlier(const tcio_file *fh)
+{
+    return tci_error_set(fh->failure, "the file failed earlier, and every later call on it "
+                         "fails: %s", fh->failure_reason);
 }
 
 /* The file side of FH, bound to its file, geometry and statistics. */
