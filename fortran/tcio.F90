@@ -11,12 +11,18 @@
 !     `use mpi_f08' (when the MPI library has mpi_f08).  The C stubs convert
 !     them with MPI_Comm_f2c, MPI_Type_f2c and MPI_Info_f2c.
 !   * Buffers are TYPE(*), DIMENSION(..) (Fortran 2018, TS 29113): any type,
-!     any rank, scalars too.  Writes take non-contiguous sections too (they
-!     are copied, as tcio_write copies anyway); reads are lazy, so their
-!     buffer must be contiguous (TCIO_ERR_BAD_ARG otherwise) and should be
-!     declared ASYNCHRONOUS: it holds its data only after tcio_fetch,
-!     tcio_flush or tcio_close returns.  A COUNT and DATATYPE that reach
-!     past the end of the array are refused with TCIO_ERR_BAD_ARG.
+!     any rank, scalars too, passed without a copy, as MPI takes a choice
+!     buffer.  A scalar or an array element stands for the memory that
+!     follows it (sequence association): tcio_write_at(fh, off, u(1, 0, j),
+!     5 * n, MPI_DOUBLE_PRECISION) writes the row that starts there, as
+!     MPI_File_write_at does; that is trusted, not checked.  An array
+!     (whole, or a section) is checked: COUNT elements of DATATYPE must fit
+!     in it (TCIO_ERR_BAD_ARG otherwise).  Writes take non-contiguous
+!     sections too (they are copied, as tcio_write copies anyway); reads are
+!     lazy, so their buffer must be contiguous (TCIO_ERR_BAD_ARG otherwise)
+!     and should be declared ASYNCHRONOUS: it holds its data only after
+!     tcio_fetch, tcio_flush or tcio_close returns.  tcio_last_error
+!     explains these refusals of the module like libtcio's own.
 !   * tcio_last_error(message) fills a character(len=*) MESSAGE (optional);
 !     tcio_version() and tcio_error_string(code) return allocatable strings;
 !     the C macro TCIO_VERSION is the parameter tcio_version_string.

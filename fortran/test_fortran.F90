@@ -36,6 +36,30 @@ contains
         tcio_error_string(rc) // '), expected ' // trim(want))
   end subroutine
 
+  ! tcio_last_error must explain the refusal CODE of CALL (WHAT describes
+  ! the case): the same code, a message "rank R: CALL: REASON" whose REASON
+  ! is more than tcio_error_string(CODE) and contains WORD (and WORD2).
+  subroutine check_reason(code, call, word, what, word2)
+    use tcio, only: tcio_last_error, tcio_error_string, TCIO_MAX_ERROR_STRING
+    integer, intent(in) :: code
+    character(len=*), intent(in) :: call, word, what
+    character(len=*), intent(in), optional :: word2
+    character(len=TCIO_MAX_ERROR_STRING) :: message
+    integer :: got, at
+    got = tcio_last_error(message)
+    call check_rc(got, code, what // ': tcio_last_error')
+    at = index(message, ': ')
+    call check(index(message, 'rank ') == 1 .and. at > 0 .and. &
+        index(message, ': ' // call // ': ') == at, &
+        what // ': the reason names ' // call // ': ' // trim(message))
+    if (at > 0) call check(trim(message(at + len(call) + 4:)) /= tcio_error_string(code), &
+        what // ': the reason is more than the generic message: ' // trim(message))
+    call check(index(message, word) > 0, what // ': the reason names "' // word // '": ' // &
+        trim(message))
+    if (present(word2)) call check(index(message, word2) > 0, &
+        what // ': the reason names "' // word2 // '": ' // trim(message))
+  end subroutine
+
   ! The whole file NAME as bytes, read with plain Fortran stream I/O.
   subroutine read_file(name, bytes)
     character(len=*), intent(in) :: name
@@ -107,6 +131,7 @@ subroutine integer_handle_tests()
   ! A never-opened handle: TCIO_ERR_BAD_HANDLE everywhere.
   call check(.not. tcio_is_open(never_opened), 'tcio_is_open of a fresh handle')
   call check_rc(tcio_write(never_opened, ints, 1, MPI_INTEGER), TCIO_ERR_BAD_HANDLE, 'write, no handle')
+  call check_reason(TCIO_ERR_BAD_HANDLE, 'tcio_write', 'NULL', 'write, no handle')
   call check_rc(tcio_read(never_opened, back, 1, MPI_INTEGER), TCIO_ERR_BAD_HANDLE, 'read, no handle')
   call check_rc(tcio_seek(never_opened, 0_MPI_OFFSET_KIND, MPI_SEEK_SET), TCIO_ERR_BAD_HANDLE, &
       'seek, no handle')
@@ -165,15 +190,36 @@ subroutine integer_handle_tests()
   call check_rc(tcio_write_at(fh, base + block - 8, x, 1, MPI_DOUBLE_PRECISION), TCIO_SUCCESS, &
       'write_at scalar')
   ! Rejected writes and reads change nothing.
+  ! Each refusal, the module's own and libtcio's, explained.
   call check_rc(tcio_write(fh, ints, 2 * N + 1, MPI_INTEGER), TCIO_ERR_BAD_ARG, &
       'write of more elements than the array has')
+  call check_reason(TCIO_ERR_BAD_ARG, 'tcio_write', 'count 13', 'write past the array', &
+      'past the end')
+  call check_rc(tcio_write_at(fh, base, ints(:, 2), N + 1, MPI_INTEGER), TCIO_ERR_BAD_ARG, &
+      'write_at of more elements than the column has')
+  call check_reason(TCIO_ERR_BAD_ARG, 'tcio_write_at', 'count 7', 'write_at past a column', &
+      'MPI_INTEGER')
+  call check_rc(tcio_read(fh, back, 2 * N + 1, MPI_INTEGER), TCIO_ERR_BAD_ARG, &
+      'read of more elements than the array has')
+  call check_reason(TCIO_ERR_BAD_ARG, 'tcio_read', 'count 13', 'read past the array')
+  call check_rc(tcio_read_at(fh, base, back(:, 1), N + 1, MPI_INTEGER), TCIO_ERR_BAD_ARG, &
+      'read_at of more elements than the column has')
+  call check_reason(TCIO_ERR_BAD_ARG, 'tcio_read_at', 'past the end', 'read_at past a column')
   call check_rc(tcio_write(fh, ints, 1, MPI_DATATYPE_NULL), TCIO_ERR_BAD_TYPE, 'write MPI_DATATYPE_NULL')
+  call check_reason(TCIO_ERR_BAD_TYPE, 'tcio_write', 'MPI_DATATYPE_NULL', 'write MPI_DATATYPE_NULL')
   call check_rc(tcio_write(fh, ints, -1, MPI_INTEGER), TCIO_ERR_BAD_ARG, 'write count -1')
+  call check_reason(TCIO_ERR_BAD_ARG, 'tcio_write', 'count -1', 'write count -1')
   call check_rc(tcio_write_at(fh, -1_MPI_OFFSET_KIND, ints, 1, MPI_INTEGER), TCIO_ERR_BAD_ARG, &
       'write_at offset -1')
+  call check_reason(TCIO_ERR_BAD_ARG, 'tcio_write_at', 'offset -1', 'write_at offset -1')
   call check_rc(tcio_read(fh, other(1, :), 2, MPI_INTEGER), TCIO_ERR_BAD_ARG, &
       'read into a non-contiguous section')
+  call check_reason(TCIO_ERR_BAD_ARG, 'tcio_read', 'non-contiguous', 'read into other(1, :)')
+  call check_rc(tcio_read_at(fh, base, evens(1::2), 2, MPI_INTEGER), TCIO_ERR_BAD_ARG, &
+      'read_at into a non-contiguous section')
+  call check_reason(TCIO_ERR_BAD_ARG, 'tcio_read_at', 'non-contiguous', 'read_at into evens(1::2)')
   call check_rc(tcio_seek(fh, 0_MPI_OFFSET_KIND, 99), TCIO_ERR_BAD_ARG, 'seek with a bad whence')
+  call check_reason(TCIO_ERR_BAD_ARG, 'tcio_seek', 'whence 99', 'seek with a bad whence')
   call check_rc(tcio_progress(fh), TCIO_SUCCESS, 'progress')
   call check_rc(tcio_get_info(fh, info), TCIO_SUCCESS, 'get_info')
   if (info /= MPI_INFO_NULL) then
@@ -229,6 +275,7 @@ subroutine integer_handle_tests()
   fh = tcio_open(name, MPI_MODE_RDONLY)
   call check(tcio_is_open(fh), 'tcio_open read-only')
   call check_rc(tcio_write(fh, ints, 1, MPI_INTEGER), TCIO_ERR_READ_ONLY, 'write to a read-only file')
+  call check_reason(TCIO_ERR_READ_ONLY, 'tcio_write', 'MPI_MODE_RDONLY', 'write to a read-only file')
   call check_rc(tcio_read_session(fh, 0_MPI_OFFSET_KIND, block), TCIO_SUCCESS, 'read_session')
   back = 0
   call check_rc(tcio_read_at(fh, 0_MPI_OFFSET_KIND, back, 2 * N, MPI_INTEGER), TCIO_SUCCESS, &
@@ -265,6 +312,130 @@ subroutine integer_handle_tests()
   end if
 end subroutine integer_handle_tests
 
+! ---- sequence association: array elements and scalars as buffers ----
+! A 3-D array of 5-component cells dumped one row at a time, the buffer
+! being the row's first element and the count reaching past it, as MPI
+! codes pass buffers (NAS BT-IO's simple subtype): tcio_write_at at
+! computed offsets and tcio_write after tcio_seek, read back with
+! tcio_read_at and tcio_read into the elements of other arrays, checked
+! against the values and against a plain stream read of the file.
+subroutine sequence_association_tests()
+  use mpi
+  use tcio
+  use checks
+  implicit none
+  integer, parameter :: NX = 7, NY = 3, NZ = 2
+  integer(MPI_OFFSET_KIND), parameter :: ROW = 5 * NX * 8, REGION = ROW * NY * NZ
+  integer(MPI_OFFSET_KIND), parameter :: BLOCK = 2 * REGION + 12   ! + an integer, a real(8)
+  real(8) :: u(5, 0:NX - 1, 0:NY - 1, 0:NZ - 1), expected(5, 0:NX - 1, 0:NY - 1, 0:NZ - 1)
+  real(8), asynchronous :: by_at(5, 0:NX - 1, 0:NY - 1, 0:NZ - 1)
+  real(8), asynchronous :: by_position(5, 0:NX - 1, 0:NY - 1, 0:NZ - 1)
+  integer :: tag, tag_back
+  real(8) :: scale, scale_back
+  integer :: rank, nprocs, next, ierr, j, k, r
+  integer(MPI_OFFSET_KIND) :: base, off
+  integer(1), allocatable :: bytes(:)
+  integer(1), allocatable :: image(:)
+  character(len=:), allocatable :: name
+  character(len=64) :: what
+  type(tcio_file) :: fh
+
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
+  call cells(rank, u)
+  tag = 1000 + rank
+  scale = 0.25d0 * rank
+  base = BLOCK * rank
+  name = dir // '/rows.dat'
+  call check_rc(tcio_open_comm(MPI_COMM_WORLD, name, ior(ior(MPI_MODE_RDWR, MPI_MODE_CREATE), &
+      TCIO_MODE_TRUNC), MPI_INFO_NULL, fh), TCIO_SUCCESS, 'rows: open_comm')
+  ! Region 1: tcio_write_at, rows in reverse order at computed offsets.
+  do k = NZ - 1, 0, -1
+    do j = NY - 1, 0, -1
+      off = base + ROW * (j + NY * k)
+      write (what, '(a,i0,a,i0,a)') 'rows: write_at u(1, 0, ', j, ', ', k, '), count 5 * NX'
+      call check_rc(tcio_write_at(fh, off, u(1, 0, j, k), 5 * NX, MPI_DOUBLE_PRECISION), &
+          TCIO_SUCCESS, trim(what))
+    end do
+  end do
+  ! Region 2: tcio_write at the position, which each row advances.
+  call check_rc(tcio_seek(fh, base + REGION, MPI_SEEK_SET), TCIO_SUCCESS, 'rows: seek')
+  do k = 0, NZ - 1
+    do j = 0, NY - 1
+      call check_rc(tcio_write(fh, u(1, 0, j, k), 5 * NX, MPI_DOUBLE_PRECISION), TCIO_SUCCESS, &
+          'rows: write u(1, 0, j, k), count 5 * NX')
+    end do
+  end do
+  ! Scalars, count 1.
+  call check_rc(tcio_write(fh, tag, 1, MPI_INTEGER), TCIO_SUCCESS, 'rows: write an integer scalar')
+  call check_rc(tcio_write_at(fh, base + 2 * REGION + 4, scale, 1, MPI_DOUBLE_PRECISION), &
+      TCIO_SUCCESS, 'rows: write_at a real(8) scalar')
+  call check_rc(tcio_flush(fh), TCIO_SUCCESS, 'rows: flush')
+
+  ! The next rank's rows, into the elements of other arrays.
+  next = mod(rank + 1, nprocs)
+  base = BLOCK * next
+  by_at = -1
+  by_position = -1
+  do k = 0, NZ - 1
+    do j = 0, NY - 1
+      off = base + ROW * (j + NY * k)
+      call check_rc(tcio_read_at(fh, off, by_at(1, 0, j, k), 5 * NX, MPI_DOUBLE_PRECISION), &
+          TCIO_SUCCESS, 'rows: read_at by_at(1, 0, j, k), count 5 * NX')
+    end do
+  end do
+  call check_rc(tcio_seek(fh, base + REGION, MPI_SEEK_SET), TCIO_SUCCESS, 'rows: seek for reads')
+  do k = 0, NZ - 1
+    do j = 0, NY - 1
+      call check_rc(tcio_read(fh, by_position(1, 0, j, k), 5 * NX, MPI_DOUBLE_PRECISION), &
+          TCIO_SUCCESS, 'rows: read by_position(1, 0, j, k), count 5 * NX')
+    end do
+  end do
+  call check_rc(tcio_read(fh, tag_back, 1, MPI_INTEGER), TCIO_SUCCESS, 'rows: read an integer scalar')
+  call check_rc(tcio_read_at(fh, base + 2 * REGION + 4, scale_back, 1, MPI_DOUBLE_PRECISION), &
+      TCIO_SUCCESS, 'rows: read_at a real(8) scalar')
+  call check_rc(tcio_fetch(fh), TCIO_SUCCESS, 'rows: fetch')
+  call cells(next, expected)
+  call check(all(by_at == expected), 'rows: read_at per row gives the next rank''s array')
+  call check(all(by_position == expected), 'rows: read per row gives the next rank''s array')
+  call check(tag_back == 1000 + next, 'rows: the next rank''s integer scalar')
+  call check(scale_back == 0.25d0 * next, 'rows: the next rank''s real(8) scalar')
+  call check_rc(tcio_close(fh), TCIO_SUCCESS, 'rows: close')
+
+  ! The file against plain stream I/O: each rank's block is its array
+  ! twice, its integer and its real(8).
+  if (rank == 0) then
+    call read_file(name, bytes)
+    call check(size(bytes) == BLOCK * nprocs, 'rows: file size')
+    if (size(bytes) == BLOCK * nprocs) then
+      do r = 0, nprocs - 1
+        call cells(r, expected)
+        image = [transfer(expected, bytes), transfer(expected, bytes), transfer(1000 + r, bytes), &
+            transfer(0.25d0 * r, bytes)]
+        call check(size(image) == BLOCK .and. all(bytes(BLOCK * r + 1 : BLOCK * (r + 1)) == image), &
+            'rows: a rank''s block in the file')
+      end do
+    end if
+  end if
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+contains
+  ! The cells of rank R: exact in real(8).
+  subroutine cells(r, a)
+    integer, intent(in) :: r
+    real(8), intent(out) :: a(5, 0:NX - 1, 0:NY - 1, 0:NZ - 1)
+    integer :: m, i, jj, kk
+    do kk = 0, NZ - 1
+      do jj = 0, NY - 1
+        do i = 0, NX - 1
+          do m = 1, 5
+            a(m, i, jj, kk) = 1.0d6 * r + m + 10 * i + 100 * jj + 1000 * kk
+          end do
+        end do
+      end do
+    end do
+  end subroutine
+end subroutine sequence_association_tests
+
 #ifdef TCIO_HAVE_MPI_F08
 ! ---- use mpi_f08: derived-type handles ----
 subroutine f08_handle_tests()
@@ -278,6 +449,7 @@ subroutine f08_handle_tests()
   type(MPI_Info) :: info
   real(8) :: values(N), back(N), matrix(4, 3)
   character(len=6) :: word = 'tcio!?'
+  character(len=3) :: letters(2) = ['abc', 'def']
   real(8), asynchronous :: mine(N)
   integer(1), allocatable :: bytes(:)
   integer :: rank, k
@@ -301,12 +473,17 @@ subroutine f08_handle_tests()
       'f08: write a 2-D section')
   ! A character scalar: its length is the element size the descriptor gives.
   call check_rc(tcio_write(fh, word, len(word), MPI_CHARACTER), TCIO_SUCCESS, 'f08: write a string')
-  call check_rc(tcio_write(fh, word, len(word) + 1, MPI_CHARACTER), TCIO_ERR_BAD_ARG, &
-      'f08: write past the end of a string')
+  ! An array of strings is checked (a scalar string, like any scalar, is
+  ! trusted: it may stand for the memory that follows it).
+  call check_rc(tcio_write(fh, letters, 2 * len(letters) + 1, MPI_CHARACTER), TCIO_ERR_BAD_ARG, &
+      'f08: write past the end of an array of strings')
+  call check_reason(TCIO_ERR_BAD_ARG, 'tcio_write', 'count 7', 'f08: past an array of strings', &
+      'MPI_CHARACTER')
   call check_rc(tcio_write(fh, values, 1, MPI_DATATYPE_NULL), TCIO_ERR_BAD_TYPE, &
       'f08: write MPI_DATATYPE_NULL')
   call check_rc(tcio_read(fh, back, 1, MPI_DOUBLE_PRECISION), TCIO_ERR_WRITE_ONLY, &
       'f08: read from a write-only file')
+  call check_reason(TCIO_ERR_WRITE_ONLY, 'tcio_read', 'MPI_MODE_WRONLY', 'f08: read, write-only')
   call check_rc(tcio_close(fh), TCIO_SUCCESS, 'f08: close')
   call read_file(name, bytes)
   call check(size(bytes) == 8 * (N + 4) + len(word), 'f08: file size')
@@ -332,6 +509,8 @@ subroutine f08_handle_tests()
       MPI_DOUBLE_PRECISION), TCIO_SUCCESS, 'f08: write_at an element')
   call check_rc(tcio_write_at(fh, 0_MPI_OFFSET_KIND, values, 3, pair), TCIO_ERR_BAD_ARG, &
       'f08: write_at past the end of the array')
+  call check_reason(TCIO_ERR_BAD_ARG, 'tcio_write_at', 'count 3', 'f08: write_at past the array', &
+      'past the end')
   call check_rc(tcio_get_info(fh, info), TCIO_SUCCESS, 'f08: get_info')
   if (info /= MPI_INFO_NULL) then
     call MPI_Info_get(info, 'tcio_segments_per_proc', MPI_MAX_INFO_VAL, value, found)
@@ -340,8 +519,8 @@ subroutine f08_handle_tests()
   end if
   call check_rc(tcio_flush(fh), TCIO_SUCCESS, 'f08: flush')
   mine = 0
-  call check_rc(tcio_read_at(fh, int(8 * N * rank, MPI_OFFSET_KIND), mine, 2, pair), &
-      TCIO_SUCCESS, 'f08: read_at pairs')
+  call check_rc(tcio_read_at(fh, int(8 * N * rank, MPI_OFFSET_KIND), mine(1), 2, pair), &
+      TCIO_SUCCESS, 'f08: read_at pairs into an element')
   call check_rc(tcio_read(fh, mine(N), 1, MPI_DOUBLE_PRECISION), TCIO_SUCCESS, &
       'f08: read (position 0)')
   call check_rc(tcio_close(fh), TCIO_SUCCESS, 'f08: close world')
@@ -367,6 +546,7 @@ program test_fortran
   end if
   dir = trim(arg)
   call integer_handle_tests()
+  call sequence_association_tests()
 #ifdef TCIO_HAVE_MPI_F08
   call f08_handle_tests()
 #endif

@@ -448,16 +448,25 @@ const char *tcio_error_string(int code);
  * none has; a successful call does not reset it, as with errno) and, when
  * BUF is not NULL and LEN > 0, copies a NUL-terminated message of at most
  * LEN bytes (NUL included, longer messages are cut) into BUF.  Messages
- * start with "rank R: " (the rank in MPI_COMM_WORLD) and name what failed:
+ * start with "rank R: " (the rank in MPI_COMM_WORLD) and the call that
+ * failed, and name what failed: the argument and its value
+ *   rank 2: tcio_write_at: count -3 is negative
+ *   rank 0: tcio_read: the file was opened MPI_MODE_WRONLY
  * the setting, where it came from and its value
- *   rank 0: environment variable TCIO_SEGMENT_SIZE="1.5M" is not valid: ...
- *   rank 1: tcio_aggregators is 5, more than the 2 ranks of the communicator
+ *   rank 0: tcio_open_comm: environment variable TCIO_SEGMENT_SIZE="1.5M"
+ *           is not valid: ...
+ *   rank 1: tcio_open_comm: tcio_aggregators is 5, more than the 2 ranks
+ *           of the communicator
  * the MPI call and MPI's error string
- *   rank 0: MPI_File_open("out/x.dat") failed: <MPI_Error_string's text>
- * or, for failures without more detail, the call and tcio_error_string's
- * message.  It works after tcio_open returned NULL; after a failed
- * collective open every rank can explain the failure, also the ranks where
- * it did not happen (they get the reason of the lowest rank where it did).
+ *   rank 0: tcio_open_comm: MPI_File_open("out/x.dat") failed: <its text>
+ * or what the library was doing when a resource failed it (no memory, a
+ * transport's MPI call).  After a sticky failure every later call repeats
+ * its reason.  It works after tcio_open returned NULL (the reason names
+ * tcio_open_comm, which tcio_open calls).  After a failed collective call
+ * every rank can explain the failure, also the ranks where it did not
+ * happen: after an open they get the reason of the lowest rank where it
+ * did; after tcio_flush, tcio_close and tcio_read_session the ranks that
+ * return TCIO_ERR_REMOTE get that rank's code and reason.
  * Messages have at most TCIO_MAX_ERROR_STRING - 1 bytes.  Never fails; callable before MPI_Init and
  * after MPI_Finalize.
  */

@@ -19,34 +19,45 @@ typedef struct request {
     int64_t       bytes;
 } request;
 
-/* Arguments of a read or write on an open handle FH. */
-static int check_request(tcio_file *fh, bool writing, MPI_Offset offset, const void *data,
-                         int count, MPI_Datatype type, request *req)
+/* Arguments of a read or write on an open handle FH; OFFSET is the
+ * position for tcio_write and tcio_read (AT false).  Each refusal names
+ * the argument and its value (the public call adds its own name). */
+static int check_request(tcio_file *fh, bool writing, bool at, MPI_Offset offset,
+                         const void *data, int count, MPI_Datatype type, request *req)
 {
     if (fh->failure != TCIO_SUCCESS)
-        return fh->failure;                 /* sticky: data was lost already */
+        return tci_failed_earlier(fh);      /* sticky: data was lost already */
     if (writing && !fh->can_write)
-        return TCIO_ERR_READ_ONLY;
+        return tci_error_set(TCIO_ERR_READ_ONLY, "the file was opened MPI_MODE_RDONLY");
     if (!writing && !fh->can_read)
-        return TCIO_ERR_WRITE_ONLY;
-    if (count < 0 || offset < 0)
-        return TCIO_ERR_BAD_ARG;
+        return tci_error_set(TCIO_ERR_WRITE_ONLY, "the file was opened MPI_MODE_WRONLY");
+    if (count < 0)
+        return tci_error_set(TCIO_ERR_BAD_ARG, "count %d is negative", count);
+    if (offset < 0)
+        return tci_error_set(TCIO_ERR_BAD_ARG, "%s %lld is negative",
+                             at ? "offset" : "the file position", (long long)offset);
     int rc = tci_type_inspect(type, &req->type);
-    if (rc != TCIO_SUCCESS)
-        return rc;
+    if (rc != TCIO_SUCCESS)                 /* datatype.c says why */
+        return tci_error_explain(rc, "the datatype is not valid");
     /* count < 2^31: the product cannot overflow while size < 2^32, which
      * spares the common case a 64-bit division. */
     if (req->type.size >= (INT64_C(1) << 32) && count > INT64_MAX / req->type.size)
-        return TCIO_ERR_BAD_ARG;
+        return tci_error_set(TCIO_ERR_BAD_ARG, "count %d of a %lld-byte datatype is more "
+                             "than 2^63 bytes", count, (long long)req->type.size);
     req->bytes = (int64_t)count * req->type.size;
     if (req->bytes > 0 && !data)
-        return TCIO_ERR_BAD_ARG;
+        return tci_error_set(TCIO_ERR_BAD_ARG, "the buffer is NULL (count %d)", count);
     if (offset > fh->max_end - req->bytes)
-        return TCIO_ERR_BAD_ARG;
+        return tci_error_set(TCIO_ERR_BAD_ARG, "%s %lld plus %lld bytes ends past the largest "
+                             "addressable offset %lld", at ? "offset" : "the file position",
+                             (long long)offset, (long long)req->bytes,
+                             (long long)fh->max_end);
     /* Non-contiguous types go through MPI_Pack, whose sizes are int: any
      * count is packed in pieces, but one element must fit. */
     if (!tci_type_fits_pack(&req->type))
-        return TCIO_ERR_BAD_ARG;
+        return tci_error_set(TCIO_ERR_BAD_ARG, "one element of the non-contiguous datatype "
+                             "holds %lld bytes, more than MPI_Pack's 2 GiB",
+                             (long long)req->type.size);
     return TCIO_SUCCESS;
 }
 
@@ -59,8 +70,14 @@ static int move_writes(tcio_file *fh)
 {
     if (tci_level1_has_writes(&fh->l1))
         tci_owner_early_drains(fh);
+    int64_t segment = fh->l1.segment;     /* for the reason: put_writes resets it */
     int rc = tci_level2_put_writes(fh);
+    if (rc != TCIO_SUCCESS)
+        tci_error_explain(rc, "moving the buffered bytes of segment %lld to level 2",
+                          (long long)segment);
     int filled_rc = tci_owner_filled(fh);
+    if (filled_rc != TCIO_SUCCESS)
+        tci_error_explain(filled_rc, "writing the segments this aggregator holds full");
     return rc != TCIO_SUCCESS ? rc : filled_rc;
 }
 
@@ -68,10 +85,23 @@ static int move_reads(tcio_file *fh)
 {
     if (tci_level1_has_reads(&fh->l1))
         tci_owner_early_drains(fh);
-    return tci_level2_get_reads(fh);
+    int64_t segment = fh->l1.segment;
+    int rc = tci_level2_get_reads(fh);
+    if (rc != TCIO_SUCCESS)
+        tci_error_explain(rc, "reading the bytes of segment %lld from level 2",
+                          (long long)segment);
+    return rc;
 }
 
 /* ---- reads --------------------------------------------------------------- */
+
+/* Level 1's list of pending reads could not grow (writes only set bits of
+ * a bitmap and cannot fail). */
+static int no_memory_for_pieces(const tcio_file *fh)
+{
+    return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory to grow level 1's list of pending "
+                         "reads in segment %lld", (long long)fh->l1.segment);
+}
 
 /* Deliver every pending read, the current segment's and the staged ones. */
 static int complete_reads(tcio_file *fh)
@@ -80,6 +110,8 @@ static int complete_reads(tcio_file *fh)
     if (rc != TCIO_SUCCESS)
         return rc;
     rc = tci_staged_complete(&fh->staged);
+    if (rc != TCIO_SUCCESS)
+        tci_error_explain(rc, "unpacking reads into non-contiguous datatypes");
     fh->staged_tail = &fh->staged;
     return rc;
 }
@@ -105,7 +137,7 @@ static inline int read_in_level1(tcio_file *fh, MPI_Offset offset, void *dst, in
 {
     tci_progress_tick(fh);
     return tci_level1_add_read(&fh->l1, (int)(offset - fh->l1.start), dst, (int)bytes) == 0
-               ? TCIO_SUCCESS : TCIO_ERR_NO_MEMORY;
+               ? TCIO_SUCCESS : no_memory_for_pieces(fh);
 }
 
 static int read_bytes(tcio_file *fh, MPI_Offset offset, char *dst, int64_t bytes)
@@ -119,7 +151,7 @@ static int read_bytes(tcio_file *fh, MPI_Offset offset, char *dst, int64_t bytes
         if (rc != TCIO_SUCCESS)
             return rc;
         if (tci_level1_add_read(&fh->l1, disp, dst, chunk) != 0)
-            return TCIO_ERR_NO_MEMORY;
+            return no_memory_for_pieces(fh);
         offset += chunk;
         dst += chunk;
         bytes -= chunk;
@@ -137,7 +169,8 @@ static int read_typed(tcio_file *fh, MPI_Offset offset, void *data, int count,
         return read_bytes(fh, offset, data, req->bytes);
     tci_staged_read *staged = tci_staged_new(data, count, type, &req->type);
     if (!staged)
-        return TCIO_ERR_NO_MEMORY;
+        return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for a %lld-byte staging buffer "
+                             "(a read into a non-contiguous datatype)", (long long)req->bytes);
     int rc = read_bytes(fh, offset, staged->staging, req->bytes);
     /* Queued even on failure: pieces already recorded point into it. */
     *fh->staged_tail = staged;
@@ -149,9 +182,9 @@ static int read_at_call(tcio_file *fh, MPI_Offset offset, void *data, int count,
                         MPI_Datatype type)
 {
     if (!fh || !tci_handle_is_open(fh))
-        return TCIO_ERR_BAD_HANDLE;
+        return tci_error_bad_handle(fh);
     request req;
-    int rc = check_request(fh, false, offset, data, count, type, &req);
+    int rc = check_request(fh, false, true, offset, data, count, type, &req);
     if (rc != TCIO_SUCCESS)
         return rc;
     return read_typed(fh, offset, data, count, type, &req);
@@ -160,9 +193,9 @@ static int read_at_call(tcio_file *fh, MPI_Offset offset, void *data, int count,
 static int read_call(tcio_file *fh, void *data, int count, MPI_Datatype type)
 {
     if (!fh || !tci_handle_is_open(fh))
-        return TCIO_ERR_BAD_HANDLE;
+        return tci_error_bad_handle(fh);
     request req;
-    int rc = check_request(fh, false, fh->position, data, count, type, &req);
+    int rc = check_request(fh, false, false, fh->position, data, count, type, &req);
     if (rc != TCIO_SUCCESS)
         return rc;
     rc = read_typed(fh, fh->position, data, count, type, &req);
@@ -244,7 +277,9 @@ static int write_packed(tcio_file *fh, MPI_Offset offset, const void *data, int 
         per_piece = count;
     char *packed = malloc((size_t)(per_piece * info->size));
     if (!packed)
-        return TCIO_ERR_NO_MEMORY;
+        return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for a %lld-byte packing buffer (a "
+                             "write of a non-contiguous datatype)",
+                             (long long)(per_piece * info->size));
     int rc = TCIO_SUCCESS;
     const char *in = data;
     for (int done = 0; done < count && rc == TCIO_SUCCESS;) {
@@ -275,9 +310,9 @@ static int write_at_call(tcio_file *fh, MPI_Offset offset, const void *data, int
                          MPI_Datatype type)
 {
     if (!fh || !tci_handle_is_open(fh))
-        return TCIO_ERR_BAD_HANDLE;
+        return tci_error_bad_handle(fh);
     request req;
-    int rc = check_request(fh, true, offset, data, count, type, &req);
+    int rc = check_request(fh, true, true, offset, data, count, type, &req);
     if (rc != TCIO_SUCCESS)
         return rc;
     return write_typed(fh, offset, data, count, type, &req);
@@ -286,9 +321,9 @@ static int write_at_call(tcio_file *fh, MPI_Offset offset, const void *data, int
 static int write_call(tcio_file *fh, const void *data, int count, MPI_Datatype type)
 {
     if (!fh || !tci_handle_is_open(fh))
-        return TCIO_ERR_BAD_HANDLE;
+        return tci_error_bad_handle(fh);
     request req;
-    int rc = check_request(fh, true, fh->position, data, count, type, &req);
+    int rc = check_request(fh, true, false, fh->position, data, count, type, &req);
     if (rc != TCIO_SUCCESS)
         return rc;
     rc = write_typed(fh, fh->position, data, count, type, &req);
@@ -316,20 +351,31 @@ static MPI_Offset rank_end(const tcio_file *fh)
 static int seek_call(tcio_file *fh, MPI_Offset offset, int whence)
 {
     if (!fh || !tci_handle_is_open(fh))
-        return TCIO_ERR_BAD_HANDLE;
+        return tci_error_bad_handle(fh);
     MPI_Offset base;
+    const char *from;
     switch (whence) {
-    case MPI_SEEK_SET: base = 0; break;
-    case MPI_SEEK_CUR: base = fh->position; break;
+    case MPI_SEEK_SET: base = 0; from = "MPI_SEEK_SET"; break;
+    case MPI_SEEK_CUR: base = fh->position; from = "MPI_SEEK_CUR"; break;
     case MPI_SEEK_END:
         base = rank_end(fh);
+        from = "MPI_SEEK_END";
         break;
-    default: return TCIO_ERR_BAD_ARG;
+    default:
+        return tci_error_set(TCIO_ERR_BAD_ARG, "whence %d is none of MPI_SEEK_SET, "
+                             "MPI_SEEK_CUR and MPI_SEEK_END", whence);
     }
-    if ((offset > 0 && base > INT64_MAX - offset) || base + offset < 0)
-        return TCIO_ERR_BAD_ARG;
-    if (base + offset > fh->max_end)
-        return TCIO_ERR_BAD_ARG;            /* no byte there is addressable */
+    if (offset > 0 && base > INT64_MAX - offset)
+        return tci_error_set(TCIO_ERR_BAD_ARG, "offset %lld from %s (at %lld) overflows "
+                             "MPI_Offset", (long long)offset, from, (long long)base);
+    if (base + offset < 0)
+        return tci_error_set(TCIO_ERR_BAD_ARG, "offset %lld from %s (at %lld) gives the "
+                             "negative position %lld", (long long)offset, from,
+                             (long long)base, (long long)(base + offset));
+    if (base + offset > fh->max_end)        /* no byte there is addressable */
+        return tci_error_set(TCIO_ERR_BAD_ARG, "offset %lld from %s (at %lld) is past the "
+                             "largest addressable offset %lld", (long long)offset, from,
+                             (long long)base, (long long)fh->max_end);
     fh->position = base + offset;
     return TCIO_SUCCESS;
 }
@@ -337,17 +383,19 @@ static int seek_call(tcio_file *fh, MPI_Offset offset, int whence)
 static int fetch_call(tcio_file *fh)
 {
     if (!fh || !tci_handle_is_open(fh))
-        return TCIO_ERR_BAD_HANDLE;
+        return tci_error_bad_handle(fh);
     int rc = complete_reads(fh);
-    return rc != TCIO_SUCCESS ? rc : fh->failure;
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    return fh->failure != TCIO_SUCCESS ? tci_failed_earlier(fh) : TCIO_SUCCESS;
 }
 
 static int progress_call(tcio_file *fh)
 {
     if (!fh || !tci_handle_is_open(fh))
-        return TCIO_ERR_BAD_HANDLE;
+        return tci_error_bad_handle(fh);
     tci_progress(fh);
-    return fh->failure;
+    return fh->failure != TCIO_SUCCESS ? tci_failed_earlier(fh) : TCIO_SUCCESS;
 }
 
 int tci_access_settle(tcio_file *fh)
@@ -355,6 +403,8 @@ int tci_access_settle(tcio_file *fh)
     int rc = complete_reads(fh);
     int put_rc = move_writes(fh);
     int done_rc = tci_level2_complete_all(&fh->l2);
+    if (done_rc != TCIO_SUCCESS)
+        tci_error_explain(done_rc, "completing this rank's moves to level 2");
     if (rc == TCIO_SUCCESS)
         rc = put_rc;
     return rc != TCIO_SUCCESS ? rc : done_rc;

@@ -204,7 +204,9 @@ static int place_list(const tci_config *cfg, int nprocs, int *ranks)
 {
     for (int i = 0; i < cfg->list_len; i++) {
         if (cfg->list[i] >= nprocs)
-            return TCIO_ERR_BAD_CONFIG;
+            return tci_error_set(TCIO_ERR_BAD_CONFIG, "tcio_aggregator_placement lists rank "
+                                 "%d, but the communicator has only %d ranks", cfg->list[i],
+                                 nprocs);
         ranks[i] = cfg->list[i];
     }
     return TCIO_SUCCESS;
@@ -247,9 +249,10 @@ int tci_aggregators_choose_agreed(const tci_config *cfg, MPI_Comm comm, int64_t 
     int count = cfg->aggregators > 0 ? (int)cfg->aggregators
                                      : tci_aggregators_default(nprocs, out->nnodes, stripe_factor);
     if (out->nnodes <= 0)
-        rc = TCIO_ERR_MPI;
+        rc = tci_error_set(TCIO_ERR_MPI, "the nodes of the communicator are not known");
     else if (count > nprocs)
-        rc = TCIO_ERR_BAD_CONFIG;
+        rc = tci_error_set(TCIO_ERR_BAD_CONFIG, "%d aggregators asked for, more than the %d "
+                           "ranks of the communicator", count, nprocs);
     else if (cfg->placement == TCI_PLACE_LIST)
         rc = place_list(cfg, nprocs, out->ranks);
     else if (cfg->placement == TCI_PLACE_NODE)
@@ -257,7 +260,8 @@ int tci_aggregators_choose_agreed(const tci_config *cfg, MPI_Comm comm, int64_t 
     else
         place_spread(count, nprocs, out->ranks);
     if (rc == TCIO_SUCCESS && count < 0)
-        rc = TCIO_ERR_NO_MEMORY;
+        rc = tci_error_set(TCIO_ERR_NO_MEMORY, "no memory to place the aggregators on %d "
+                           "nodes", out->nnodes);
     out->count = rc == TCIO_SUCCESS ? count : 0;
     for (int i = 0; i < out->count; i++)
         if (out->ranks[i] == me)

@@ -14,15 +14,22 @@
 #include "handle.h"
 #include "owner.h"
 
+/* A failure that an earlier call met (an early drain, a spill) is this
+ * rank's failure too. */
+static int own_result(const tcio_file *fh, int rc)
+{
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    return fh->failure != TCIO_SUCCESS ? tci_failed_earlier(fh) : TCIO_SUCCESS;
+}
+
 static int flush_call(tcio_file *fh)
 {
     if (!fh || !tci_handle_is_open(fh))
-        return TCIO_ERR_BAD_HANDLE;
+        return tci_error_bad_handle(fh);
     tci_collective_enter("tcio_flush");
     int rc = tci_access_settle(fh);
-    /* A failure that an earlier call met (an early drain, a spill) is
-     * this rank's failure too. */
-    return tci_collective_result(fh->comm, rc != TCIO_SUCCESS ? rc : fh->failure);
+    return tci_collective_result(fh->comm, own_result(fh, rc));
 }
 
 /* The handle is not open: say why, for the calls that find a closing one. */
@@ -31,7 +38,7 @@ static int not_open(const tcio_file *fh, const char *call)
     if (fh && tci_handle_is_closing(fh))
         return tci_error_set(TCIO_ERR_BAD_HANDLE, "%s: the handle is closing (tcio_close_begin "
                              "was called): only tcio_close_end may use it", call);
-    return TCIO_ERR_BAD_HANDLE;
+    return tci_error_bad_handle(fh);
 }
 
 /* ---- the two halves of a close --------------------------------------------- */
@@ -63,6 +70,8 @@ static void begin_close(tcio_file *fh, bool background)
     /* No rank drains before every rank's last put has completed. */
     tci_barrier(fh->comm);
     int drain_rc = tci_background_drain(fh, background);
+    if (drain_rc != TCIO_SUCCESS)
+        tci_error_explain(drain_rc, "writing the segments this aggregator holds to the file");
     if (rc == TCIO_SUCCESS)
         rc = drain_rc;
     /* The drain thread writes through a descriptor of its own: this
@@ -101,8 +110,7 @@ static int end_close(tcio_file *fh)
     if (rc == TCIO_SUCCESS)
         rc = drain_rc;
     /* A failure that an earlier call met (an early drain, a spill). */
-    if (rc == TCIO_SUCCESS)
-        rc = fh->failure;
+    rc = own_result(fh, rc);
     const char *transport_name = fh->l2.t.ops->name;   /* static: outlives the close */
     rc = tci_collective_result(fh->comm, rc);
     /* After a close that succeeded everywhere the window waits, emptied,
@@ -173,7 +181,7 @@ static int close_end_call(tcio_file *fh)
         if (fh && tci_handle_is_open(fh))
             return tci_error_set(TCIO_ERR_BAD_HANDLE, "tcio_close_end: the handle is open: "
                                  "tcio_close_begin must come first");
-        return TCIO_ERR_BAD_HANDLE;
+        return tci_error_bad_handle(fh);
     }
     tci_collective_enter("tcio_close_end");
     return end_close(fh);

@@ -16,6 +16,7 @@
 #include <time.h>
 #include "collective.h"
 #include "configuration.h"
+#include "error.h"
 #include "tcio.h"
 
 #define YIELD_POLLS      256
@@ -110,8 +111,17 @@ int tci_agree(MPI_Comm comm, int rc)
 
 int tci_collective_result(MPI_Comm comm, int local)
 {
-    int global = tci_agree(comm, local);
-    if (local != TCIO_SUCCESS)
-        return local;
-    return global != TCIO_SUCCESS ? TCIO_ERR_REMOTE : TCIO_SUCCESS;
+    int global = local;
+    int err = tci_allreduce(&local, &global, 1, MPI_INT, MPI_MAX, comm);
+    if (err != MPI_SUCCESS)
+        return local != TCIO_SUCCESS
+                   ? local
+                   : tci_error_set_mpi(TCIO_ERR_REMOTE, "MPI_Iallreduce (the agreement on the "
+                                                        "outcome)", err);
+    if (global == TCIO_SUCCESS)
+        return TCIO_SUCCESS;
+    /* Every rank knows of the failure: the ranks whose part succeeded
+     * learn which rank failed and why (one more collective, failures only). */
+    tci_error_share_remote(comm, local);
+    return local != TCIO_SUCCESS ? local : TCIO_ERR_REMOTE;
 }

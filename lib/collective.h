@@ -20,7 +20,8 @@ int tci_barrier(MPI_Comm comm);
 int tci_agree(MPI_Comm comm, int rc);
 
 /* The result of a collective call whose local part returned LOCAL: this
- * rank's own error, else TCIO_ERR_REMOTE if another rank failed. */
+ * rank's own error, else TCIO_ERR_REMOTE if another rank failed (with the
+ * reason of the lowest rank that failed on its own, tci_error_share_remote). */
 int tci_collective_result(MPI_Comm comm, int local);
 
 /* Wait for a collective request: poll, yielding the processor, then

@@ -315,14 +315,19 @@ int tci_parse_placement(const char *text, tci_placement_kind *kind, int **list, 
     return 0;
 }
 
+/* A safety net behind the parsers, which refuse these values already. */
 static int check_limits(const tci_config *cfg)
 {
     if (cfg->segment_size < 0 || cfg->segment_size > TCI_MAX_SEGMENT_SIZE)
-        return TCIO_ERR_BAD_CONFIG;
+        return tci_error_set(TCIO_ERR_BAD_CONFIG, "tcio_segment_size %lld is outside 0..%lld",
+                             (long long)cfg->segment_size, (long long)TCI_MAX_SEGMENT_SIZE);
     if (cfg->segments_per_proc < 0 || cfg->segments_per_proc > TCI_MAX_SEGMENTS_PER_PROC)
-        return TCIO_ERR_BAD_CONFIG;
+        return tci_error_set(TCIO_ERR_BAD_CONFIG, "tcio_segments_per_proc %lld is outside "
+                             "0..%lld", (long long)cfg->segments_per_proc,
+                             (long long)TCI_MAX_SEGMENTS_PER_PROC);
     if (cfg->aggregators < 0 || cfg->aggregators > INT32_MAX)
-        return TCIO_ERR_BAD_CONFIG;
+        return tci_error_set(TCIO_ERR_BAD_CONFIG, "tcio_aggregators %lld is outside 0..%d",
+                             (long long)cfg->aggregators, INT32_MAX);
     return TCIO_SUCCESS;
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include "tcio.h"
 #include "datatype.h"
+#include "error.h"
 #include "finalize.h"
 
 static int type_keyval = MPI_KEYVAL_INVALID;
@@ -36,19 +37,26 @@ static int ensure_keyval(void)
 {
     if (type_keyval != MPI_KEYVAL_INVALID)
         return 0;
-    if (MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, free_cached_info, &type_keyval, NULL)
-        != MPI_SUCCESS) {
+    int err = MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, free_cached_info, &type_keyval,
+                                     NULL);
+    if (err != MPI_SUCCESS) {
         type_keyval = MPI_KEYVAL_INVALID;
+        tci_error_set_mpi(TCIO_ERR_BAD_TYPE, "MPI_Type_create_keyval (for the datatype "
+                          "cache)", err);
         return -1;
     }
-    if (MPI_Comm_dup(MPI_COMM_SELF, &check_comm) != MPI_SUCCESS) {
+    if ((err = MPI_Comm_dup(MPI_COMM_SELF, &check_comm)) != MPI_SUCCESS) {
         check_comm = MPI_COMM_NULL;
         free_keyval();
+        tci_error_set_mpi(TCIO_ERR_BAD_TYPE, "MPI_Comm_dup(MPI_COMM_SELF) (for the datatype "
+                          "checks)", err);
         return -1;
     }
     MPI_Comm_set_errhandler(check_comm, MPI_ERRORS_RETURN);
     if (tci_at_finalize(free_keyval) != 0) {
         free_keyval();
+        tci_error_set(TCIO_ERR_BAD_TYPE, "no memory to register the datatype cache for "
+                      "MPI_Finalize");
         return -1;
     }
     return 0;
@@ -243,11 +251,14 @@ int tci_type_inspect_slow(MPI_Datatype type, tci_type_info *info)
 {
     if (type != MPI_DATATYPE_NULL && cache_lookup(type, info))
         return TCIO_SUCCESS;
-    if (type == MPI_DATATYPE_NULL || ensure_keyval() != 0)
+    if (type == MPI_DATATYPE_NULL)
+        return tci_error_set(TCIO_ERR_BAD_TYPE, "the datatype is MPI_DATATYPE_NULL");
+    if (ensure_keyval() != 0)
         return TCIO_ERR_BAD_TYPE;
     if (is_predefined(type)) {
         if (describe(type, info) != TCIO_SUCCESS)
-            return TCIO_ERR_BAD_TYPE;
+            return tci_error_set(TCIO_ERR_BAD_TYPE, "MPI cannot tell the size and extent of "
+                                 "the predefined datatype");
         cache_insert(type, info);
         return TCIO_SUCCESS;
     }
@@ -257,8 +268,12 @@ int tci_type_inspect_slow(MPI_Datatype type, tci_type_info *info)
         *info = *(tci_type_info *)cached;
         return TCIO_SUCCESS;
     }
-    if (!is_committed(type) || describe(type, info) != TCIO_SUCCESS)
-        return TCIO_ERR_BAD_TYPE;
+    if (!is_committed(type))
+        return tci_error_set(TCIO_ERR_BAD_TYPE, "the datatype is not committed "
+                             "(MPI_Type_commit) or not a datatype");
+    if (describe(type, info) != TCIO_SUCCESS)
+        return tci_error_set(TCIO_ERR_BAD_TYPE, "MPI cannot tell the size and extent of the "
+                             "datatype");
     tci_type_info *copy = malloc(sizeof *copy);
     if (copy) {
         *copy = *info;
@@ -288,8 +303,9 @@ int tci_type_pack(const void *src, int count, MPI_Datatype type, const tci_type_
     for (int done = 0; done < count;) {
         int n = count - done < per_piece ? count - done : per_piece, position = 0;
         int64_t bytes = (int64_t)n * info->size;
-        if (MPI_Pack(in, n, type, to, (int)bytes, &position, check_comm) != MPI_SUCCESS)
-            return TCIO_ERR_MPI;
+        int err = MPI_Pack(in, n, type, to, (int)bytes, &position, check_comm);
+        if (err != MPI_SUCCESS)
+            return tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Pack", err);
         in += (int64_t)n * info->extent;
         to += bytes;
         done += n;
@@ -327,9 +343,9 @@ static int unpack(const tci_staged_read *s)
     for (int done = 0; done < s->count;) {
         int n = s->count - done < per_piece ? s->count - done : per_piece, position = 0;
         int64_t bytes = (int64_t)n * s->info.size;
-        if (MPI_Unpack(from, (int)bytes, &position, to, n, s->type, check_comm) !=
-            MPI_SUCCESS)
-            return TCIO_ERR_MPI;
+        int err = MPI_Unpack(from, (int)bytes, &position, to, n, s->type, check_comm);
+        if (err != MPI_SUCCESS)
+            return tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Unpack", err);
         from += bytes;
         to += (int64_t)n * s->info.extent;
         done += n;

@@ -30,6 +30,33 @@ static const char *const messages[TCIO_ERR_COUNT] = {
     [TCIO_ERR_REMOTE]       = "the operation failed on another rank",
 };
 
+static const char *const code_names[TCIO_ERR_COUNT] = {
+    [TCIO_SUCCESS]          = "TCIO_SUCCESS",
+    [TCIO_ERR_BAD_HANDLE]   = "TCIO_ERR_BAD_HANDLE",
+    [TCIO_ERR_BAD_ARG]      = "TCIO_ERR_BAD_ARG",
+    [TCIO_ERR_BAD_TYPE]     = "TCIO_ERR_BAD_TYPE",
+    [TCIO_ERR_BAD_MODE]     = "TCIO_ERR_BAD_MODE",
+    [TCIO_ERR_READ_ONLY]    = "TCIO_ERR_READ_ONLY",
+    [TCIO_ERR_WRITE_ONLY]   = "TCIO_ERR_WRITE_ONLY",
+    [TCIO_ERR_BAD_CONFIG]   = "TCIO_ERR_BAD_CONFIG",
+    [TCIO_ERR_NO_MEMORY]    = "TCIO_ERR_NO_MEMORY",
+    [TCIO_ERR_NO_SUCH_FILE] = "TCIO_ERR_NO_SUCH_FILE",
+    [TCIO_ERR_ACCESS]       = "TCIO_ERR_ACCESS",
+    [TCIO_ERR_FILE_EXISTS]  = "TCIO_ERR_FILE_EXISTS",
+    [TCIO_ERR_OPEN]         = "TCIO_ERR_OPEN",
+    [TCIO_ERR_NO_SPACE]     = "TCIO_ERR_NO_SPACE",
+    [TCIO_ERR_IO]           = "TCIO_ERR_IO",
+    [TCIO_ERR_MPI]          = "TCIO_ERR_MPI",
+    [TCIO_ERR_REMOTE]       = "TCIO_ERR_REMOTE",
+};
+
+const char *tci_error_code_name(int code)
+{
+    if (code < 0 || code >= TCIO_ERR_COUNT)
+        return "an unknown tcio error code";
+    return code_names[code];
+}
+
 const char *tcio_error_string(int code)
 {
     if (code < 0 || code >= TCIO_ERR_COUNT)
@@ -186,18 +213,76 @@ int tci_error_set_mpi(int code, const char *call, int mpi_err)
     return tci_error_set(code, "%s failed: %s", call, text);
 }
 
+static bool has_reason(int code)
+{
+    return tci_error_pending && pending.code == code;
+}
+
+int tci_error_explain(int rc, const char *format, ...)
+{
+    if (rc == TCIO_SUCCESS || has_reason(rc))
+        return rc;
+    char what[TCI_ERROR_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(what, sizeof what, format, ap);
+    va_end(ap);
+    return tci_error_set(rc, "%s: %s", what, tcio_error_string(rc));
+}
+
+int tci_error_bad_handle(const void *fh)
+{
+    if (!fh)
+        return tci_error_set(TCIO_ERR_BAD_HANDLE, "the handle is NULL (a failed tcio_open "
+                                                  "returns NULL)");
+    return tci_error_set(TCIO_ERR_BAD_HANDLE, "the handle %p is not an open file (closed "
+                                              "already, closing after tcio_close_begin, "
+                                              "or never opened)", fh);
+}
+
+/* The length of a "rank R: " prefix at the start of MESSAGE, 0 if none. */
+static size_t rank_prefix_length(const char *message)
+{
+    if (strncmp(message, "rank ", 5) != 0)
+        return 0;
+    size_t n = 5;
+    while (message[n] >= '0' && message[n] <= '9')
+        n++;
+    return n > 5 && message[n] == ':' && message[n + 1] == ' ' ? n + 2 : 0;
+}
+
+void tci_error_keep(int code, char *buf, size_t size)
+{
+    if (has_reason(code))
+        snprintf(buf, size, "%s", pending.message + rank_prefix_length(pending.message));
+    else
+        snprintf(buf, size, "%s", tcio_error_string(code));
+}
+
+/* LAST becomes the pending reason with CALL after its "rank R: " prefix,
+ * unless the reason starts with CALL already. */
+static void record_last(const char *call)
+{
+    size_t prefix = rank_prefix_length(pending.message), n = strlen(call);
+    const char *text = pending.message + prefix;
+    last.code = pending.code;
+    if (strncmp(text, call, n) == 0 && text[n] == ':')
+        snprintf(last.message, sizeof last.message, "%s", pending.message);
+    else
+        snprintf(last.message, sizeof last.message, "%.*s%s: %s", (int)prefix,
+                 pending.message, call, text);
+}
+
 int tci_error_note_failure(const char *call, int rc)
 {
     if (rc != TCIO_SUCCESS) {
-        if (tci_error_pending && pending.code == rc)
-            last = pending;
-        else if (rc == TCIO_ERR_REMOTE) {
-            tci_error_set(rc, "%s: this rank's part succeeded, another rank's failed", call);
-            last = pending;
-        } else {
-            tci_error_set(rc, "%s: %s", call, tcio_error_string(rc));
-            last = pending;
+        if (!has_reason(rc)) {
+            if (rc == TCIO_ERR_REMOTE)
+                tci_error_set(rc, "this rank's part succeeded, another rank's failed");
+            else
+                tci_error_set(rc, "%s", tcio_error_string(rc));
         }
+        record_last(call);
     }
     tci_error_pending = 0;
     return rc;
@@ -216,6 +301,12 @@ void tci_error_restore(int code, const char *message)
     pending.code = code;
     snprintf(pending.message, sizeof pending.message, "%s", message);
     tci_error_pending = 1;
+}
+
+int tcio_fortran_refusal(int code, const char *call, const char *reason)
+{
+    tci_error_set(code, "%s", reason);
+    return tci_error_note_failure(call, code);
 }
 
 int tcio_last_error(char *buf, int len)
@@ -247,4 +338,25 @@ void tci_error_share(MPI_Comm comm, int rc)
     pending.code = rc;
     memcpy(pending.message, message, sizeof message);
     tci_error_pending = 1;
+}
+
+void tci_error_share_remote(MPI_Comm comm, int local)
+{
+    int rank;
+    if (comm == MPI_COMM_NULL || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+        return;
+    bool own = local != TCIO_SUCCESS && local != TCIO_ERR_REMOTE;
+    if (own && !has_reason(local))
+        tci_error_set(local, "%s", tcio_error_string(local));
+    int mine = own ? rank : INT_MAX, source = INT_MAX;
+    if (MPI_Allreduce(&mine, &source, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS ||
+        source == INT_MAX)
+        return;
+    failure theirs = pending;
+    if (MPI_Bcast(&theirs, (int)sizeof theirs, MPI_BYTE, source, comm) != MPI_SUCCESS ||
+        local != TCIO_SUCCESS)
+        return;
+    theirs.message[sizeof theirs.message - 1] = '\0';
+    tci_error_set(TCIO_ERR_REMOTE, "this rank's part succeeded; another rank failed with %s: %s",
+                  tci_error_code_name(theirs.code), theirs.message);
 }

@@ -3,6 +3,7 @@
 #ifndef TCIO_ERROR_H
 #define TCIO_ERROR_H
 
+#include <stddef.h>
 #include <mpi.h>
 #include "tcio.h"
 
@@ -40,9 +41,28 @@ int tci_error_set(int code, const char *format, ...)
 /* The same for a failed MPI call: "CALL failed: <MPI error string>". */
 int tci_error_set_mpi(int code, const char *call, int mpi_err);
 
+/* Give a failure RC a reason when none is pending for it: a caller that
+ * got a bare code from deep inside (an allocation, a transport) names
+ * what it was doing; a reason set where the failure was found wins.
+ * The message is FORMAT's text, ": ", and tcio_error_string(RC).
+ * Returns RC (TCIO_SUCCESS untouched). */
+int tci_error_explain(int rc, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+/* TCIO_ERR_BAD_HANDLE with the reason: FH is NULL, or not an open file. */
+int tci_error_bad_handle(const void *fh);
+
+/* The reason pending for CODE, without the "rank R: " prefix, into BUF
+ * (tcio_error_string(CODE) when none is): kept with a handle's sticky
+ * failure, so that every later call can say what went wrong. */
+void tci_error_keep(int code, char *buf, size_t size);
+
+/* "TCIO_ERR_IO" for TCIO_ERR_IO, and so on. */
+const char *tci_error_code_name(int code);
+
 /* The end of every public call: record RC as the last failure if it is
- * one (with the reason set during the call, or the generic message of RC
- * naming CALL), and return RC. */
+ * one, and return RC.  The reason is the one set during the call, or the
+ * generic message of RC; either is prefixed with CALL (after "rank R: "),
+ * unless it names a tcio_ call already. */
 extern int tci_error_pending;     /* a reason was set during this call */
 int tci_error_note_failure(const char *call, int rc);
 static inline int tci_error_note(const char *call, int rc)
@@ -66,5 +86,19 @@ void tci_error_restore(int code, const char *message);
  * reason of the lowest rank that has one, so that every rank can explain
  * the failure. */
 void tci_error_share(MPI_Comm comm, int rc);
+
+/* Collective over COMM, once every rank knows that the collective CALL
+ * failed somewhere: ranks whose own part succeeded (LOCAL ==
+ * TCIO_SUCCESS) and return TCIO_ERR_REMOTE get the reason of the lowest
+ * rank that failed on its own (LOCAL neither TCIO_SUCCESS nor
+ * TCIO_ERR_REMOTE), with its code.  Only the failure path pays. */
+void tci_error_share_remote(MPI_Comm comm, int local);
+
+/* Exported for the Fortran module's C stubs (libtcio_fortran), which
+ * refuse some buffers before libtcio sees them: records CODE and
+ * "CALL: REASON" as this rank's last failure, as a refusal of libtcio
+ * itself would be.  Not part of the API (tcio.h): its name starts with
+ * tcio_ only because the library exports no other names.  Returns CODE. */
+int tcio_fortran_refusal(int code, const char *call, const char *reason);
 
 #endif

@@ -17,6 +17,7 @@
 #include "datatype.h"
 #include "stats.h"
 #include "comm_cache.h"
+#include "error.h"
 
 struct tci_drain_job;
 
@@ -61,6 +62,8 @@ struct tcio_file {
     char       *name;          /* for the statistics and segio's reader */
     int         poll_countdown; /* accesses until an aggregator polls */
     int         failure;       /* first file-system/MPI error: sticky */
+    char        failure_reason[TCIO_MAX_ERROR_STRING];   /* why, for every
+                                  later call that returns it */
     tci_staged_read *staged;   /* reads into non-contiguous types, in order */
     tci_staged_read **staged_tail;
     struct tcio_file *next_open;
@@ -71,16 +74,25 @@ struct tcio_file {
  * the per-access fast path checks a handle with one comparison. */
 extern const tcio_file *tci_last_found_open;
 
-/* Remember the first failure of a data movement so that close reports it;
- * from now on every call on FH takes the full path, which returns it. */
+/* Remember the first failure of a data movement so that close reports it,
+ * and its reason; from now on every call on FH takes the full path, which
+ * returns it. */
 static inline int tci_note_failure(tcio_file *fh, int err)
 {
     if (err != TCIO_SUCCESS && fh->failure == TCIO_SUCCESS) {
         fh->failure = err;
+        tci_error_keep(err, fh->failure_reason, sizeof fh->failure_reason);
         if (tci_last_found_open == fh)
             tci_last_found_open = NULL;
     }
     return err;
+}
+
+/* FH's sticky failure as the result of the current call, with its reason. */
+static inline int tci_failed_earlier(const tcio_file *fh)
+{
+    return tci_error_set(fh->failure, "the file failed earlier, and every later call on it "
+                         "fails: %s", fh->failure_reason);
 }
 
 /* The file side of FH, bound to its file, geometry and statistics. */

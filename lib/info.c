@@ -67,9 +67,9 @@ static int add_tcio_settings(const tcio_file *fh, MPI_Info info)
 static int get_info_call(tcio_file *fh, MPI_Info *info)
 {
     if (!fh || !tci_handle_is_open(fh))
-        return TCIO_ERR_BAD_HANDLE;
+        return tci_error_bad_handle(fh);
     if (!info)
-        return tci_error_set(TCIO_ERR_BAD_ARG, "tcio_get_info: the info pointer is NULL");
+        return tci_error_set(TCIO_ERR_BAD_ARG, "the info pointer is NULL");
     *info = MPI_INFO_NULL;
     /* The MPI-IO hints of the underlying file first (striping_unit,
      * cb_nodes, ...), as MPI_File_get_info gives them. */

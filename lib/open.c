@@ -109,8 +109,11 @@ static int agree_on(MPI_Comm comm, agreement *a)
     }
     for (int i = 0; i < a->nfacts; i++)
         mine[n++] = a->facts[i];
-    if (tci_allreduce(mine, all, n, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
-        return a->rc != TCIO_SUCCESS ? a->rc : TCIO_ERR_MPI;
+    int err = tci_allreduce(mine, all, n, MPI_INT64_T, MPI_MAX, comm);
+    if (err != MPI_SUCCESS)
+        return a->rc != TCIO_SUCCESS ? a->rc
+               : tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Iallreduce (the ranks' agreement in the "
+                                                 "open)", err);
     for (int i = 0; i < a->nfacts; i++)
         a->facts[i] = all[1 + 2 * a->nsettings + i];
     if (all[0] != TCIO_SUCCESS)
@@ -245,8 +248,11 @@ static int choose_transport(tcio_file *fh, MPI_Comm user_comm, bool nodes_cached
 static int open_level2(tcio_file *fh)
 {
     /* Ranks that are not aggregators hold no slots. */
-    int rc = tci_level2_open(&fh->l2, tci_handle_transport(fh), fh->comm, &fh->map,
-                             fh->aggr.index >= 0);
+    const tci_transport_ops *transport = tci_handle_transport(fh);
+    int rc = tci_level2_open(&fh->l2, transport, fh->comm, &fh->map, fh->aggr.index >= 0);
+    tci_error_explain(rc, "creating level 2 (the %s transport's window, %lld slots of %lld "
+                      "bytes per aggregator)", transport->name, (long long)fh->map.nslots,
+                      (long long)fh->map.segment_size);
     /* This agreement also orders every window's initialisation before any
      * rank's first access to it. */
     return tci_agree(fh->comm, rc);
@@ -280,12 +286,15 @@ static int set_up(tcio_file *fh, const char *fname, const opened *o, int mode)
      * write-only file opens its own read handle by name (segio.c), and
      * rank 0 deletes a DELETE_ON_CLOSE file by name. */
     if (rc == TCIO_SUCCESS && !(fh->name = strdup(fname)))
-        rc = TCIO_ERR_NO_MEMORY;
-    int config_rc = tci_config_finish(&fh->config, o->striping.unit);
+        rc = tci_error_set(TCIO_ERR_NO_MEMORY, "no memory to keep the file's name");
+    int config_rc = tci_error_explain(tci_config_finish(&fh->config, o->striping.unit),
+                                      "completing the settings from the file's striping");
     if (rc == TCIO_SUCCESS)
         rc = config_rc;
-    int choose_rc = tci_aggregators_choose_agreed(&fh->config, fh->comm, o->striping.factor,
-                                                  &fh->aggr);
+    int choose_rc = tci_error_explain(tci_aggregators_choose_agreed(&fh->config, fh->comm,
+                                                                    o->striping.factor,
+                                                                    &fh->aggr),
+                                      "choosing the aggregators");
     if (rc == TCIO_SUCCESS)
         rc = choose_rc;
     /* A level 2 that this node cannot hold is refused before any window
@@ -298,10 +307,13 @@ static int set_up(tcio_file *fh, const char *fname, const opened *o, int mode)
                             .aggregator_rank = fh->aggr.ranks,
                             .nslots = fh->config.segments_per_proc };
     if (rc == TCIO_SUCCESS && tci_level1_init(&fh->l1, (int)fh->map.segment_size) != 0)
-        rc = TCIO_ERR_NO_MEMORY;
-    if (rc == TCIO_SUCCESS && !(mode & TCIO_MODE_TRUNC) &&
-        MPI_File_get_size(fh->file, &fh->size_at_open) != MPI_SUCCESS)
-        rc = TCIO_ERR_IO;
+        rc = tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for level 1's %lld-byte segment "
+                           "buffer (tcio_segment_size)", (long long)fh->map.segment_size);
+    if (rc == TCIO_SUCCESS && !(mode & TCIO_MODE_TRUNC)) {
+        int err = MPI_File_get_size(fh->file, &fh->size_at_open);
+        if (err != MPI_SUCCESS)
+            rc = tci_error_set_mpi(TCIO_ERR_IO, "MPI_File_get_size", err);
+    }
     bool reused = rc == TCIO_SUCCESS && tci_handle_reuse_window(fh);
     agreement a = { .rc = rc, .nfacts = 1, .facts = { !reused } };
     final_settings(&a, fh);
@@ -364,19 +376,21 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
      * which every rank asks for, also one whose checks failed: a first
      * open on COMM duplicates it collectively. */
     if (rc == TCIO_SUCCESS && !(fh = tci_handle_new(mode)))
-        rc = TCIO_ERR_NO_MEMORY;
+        rc = tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for the file handle");
     /* Whether this rank has the node map cached rides on the agreement too
      * (a rank without must not skip the collectives that find the nodes). */
     bool nodes_cached = false;
     if (fh && tci_aggregators_prepare(comm, nprocs, &fh->aggr, &nodes_cached) != TCIO_SUCCESS &&
         rc == TCIO_SUCCESS)
-        rc = TCIO_ERR_NO_MEMORY;
+        rc = tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for the aggregator tables of %d "
+                           "ranks", nprocs);
     int cache_failed = 0;
     MPI_Comm dup = MPI_COMM_NULL;
     tci_comm_entry *entry = NULL;
-    if (tci_comm_acquire(comm, &dup, &entry, &cache_failed) != MPI_SUCCESS &&
-        rc == TCIO_SUCCESS)
-        rc = TCIO_ERR_MPI;
+    int err = tci_comm_acquire(comm, &dup, &entry, &cache_failed);
+    if (err != MPI_SUCCESS && rc == TCIO_SUCCESS)
+        rc = tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Comm_dup (the file's private communicator)",
+                               err);
     agreement a = { .rc = rc, .nfacts = 2, .facts = { cache_failed, !nodes_cached } };
     user_settings(&a, &config);
     rc = agree_on(comm, &a);

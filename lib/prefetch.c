@@ -54,8 +54,11 @@ int tci_prefetch_range(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
         last = first + capacity - 1;
     double t0 = MPI_Wtime();
     int rc = TCIO_SUCCESS;
-    for (int64_t k = first; k <= last && rc == TCIO_SUCCESS; k++)
+    for (int64_t k = first; k <= last && rc == TCIO_SUCCESS; k++) {
         rc = prefetch_one(fh, k);
+        if (rc != TCIO_SUCCESS)
+            tci_error_explain(rc, "loading segment %lld into level 2", (long long)k);
+    }
     fh->stats.time[TCI_T_PREFETCH] += MPI_Wtime() - t0;
     return rc;
 }
@@ -101,7 +104,8 @@ static int load_own_segments(tcio_file *fh, const range *r, int n)
     int64_t nslots = fh->l2.t.local_slots, used = 0;
     bool *taken = calloc((size_t)nslots, sizeof *taken);
     if (!taken)
-        return TCIO_ERR_NO_MEMORY;
+        return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for the table of %lld slots",
+                             (long long)nslots);
     int64_t naggr = fh->map.naggregators, mine = fh->aggr.index;
     int rc = TCIO_SUCCESS;
     for (int i = 0; i < n && used < nslots && rc == TCIO_SUCCESS; i++) {
@@ -117,6 +121,8 @@ static int load_own_segments(tcio_file *fh, const range *r, int n)
             taken[slot] = true;
             used++;
             rc = prefetch_one(fh, k);
+            if (rc != TCIO_SUCCESS)
+                tci_error_explain(rc, "loading segment %lld into level 2", (long long)k);
         }
     }
     free(taken);
@@ -133,8 +139,11 @@ int tci_prefetch_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
     int missing = all == NULL, any_missing = 1;
     int err = tci_allreduce(&missing, &any_missing, 1, MPI_INT, MPI_MAX, fh->comm);
     int rc = err != MPI_SUCCESS ? tci_error_from_mpi(err)
-           : missing ? TCIO_ERR_NO_MEMORY
-           : any_missing ? TCIO_ERR_REMOTE : TCIO_SUCCESS;
+           : missing ? tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for the ranges of %d ranks",
+                                     fh->nprocs)
+           : any_missing ? tci_error_set(TCIO_ERR_REMOTE, "another rank had no memory for the "
+                                         "ranges of the read session")
+           : TCIO_SUCCESS;
     if (rc == TCIO_SUCCESS)
         rc = tci_error_from_mpi(MPI_Allgather(&mine, 2, MPI_OFFSET, all, 2, MPI_OFFSET,
                                               fh->comm));
@@ -147,32 +156,40 @@ int tci_prefetch_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
 
 /* ---- tcio_prefetch and tcio_read_session ---------------------------------- */
 
-/* Arguments of a prefetch on an open handle. */
+/* Arguments of a prefetch on an open handle (and its sticky failure). */
 static int check_prefetch(const tcio_file *fh, MPI_Offset offset, MPI_Offset length)
 {
+    if (fh->failure != TCIO_SUCCESS)
+        return tci_failed_earlier(fh);
     if (!fh->can_read)
-        return TCIO_ERR_WRITE_ONLY;
-    if (offset < 0 || length < 0 || offset > fh->max_end - length)
-        return TCIO_ERR_BAD_ARG;
+        return tci_error_set(TCIO_ERR_WRITE_ONLY, "the file was opened MPI_MODE_WRONLY");
+    if (offset < 0)
+        return tci_error_set(TCIO_ERR_BAD_ARG, "offset %lld is negative", (long long)offset);
+    if (length < 0)
+        return tci_error_set(TCIO_ERR_BAD_ARG, "length %lld is negative", (long long)length);
+    if (offset > fh->max_end - length)
+        return tci_error_set(TCIO_ERR_BAD_ARG, "offset %lld plus length %lld ends past the "
+                             "largest addressable offset %lld", (long long)offset,
+                             (long long)length, (long long)fh->max_end);
     return TCIO_SUCCESS;
 }
 
 static int prefetch_call(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
 {
     if (!fh || !tci_handle_is_open(fh))
-        return TCIO_ERR_BAD_HANDLE;
-    int rc = fh->failure != TCIO_SUCCESS ? fh->failure : check_prefetch(fh, offset, length);
+        return tci_error_bad_handle(fh);
+    int rc = check_prefetch(fh, offset, length);
     return rc != TCIO_SUCCESS ? rc : tci_prefetch_range(fh, offset, length);
 }
 
 static int read_session_call(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
 {
     if (!fh || !tci_handle_is_open(fh))
-        return TCIO_ERR_BAD_HANDLE;
+        return tci_error_bad_handle(fh);
     tci_collective_enter("tcio_read_session");
     /* A rank with bad arguments (or a failed handle) still takes part,
      * declaring nothing. */
-    int rc = fh->failure != TCIO_SUCCESS ? fh->failure : check_prefetch(fh, offset, length);
+    int rc = check_prefetch(fh, offset, length);
     if (rc != TCIO_SUCCESS)
         offset = length = 0;
     int session_rc = tci_prefetch_session(fh, offset, length);

@@ -46,8 +46,8 @@ static int mpi_write(MPI_File file, MPI_Offset offset, const char *data, int len
     MPI_Status status;
     errno = 0;
     int err = MPI_File_write_at(file, offset, data, len, MPI_BYTE, &status);
-    if (err != MPI_SUCCESS)
-        return tci_error_from_io(err);
+    if (err != MPI_SUCCESS)            /* the reason names the MPI call */
+        return tci_error_from_io_at(err, "MPI_File_write_at(file, offset, ...)", __func__);
     int written = 0;
     MPI_Get_count(&status, MPI_BYTE, &written);
     if (written == len)
@@ -55,7 +55,10 @@ static int mpi_write(MPI_File file, MPI_Offset offset, const char *data, int len
     /* A short write reported as a success: Open MPI 4.1's OMPIO does that
      * on a full file system (it prints the failed pwritev's error and
      * returns MPI_SUCCESS with a short count).  Its errno tells why. */
-    return errno == ENOSPC || errno == EDQUOT ? TCIO_ERR_NO_SPACE : TCIO_ERR_IO;
+    int saved = errno;
+    return tci_error_set(saved == ENOSPC || saved == EDQUOT ? TCIO_ERR_NO_SPACE : TCIO_ERR_IO,
+                         "MPI_File_write_at of %d bytes at offset %lld wrote %d: %s", len,
+                         (long long)offset, written, saved ? strerror(saved) : "no reason given");
 }
 
 /* One write per run of set bits in [FROM, SIZE). */
@@ -149,8 +152,8 @@ static int read_span(MPI_File file, MPI_Offset offset, char *buf, int len)
 {
     MPI_Status status;
     int err = MPI_File_read_at(file, offset, buf, len, MPI_BYTE, &status);
-    if (err != MPI_SUCCESS)
-        return tci_error_from_io(err);
+    if (err != MPI_SUCCESS)            /* the reason names the MPI call */
+        return tci_error_from_io_at(err, "MPI_File_read_at(file, offset, ...)", __func__);
     int got = 0;
     MPI_Get_count(&status, MPI_BYTE, &got);
     if (got < 0 || got == MPI_UNDEFINED || got > len)

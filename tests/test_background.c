@@ -78,10 +78,20 @@ static void no_faults(void)
 
 /* ---- helpers ---------------------------------------------------------------------- */
 
+/* RC is WANT on every rank; a failure is explained by tcio_last_error
+ * (CALL's first word is the public call that returned it). */
 static void expect_all(int rc, int want, const char *ctx, const char *call)
 {
     CHECK_ALL(rc == want, "%s: %s returned %d (%s), expected %d (%s)", ctx, call, rc,
               tcio_error_string(rc), want, tcio_error_string(want));
+    if (want == TCIO_SUCCESS)
+        return;
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(call, " ("), call);
+    tu_status st;
+    tu_status_init(&st);
+    tu_expect_reason(&st, rc, name, NULL, ctx);
+    CHECK_STATUS(st);
 }
 
 static void expect_files_equal(const char *got, const char *ref, const char *ctx)

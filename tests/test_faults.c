@@ -239,6 +239,19 @@ static void expect_same_outcome(int rc, const char *ctx, const char *call)
               tu_nprocs, rc, tcio_error_string(rc));
 }
 
+/* The failure RC of CALL just returned on this rank is explained by
+ * tcio_last_error (the call, more than the generic message, each string
+ * of the NULL-terminated list after CALL); checked collectively. */
+#define EXPLAINED(rc, call, ...)                                                        \
+    do {                                                                                \
+        tu_status st_;                                                                  \
+        tu_status_init(&st_);                                                           \
+        if ((rc) != TCIO_SUCCESS)                                                       \
+            tu_expect_reason(&st_, (rc), (call), (const char *[]){ __VA_ARGS__, NULL }, \
+                             (call));                                                   \
+        CHECK_STATUS(st_);                                                              \
+    } while (0)
+
 static MPI_Info settings(const char *const *kv)
 {
     MPI_Info info;
@@ -264,6 +277,7 @@ START_TEST(test_type_keyval_failure)
     fail_mpi_call(F_TYPE_KEYVAL, 1);
     int rc1 = tcio_write_at(fh, 8 * tu_rank, data, 1, pair);
     no_faults();
+    EXPLAINED(rc1, "tcio_write_at", "MPI_Type_create_keyval");
     int rc2 = tcio_write_at(fh, 8 * tu_rank, data, 1, pair);
     int rc3 = tcio_write_at(fh, 8 * tu_rank, data, 1, pair);
     MPI_Type_free(&pair);
@@ -296,6 +310,8 @@ static int allocation_round(const char *path, int victim, long nth, tu_status *s
         fail_allocation(nth);
     int rc = LIB(tcio_open_comm(comm, path, MODE_NEW_WRONLY, info, &fh));
     expect_same_outcome(rc, ctx, "tcio_open_comm");
+    if (rc != TCIO_SUCCESS)
+        tu_expect_reason(st, rc, "tcio_open_comm", NULL, ctx);
     if (rc == TCIO_SUCCESS) {
         /* Interleaved 8-byte pieces over 12 segments: moves, spills, drains. */
         unsigned char piece[8];
@@ -306,9 +322,13 @@ static int allocation_round(const char *path, int victim, long nth, tu_status *s
             if (wrc != TCIO_SUCCESS && wrc != TCIO_ERR_NO_MEMORY && wrc != TCIO_ERR_MPI)
                 tu_fail(st, "%s: tcio_write_at returned %d (%s)", ctx, wrc,
                         tcio_error_string(wrc));
+            if (wrc != TCIO_SUCCESS)
+                tu_expect_reason(st, wrc, "tcio_write_at", NULL, ctx);
         }
         rc = LIB(tcio_close(fh));
         expect_same_outcome(rc, ctx, "tcio_close");
+        if (rc != TCIO_SUCCESS)
+            tu_expect_reason(st, rc, "tcio_close", NULL, ctx);
     }
     int hit = malloc_failures > 0;
     if (getenv("TCIO_TEST_VERBOSE"))     /* which round hangs, if one does */
@@ -369,6 +389,10 @@ START_TEST(test_failed_counter_update)
     int rc = tu_close(fh);
     expect_all(wrc, TCIO_SUCCESS, "counter", "tcio_write_at");
     expect_on_rank(frc, victim, TCIO_ERR_MPI, "the counter update fails", "tcio_flush");
+    if (tu_rank == victim)
+        EXPLAINED(frc, "tcio_flush", "MPI", "failed: ");
+    else
+        EXPLAINED(frc, "tcio_flush", "TCIO_ERR_MPI", "MPI", "failed: ");
     expect_all(rc, TCIO_SUCCESS, "after a failed counter update", "tcio_close");
 }
 END_TEST
@@ -449,6 +473,7 @@ START_TEST(test_failed_pack)
         wrc2 = tcio_write_at(fh, 1024, ints, 1, pair);
         no_faults();
     }
+    EXPLAINED(wrc2, "tcio_write_at", "MPI_Pack failed");
     MPI_Type_free(&pair);
     int rc = tu_close(fh);
     expect_all(wrc1, TCIO_SUCCESS, "pack", "tcio_write_at of bytes");
@@ -470,8 +495,9 @@ START_TEST(test_level2_too_large)
     const char *path = tu_path("huge");
     tcio_file *fh = NULL;
     /* 1M slots of 1 MiB: over a TiB per aggregator. */
-    expect_all(tu_open(path, MODE_NEW_WRONLY, "1M", "1048576", &fh), TCIO_ERR_NO_MEMORY,
-               "1M segments of 1 MiB", "tcio_open_comm");
+    int rc = tu_open(path, MODE_NEW_WRONLY, "1M", "1048576", &fh);
+    expect_all(rc, TCIO_ERR_NO_MEMORY, "1M segments of 1 MiB", "tcio_open_comm");
+    EXPLAINED(rc, "tcio_open_comm", "level 2", "1048576");
     CHECK_ALL(tu_rank != 0 || tu_file_size(path) < 0, "a refused open created %s", path);
 }
 END_TEST
@@ -598,10 +624,26 @@ START_TEST(test_sticky_drain_failure)
     int wrc = tcio_write_at(fh, 1024 * (MPI_Offset)tu_rank, seg, sizeof seg, MPI_BYTE);
     int frc1 = tcio_flush(fh);
     int prc = tu_rank == 0 ? tcio_progress(fh) : TCIO_ERR_NO_SPACE;
+    if (tu_rank == 0)
+        EXPLAINED(prc, "tcio_progress", "MPI_File_write_at");
+    else
+        EXPLAINED(TCIO_SUCCESS, "", "");
     int frc2 = tcio_flush(fh);
+    if (tu_rank == 0)
+        EXPLAINED(frc2, "tcio_flush", "failed earlier", "MPI_File_write_at");
+    else
+        EXPLAINED(frc2, "tcio_flush", "TCIO_ERR_NO_SPACE", "rank 0: ", "MPI_File_write_at");
     int wrc2 = tu_rank == 0 ? tcio_write_at(fh, 0, seg, 1, MPI_BYTE) : TCIO_ERR_NO_SPACE;
     int fetch = tu_rank == 0 ? tcio_fetch(fh) : TCIO_ERR_NO_SPACE;
+    if (tu_rank == 0)
+        EXPLAINED(fetch, "tcio_fetch", "failed earlier", "MPI_File_write_at");
+    else
+        EXPLAINED(TCIO_SUCCESS, "", "");
     int rc = tu_close(fh);
+    if (tu_rank == 0)
+        EXPLAINED(rc, "tcio_close", "MPI_File_write_at");
+    else
+        EXPLAINED(rc, "tcio_close", "TCIO_ERR_NO_SPACE", "rank 0: ");
     expect_all(wrc, TCIO_SUCCESS, ctx, "tcio_write_at");
     /* Rank 0 may already drain in its own move during this flush (it does
      * when the others' notices arrive first, as with Open MPI). */

@@ -1600,18 +1600,39 @@ END_TEST
 
 /* ---- 10. bad input ---------------------------------------------------------------------------- */
 
-/* Every handle-taking call with FH must return WANT. */
+/* RC, which the call written CALL_TEXT returned, must be WANT; a failure
+ * must be explained by tcio_last_error (naming the call, more than the
+ * generic message). */
+static void expect_refused(tu_status *st, int rc, int want, const char *ctx,
+                           const char *call_text)
+{
+    char what[256], call[32];
+    snprintf(what, sizeof what, "%s: %s", ctx, call_text);
+    if (!tu_expect_rc(st, rc, want, "%s", what) || want == TCIO_SUCCESS)
+        return;
+    snprintf(call, sizeof call, "%.*s", (int)strcspn(call_text, "("), call_text);
+    tu_expect_reason(st, rc, call, NULL, what);
+}
+
+/* Every handle-taking call with FH must return WANT, explained. */
 static void all_calls_return(tcio_file *fh, int want, tu_status *st, const char *ctx)
 {
     char buf[16] = "";
-    tu_expect_rc(st, tcio_write(fh, buf, 4, MPI_BYTE), want, "%s: tcio_write", ctx);
-    tu_expect_rc(st, tcio_write_at(fh, 0, buf, 4, MPI_BYTE), want, "%s: tcio_write_at", ctx);
-    tu_expect_rc(st, tcio_read(fh, buf, 4, MPI_BYTE), want, "%s: tcio_read", ctx);
-    tu_expect_rc(st, tcio_read_at(fh, 0, buf, 4, MPI_BYTE), want, "%s: tcio_read_at", ctx);
-    tu_expect_rc(st, tcio_seek(fh, 0, MPI_SEEK_SET), want, "%s: tcio_seek", ctx);
-    tu_expect_rc(st, tcio_fetch(fh), want, "%s: tcio_fetch", ctx);
-    tu_expect_rc(st, tcio_flush(fh), want, "%s: tcio_flush", ctx);
-    tu_expect_rc(st, tcio_close(fh), want, "%s: tcio_close", ctx);
+    MPI_Info info = MPI_INFO_NULL;
+#define EXPECT(call) expect_refused(st, (call), want, ctx, #call)
+    EXPECT(tcio_write(fh, buf, 4, MPI_BYTE));
+    EXPECT(tcio_write_at(fh, 0, buf, 4, MPI_BYTE));
+    EXPECT(tcio_read(fh, buf, 4, MPI_BYTE));
+    EXPECT(tcio_read_at(fh, 0, buf, 4, MPI_BYTE));
+    EXPECT(tcio_seek(fh, 0, MPI_SEEK_SET));
+    EXPECT(tcio_fetch(fh));
+    EXPECT(tcio_progress(fh));
+    EXPECT(tcio_prefetch(fh, 0, 4));
+    EXPECT(tcio_read_session(fh, 0, 4));
+    EXPECT(tcio_get_info(fh, &info));
+    EXPECT(tcio_flush(fh));
+    EXPECT(tcio_close(fh));
+#undef EXPECT
 }
 
 START_TEST(test_bad_input)
@@ -1639,7 +1660,7 @@ START_TEST(test_bad_input)
     MPI_Datatype uncommitted;
     MPI_Type_contiguous(4, MPI_INT, &uncommitted);
     const MPI_Offset huge = INT64_MAX - 2;
-#define BAD(call, want) tu_expect_rc(&st, (call), (want), "%s", #call)
+#define BAD(call, want) expect_refused(&st, (call), (want), ctx, #call)
     BAD(tcio_write(fh, buf, -1, MPI_BYTE), TCIO_ERR_BAD_ARG);
     BAD(tcio_write_at(fh, 0, buf, -1, MPI_BYTE), TCIO_ERR_BAD_ARG);
     BAD(tcio_read(fh, buf, -1, MPI_BYTE), TCIO_ERR_BAD_ARG);
@@ -2274,6 +2295,175 @@ START_TEST(test_last_error)
     CHECK_STATUS(st);
 }
 END_TEST
+
+/* ---- 11c. every refusal explained ------------------------------------------------------------ */
+
+/* CALL must return WANT, and tcio_last_error must explain it: "rank R:
+ * NAME: " and a reason beyond tcio_error_string(WANT) that names each of
+ * the strings after WANT (the argument, its value, the setting). */
+#define REFUSED(name, call, want, ...)                                                       \
+    do {                                                                                     \
+        int refused_rc_ = (call);                                                            \
+        if (tu_expect_rc(&st, refused_rc_, (want), "%s", #call))                             \
+            tu_expect_reason(&st, refused_rc_, (name), (const char *[]){ __VA_ARGS__, NULL },  \
+                             #call);                                                         \
+    } while (0)
+
+START_TEST(test_error_reasons)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    tu_status st;
+    tu_status_init(&st);
+    unsigned char buf[64];
+    tu_fill_pattern(buf, sizeof buf, 77 + (uint64_t)tu_rank);
+    MPI_Info info = MPI_INFO_NULL;
+
+    /* No handle: every call that takes one, locally (no collective runs). */
+    REFUSED("tcio_write", tcio_write(NULL, buf, 1, MPI_BYTE), TCIO_ERR_BAD_HANDLE, "NULL");
+    REFUSED("tcio_write_at", tcio_write_at(NULL, 0, buf, 1, MPI_BYTE), TCIO_ERR_BAD_HANDLE, "NULL");
+    REFUSED("tcio_read", tcio_read(NULL, buf, 1, MPI_BYTE), TCIO_ERR_BAD_HANDLE, "NULL");
+    REFUSED("tcio_read_at", tcio_read_at(NULL, 0, buf, 1, MPI_BYTE), TCIO_ERR_BAD_HANDLE, "NULL");
+    REFUSED("tcio_seek", tcio_seek(NULL, 0, MPI_SEEK_SET), TCIO_ERR_BAD_HANDLE, "NULL");
+    REFUSED("tcio_fetch", tcio_fetch(NULL), TCIO_ERR_BAD_HANDLE, "NULL");
+    REFUSED("tcio_progress", tcio_progress(NULL), TCIO_ERR_BAD_HANDLE, "NULL");
+    REFUSED("tcio_prefetch", tcio_prefetch(NULL, 0, 1), TCIO_ERR_BAD_HANDLE, "NULL");
+    REFUSED("tcio_read_session", tcio_read_session(NULL, 0, 1), TCIO_ERR_BAD_HANDLE, "NULL");
+    REFUSED("tcio_flush", tcio_flush(NULL), TCIO_ERR_BAD_HANDLE, "NULL");
+    REFUSED("tcio_close", tcio_close(NULL), TCIO_ERR_BAD_HANDLE, "NULL");
+    REFUSED("tcio_get_info", tcio_get_info(NULL, &info), TCIO_ERR_BAD_HANDLE, "NULL");
+    CHECK_STATUS(st);
+
+    /* An open read-write file: each argument of each call. */
+    const char *path = tu_path("reasons");
+    tcio_file *fh = NULL;
+    expect_success(tu_open(path, MODE_NEW_RDWR, "256", "2", &fh), "reasons", "tcio_open_comm");
+    const MPI_Offset mine = 64 * (MPI_Offset)tu_rank;
+    tu_expect_rc(&st, tcio_write_at(fh, mine, buf, 64, MPI_BYTE), 0, "a good write");
+    MPI_Datatype uncommitted, block, over_2_63, over_2_gib;
+    MPI_Type_contiguous(4, MPI_INT, &uncommitted);
+    /* Described, never touched: the refusals come before any byte moves. */
+    MPI_Type_contiguous(1 << 16, MPI_BYTE, &block);
+    MPI_Type_contiguous((1 << 16) + 1, block, &over_2_63);            /* 2^32 + 2^16 bytes */
+    MPI_Type_create_hvector(2, 1 << 30, (MPI_Aint)1 << 31, MPI_BYTE, &over_2_gib);
+    MPI_Type_commit(&over_2_63);
+    MPI_Type_commit(&over_2_gib);
+    const MPI_Offset huge = INT64_MAX - 2;
+    REFUSED("tcio_write", tcio_write(fh, buf, -3, MPI_BYTE), TCIO_ERR_BAD_ARG, "count -3", "negative");
+    REFUSED("tcio_write_at", tcio_write_at(fh, 0, buf, -3, MPI_BYTE), TCIO_ERR_BAD_ARG, "count -3");
+    REFUSED("tcio_read", tcio_read(fh, buf, -3, MPI_BYTE), TCIO_ERR_BAD_ARG, "count -3");
+    REFUSED("tcio_read_at", tcio_read_at(fh, 0, buf, -3, MPI_BYTE), TCIO_ERR_BAD_ARG, "count -3");
+    REFUSED("tcio_write_at", tcio_write_at(fh, -1, buf, 1, MPI_BYTE), TCIO_ERR_BAD_ARG, "offset -1", "negative");
+    REFUSED("tcio_read_at", tcio_read_at(fh, -1, buf, 1, MPI_BYTE), TCIO_ERR_BAD_ARG, "offset -1");
+    REFUSED("tcio_write", tcio_write(fh, NULL, 4, MPI_BYTE), TCIO_ERR_BAD_ARG, "buffer is NULL");
+    REFUSED("tcio_write_at", tcio_write_at(fh, 0, NULL, 4, MPI_BYTE), TCIO_ERR_BAD_ARG, "buffer is NULL");
+    REFUSED("tcio_read", tcio_read(fh, NULL, 4, MPI_BYTE), TCIO_ERR_BAD_ARG, "buffer is NULL");
+    REFUSED("tcio_read_at", tcio_read_at(fh, 0, NULL, 4, MPI_BYTE), TCIO_ERR_BAD_ARG, "buffer is NULL");
+    REFUSED("tcio_write", tcio_write(fh, buf, 1, MPI_DATATYPE_NULL), TCIO_ERR_BAD_TYPE, "MPI_DATATYPE_NULL");
+    REFUSED("tcio_write_at", tcio_write_at(fh, 0, buf, 1, MPI_DATATYPE_NULL), TCIO_ERR_BAD_TYPE, "MPI_DATATYPE_NULL");
+    REFUSED("tcio_read", tcio_read(fh, buf, 1, MPI_DATATYPE_NULL), TCIO_ERR_BAD_TYPE, "MPI_DATATYPE_NULL");
+    REFUSED("tcio_read_at", tcio_read_at(fh, 0, buf, 1, MPI_DATATYPE_NULL), TCIO_ERR_BAD_TYPE, "MPI_DATATYPE_NULL");
+    REFUSED("tcio_write", tcio_write(fh, buf, 1, uncommitted), TCIO_ERR_BAD_TYPE, "not committed");
+    REFUSED("tcio_read_at", tcio_read_at(fh, 0, buf, 1, uncommitted), TCIO_ERR_BAD_TYPE, "not committed");
+    REFUSED("tcio_write_at", tcio_write_at(fh, huge, buf, 10, MPI_BYTE), TCIO_ERR_BAD_ARG,
+            "offset 9223372036854775805", "addressable");
+    REFUSED("tcio_read_at", tcio_read_at(fh, huge, buf, 10, MPI_BYTE), TCIO_ERR_BAD_ARG, "addressable");
+    REFUSED("tcio_write_at", tcio_write_at(fh, 0, buf, INT32_MAX, over_2_63), TCIO_ERR_BAD_ARG,
+            "count 2147483647", "2^63");
+    REFUSED("tcio_read_at", tcio_read_at(fh, 0, buf, INT32_MAX, over_2_63), TCIO_ERR_BAD_ARG, "2^63");
+    REFUSED("tcio_write_at", tcio_write_at(fh, 0, buf, 1, over_2_gib), TCIO_ERR_BAD_ARG,
+            "2147483648 bytes", "MPI_Pack");
+    REFUSED("tcio_read", tcio_read(fh, buf, 1, over_2_gib), TCIO_ERR_BAD_ARG, "MPI_Pack");
+    MPI_Type_free(&uncommitted);
+    MPI_Type_free(&block);
+    MPI_Type_free(&over_2_63);
+    MPI_Type_free(&over_2_gib);
+    /* tcio_seek: whence, a negative result, an overflow, past the end. */
+    REFUSED("tcio_seek", tcio_seek(fh, 0, 12345), TCIO_ERR_BAD_ARG, "whence 12345");
+    REFUSED("tcio_seek", tcio_seek(fh, -1, MPI_SEEK_SET), TCIO_ERR_BAD_ARG,
+            "offset -1 from MPI_SEEK_SET", "negative");
+    tu_expect_rc(&st, tcio_seek(fh, 10, MPI_SEEK_SET), 0, "tcio_seek to 10");
+    REFUSED("tcio_seek", tcio_seek(fh, INT64_MAX, MPI_SEEK_CUR), TCIO_ERR_BAD_ARG,
+            "MPI_SEEK_CUR (at 10)", "overflow");
+    REFUSED("tcio_seek", tcio_seek(fh, -(mine + 65), MPI_SEEK_END), TCIO_ERR_BAD_ARG,
+            "MPI_SEEK_END", "negative");
+    REFUSED("tcio_seek", tcio_seek(fh, huge, MPI_SEEK_SET), TCIO_ERR_BAD_ARG, "addressable");
+    /* tcio_prefetch, tcio_get_info. */
+    REFUSED("tcio_prefetch", tcio_prefetch(fh, -1, 10), TCIO_ERR_BAD_ARG, "offset -1");
+    REFUSED("tcio_prefetch", tcio_prefetch(fh, 0, -1), TCIO_ERR_BAD_ARG, "length -1");
+    REFUSED("tcio_prefetch", tcio_prefetch(fh, huge, 10), TCIO_ERR_BAD_ARG, "length 10", "addressable");
+    REFUSED("tcio_get_info", tcio_get_info(fh, NULL), TCIO_ERR_BAD_ARG, "info pointer is NULL");
+    CHECK_STATUS(st);
+    /* tcio_read_session, collective: the last rank passes a bad length;
+     * the other ranks learn which code and why. */
+    int last = tu_nprocs - 1;
+    int rc = tcio_read_session(fh, 0, tu_rank == last ? -2 : 64);
+    if (tu_rank == last)
+        REFUSED("tcio_read_session", rc, TCIO_ERR_BAD_ARG, "length -2");
+    else
+        REFUSED("tcio_read_session", rc, TCIO_ERR_REMOTE, "TCIO_ERR_BAD_ARG", "length -2");
+    CHECK_STATUS(st);
+    expect_success(tu_close(fh), "reasons", "tcio_close");
+    /* A closed handle. */
+    REFUSED("tcio_write", tcio_write(fh, buf, 1, MPI_BYTE), TCIO_ERR_BAD_HANDLE, "not an open file");
+    REFUSED("tcio_read_at", tcio_read_at(fh, 0, buf, 1, MPI_BYTE), TCIO_ERR_BAD_HANDLE, "not an open file");
+    REFUSED("tcio_close", tcio_close(fh), TCIO_ERR_BAD_HANDLE, "not an open file");
+    CHECK_STATUS(st);
+
+    /* The access mode. */
+    expect_success(tu_open(path, MPI_MODE_RDONLY, "256", "2", &fh), "RDONLY", "tcio_open_comm");
+    REFUSED("tcio_write", tcio_write(fh, buf, 4, MPI_BYTE), TCIO_ERR_READ_ONLY, "MPI_MODE_RDONLY");
+    REFUSED("tcio_write_at", tcio_write_at(fh, 0, buf, 4, MPI_BYTE), TCIO_ERR_READ_ONLY, "MPI_MODE_RDONLY");
+    expect_success(tu_close(fh), "RDONLY", "tcio_close");
+    expect_success(tu_open(path, MPI_MODE_WRONLY, "256", "2", &fh), "WRONLY", "tcio_open_comm");
+    REFUSED("tcio_read", tcio_read(fh, buf, 4, MPI_BYTE), TCIO_ERR_WRITE_ONLY, "MPI_MODE_WRONLY");
+    REFUSED("tcio_read_at", tcio_read_at(fh, 0, buf, 4, MPI_BYTE), TCIO_ERR_WRITE_ONLY, "MPI_MODE_WRONLY");
+    REFUSED("tcio_prefetch", tcio_prefetch(fh, 0, 4), TCIO_ERR_WRITE_ONLY, "MPI_MODE_WRONLY");
+    REFUSED("tcio_read_session", tcio_read_session(fh, 0, 4), TCIO_ERR_WRITE_ONLY, "MPI_MODE_WRONLY");
+    expect_success(tu_close(fh), "WRONLY", "tcio_close");
+    CHECK_STATUS(st);
+
+    /* tcio_open_comm and tcio_open: mode, arguments, settings, the file. */
+    tcio_file *none = NULL;
+    REFUSED("tcio_open_comm", tcio_open_comm(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_SEQUENTIAL,
+                                             MPI_INFO_NULL, &none), TCIO_ERR_BAD_MODE, "MPI_MODE_SEQUENTIAL");
+    REFUSED("tcio_open_comm", tcio_open_comm(MPI_COMM_WORLD, path, 0, MPI_INFO_NULL, &none),
+            TCIO_ERR_BAD_MODE, "mode 0x0", "exactly one");
+    REFUSED("tcio_open_comm", tcio_open_comm(MPI_COMM_WORLD, NULL, MODE_NEW_WRONLY, MPI_INFO_NULL,
+                                             &none), TCIO_ERR_BAD_ARG, "file name is NULL");
+    REFUSED("tcio_open_comm", tcio_open_comm(MPI_COMM_WORLD, path, MODE_NEW_WRONLY, MPI_INFO_NULL,
+                                             NULL), TCIO_ERR_BAD_ARG, "handle pointer is NULL");
+    REFUSED("tcio_open_comm", tcio_open_comm(MPI_COMM_NULL, path, MODE_NEW_WRONLY, MPI_INFO_NULL,
+                                             &none), TCIO_ERR_BAD_ARG, "MPI_COMM_NULL");
+    CHECK_ALL(tcio_open(NULL, MODE_NEW_WRONLY) == NULL, "tcio_open(NULL) returned a handle");
+    tu_expect_reason(&st, TCIO_ERR_BAD_ARG, "tcio_open_comm", (const char *[]){ "file name", NULL },
+                     "tcio_open(NULL, ...)");
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "tcio_segment_size", "12q");
+    REFUSED("tcio_open_comm", tcio_open_comm(MPI_COMM_WORLD, path, MODE_NEW_WRONLY, info, &none),
+            TCIO_ERR_BAD_CONFIG, "tcio_segment_size", "12q");
+    MPI_Info_free(&info);
+    char count[16];
+    snprintf(count, sizeof count, "%d", tu_nprocs + 1);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "tcio_aggregators", count);
+    REFUSED("tcio_open_comm", tcio_open_comm(MPI_COMM_WORLD, path, MODE_NEW_WRONLY, info, &none),
+            TCIO_ERR_BAD_CONFIG, "tcio_aggregators", count);
+    MPI_Info_free(&info);
+    char missing[4096];
+    snprintf(missing, sizeof missing, "%s/no-such-dir-%d/x.dat", tu_dir(), (int)getpid());
+    REFUSED("tcio_open_comm", tcio_open_comm(MPI_COMM_WORLD, missing, MODE_NEW_WRONLY, MPI_INFO_NULL,
+                                             &none), TCIO_ERR_NO_SUCH_FILE, "MPI_File_open", "no-such-dir");
+    CHECK_ALL(tcio_open(missing, MPI_MODE_RDONLY) == NULL, "tcio_open(%s) returned a handle", missing);
+    tu_expect_reason(&st, TCIO_ERR_NO_SUCH_FILE, "tcio_open_comm",
+                     (const char *[]){ "MPI_File_open", "no-such-dir", NULL }, "tcio_open of a missing file");
+    REFUSED("tcio_open_comm", tcio_open_comm(MPI_COMM_WORLD, path, MPI_MODE_WRONLY | MPI_MODE_CREATE |
+                                             MPI_MODE_EXCL, MPI_INFO_NULL, &none),
+            TCIO_ERR_FILE_EXISTS, "MPI_File_open");
+    CHECK_STATUS(st);
+}
+END_TEST
+#undef REFUSED
 
 /* ---- 12. file-system errors ------------------------------------------------------------------- */
 
@@ -3482,6 +3672,7 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "bad_input", test_bad_input);
     tu_add_case(s, "bad_config", test_bad_config);
     tu_add_case(s, "last_error", test_last_error);
+    tu_add_case(s, "error_reasons", test_error_reasons);
     tu_add_case(s, "transport_nodes", test_transport_nodes);
     tu_add_case(s, "fs_errors", test_fs_errors);
     tu_add_case(s, "prefetch", test_prefetch);

@@ -518,7 +518,36 @@ START_TEST(last_error_keeps_the_last_failure)
     tci_error_note("t", tci_error_set(TCIO_ERR_IO, "the disk is on fire (%d)", 42));
     ck_assert_int_eq(tci_error_note("t", TCIO_SUCCESS), TCIO_SUCCESS);
     ck_assert_int_eq(tcio_last_error(msg, sizeof msg), TCIO_ERR_IO);
-    ck_assert_str_eq(msg, "rank 0: the disk is on fire (42)");
+    ck_assert_str_eq(msg, "rank 0: t: the disk is on fire (42)");     /* the call is named */
+    /* ... once: a reason that names it already keeps its text. */
+    tci_error_note("tcio_x", tci_error_set(TCIO_ERR_IO, "tcio_x: named"));
+    tcio_last_error(msg, sizeof msg);
+    ck_assert_str_eq(msg, "rank 0: tcio_x: named");
+    /* A caller's explanation does not replace the reason found deeper;
+     * without one it names what the caller did and the code's message. */
+    tci_error_set(TCIO_ERR_IO, "deep");
+    ck_assert_int_eq(tci_error_explain(TCIO_ERR_IO, "shallow %d", 1), TCIO_ERR_IO);
+    tci_error_note("t", TCIO_ERR_IO);
+    tcio_last_error(msg, sizeof msg);
+    ck_assert_str_eq(msg, "rank 0: t: deep");
+    ck_assert_int_eq(tci_error_explain(TCIO_ERR_NO_MEMORY, "shallow %d", 2), TCIO_ERR_NO_MEMORY);
+    tci_error_note("t", TCIO_ERR_NO_MEMORY);
+    tcio_last_error(msg, sizeof msg);
+    ck_assert_str_eq(msg, "rank 0: t: shallow 2: out of memory");
+    ck_assert_int_eq(tci_error_explain(TCIO_SUCCESS, "nothing"), TCIO_SUCCESS);
+    /* A sticky failure keeps its reason without the rank. */
+    char kept[64];
+    tci_error_set(TCIO_ERR_NO_SPACE, "full");
+    tci_error_keep(TCIO_ERR_NO_SPACE, kept, sizeof kept);
+    ck_assert_str_eq(kept, "full");
+    tci_error_keep(TCIO_ERR_IO, kept, sizeof kept);
+    ck_assert_str_eq(kept, tcio_error_string(TCIO_ERR_IO));
+    tci_error_note("t", TCIO_SUCCESS);
+    /* The Fortran module's refusals are recorded like the library's. */
+    ck_assert_int_eq(tcio_fortran_refusal(TCIO_ERR_BAD_ARG, "tcio_read", "why"), TCIO_ERR_BAD_ARG);
+    ck_assert_int_eq(tcio_last_error(msg, sizeof msg), TCIO_ERR_BAD_ARG);
+    ck_assert_str_eq(msg, "rank 0: tcio_read: why");
+    ck_assert_str_eq(tci_error_code_name(TCIO_ERR_REMOTE), "TCIO_ERR_REMOTE");
     /* A reason set for another code than the call returns is not used;
      * a reason set during a call that then succeeds is dropped. */
     tci_error_set(TCIO_ERR_IO, "unrelated");

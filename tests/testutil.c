@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -440,6 +441,53 @@ int tu_expect_rc(tu_status *st, int rc, int want, const char *fmt, ...)
     vfail(st, suffix, fmt, ap);
     va_end(ap);
     return 0;
+}
+
+/* strstr ignoring case. */
+static const char *find_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0)
+            return hay;
+    return n == 0 ? hay : NULL;
+}
+
+int tu_expect_reason(tu_status *st, int rc, const char *call, const char *const *want,
+                     const char *what)
+{
+    char msg[TCIO_MAX_ERROR_STRING];
+    int code = tcio_last_error(msg, sizeof msg);
+    if (code != rc) {
+        tu_fail(st, "%s: %s returned %d (%s) but tcio_last_error gives %d: \"%s\"", what, call,
+                rc, tcio_error_string(rc), code, msg);
+        return 0;
+    }
+    /* "rank R: " */
+    const char *p = msg;
+    int rank = -1, used = 0;
+    if (sscanf(p, "rank %d: %n", &rank, &used) < 1 || used == 0) {
+        tu_fail(st, "%s: the reason does not start with \"rank R: \": \"%s\"", what, msg);
+        return 0;
+    }
+    p += used;
+    size_t n = strlen(call);
+    if (strncmp(p, call, n) != 0 || strncmp(p + n, ": ", 2) != 0) {
+        tu_fail(st, "%s: the reason does not name %s after the rank: \"%s\"", what, call, msg);
+        return 0;
+    }
+    p += n + 2;
+    if (!*p || strcmp(p, tcio_error_string(rc)) == 0) {
+        tu_fail(st, "%s: the reason of %s is %s: \"%s\"", what, tcio_error_string(rc),
+                *p ? "only the generic message" : "empty", msg);
+        return 0;
+    }
+    for (; want && *want; want++)
+        if (!find_nocase(p, *want)) {
+            tu_fail(st, "%s: the reason does not name \"%s\": \"%s\"", what, *want, msg);
+            return 0;
+        }
+    return 1;
 }
 
 int tu_expect_mem(tu_status *st, const void *got, const void *expected, size_t len,

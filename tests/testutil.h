@@ -128,6 +128,14 @@ int tu_expect_mem(tu_status *st, const void *got, const void *expected, size_t l
 
 #define CHECK_STATUS(st) CHECK_ALL((st).ok, "%s", (st).msg)
 
+/* Whether tcio_last_error explains the failure RC that CALL just returned
+ * on this rank: it returns RC, its message is "rank R: CALL: REASON", and
+ * REASON is more than the generic tcio_error_string(RC) and contains each
+ * string of WANT (NULL-terminated, may be NULL; case-insensitive).
+ * Records a failure in ST (WHAT describes the case) otherwise. */
+int tu_expect_reason(tu_status *st, int rc, const char *call, const char *const *want,
+                     const char *what);
+
 /* Collective reductions over MPI_COMM_WORLD. */
 int tu_min_int(int v);
 int tu_max_int(int v);

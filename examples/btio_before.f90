@@ -1,0 +1,222 @@
+! btio_before.f90 - a solver's solution dump with MPI-IO, before porting to
+! libtcio.  btio_after.f90 is the same program with libtcio: the I/O
+! subroutines between the "I/O begins" and "I/O ends" markers are the whole
+! difference, call for call.
+!
+!   mpifort btio_before.f90 -o btio_before
+!   mpiexec -n 4 ./btio_before FILE [N]
+!
+! The shape of NAS BT-IO's "simple" subtype.  The solution u(5, x, y, z) of
+! an N x N x N grid, five real(8) components per point, is cut into cells;
+! each rank owns P*P of the P*P*P cells (P ranks; cell (a, b, c) belongs to
+! rank mod(a + b + c, P), diagonals as in BT's multi-partition, so every
+! rank has cells in every slab and the ranks' rows interleave in the file).
+! Every INTERVAL steps the solution is dumped: one MPI_File_write_at per
+! row of a cell (5 * N / P values), at the offset of that row in the global
+! array of the dump, the buffer being the row's first element
+! u(1, 0, j, k, c) and the count reaching past it (sequence association).
+! After the last step every dump is read back the same way, one
+! MPI_File_read_at per row into u, and checked.  The file holds NDUMPS
+! global arrays, x fastest: N**3 * 40 bytes each (553 KiB for N = 24).
+! N must be a multiple of P; default 24 (P = 1, 2, 3, 4, 6, 8, ...).
+module solution
+  implicit none
+  integer, parameter :: NSTEPS = 12, INTERVAL = 4, NDUMPS = NSTEPS / INTERVAL
+  integer :: n = 24               ! grid points per dimension
+  integer :: cs                   ! points per dimension of a cell: n / nprocs
+  integer :: ncells               ! cells of this rank: nprocs**2
+  integer :: rank, nprocs
+  integer, allocatable :: cell_low(:, :)      ! (3, ncells): first grid point
+  ! The solution, cell by cell, as BT keeps it.  ASYNCHRONOUS: with libtcio
+  ! the reads into it complete later (btio_after.f90); the same here.
+  real(8), allocatable, asynchronous :: u(:, :, :, :, :)
+contains
+  ! The exact value of component M at grid point (X, Y, Z) after STEP.
+  pure real(8) function value(m, x, y, z, step)
+    integer, intent(in) :: m, x, y, z, step
+    value = real(z + 128 * (y + 128 * (x + 128 * (m + 8 * step))), 8)
+  end function
+
+  ! One step of the "solver": every point gets its value of STEP.
+  subroutine advance(step)
+    integer, intent(in) :: step
+    integer :: c, i, j, k, m
+    do c = 1, ncells
+      do k = 0, cs - 1
+        do j = 0, cs - 1
+          do i = 0, cs - 1
+            do m = 1, 5
+              u(m, i, j, k, c) = value(m, cell_low(1, c) + i, cell_low(2, c) + j, &
+                                       cell_low(3, c) + k, step)
+            end do
+          end do
+        end do
+      end do
+    end do
+  end subroutine
+
+  ! How many values of u differ from those of STEP.
+  integer function mismatches(step)
+    integer, intent(in) :: step
+    integer :: c, i, j, k, m
+    mismatches = 0
+    do c = 1, ncells
+      do k = 0, cs - 1
+        do j = 0, cs - 1
+          do i = 0, cs - 1
+            do m = 1, 5
+              if (u(m, i, j, k, c) /= value(m, cell_low(1, c) + i, cell_low(2, c) + j, &
+                                            cell_low(3, c) + k, step)) &
+                mismatches = mismatches + 1
+            end do
+          end do
+        end do
+      end do
+    end do
+  end function
+end module solution
+
+! ---- I/O begins ----
+module dump_io
+  use mpi
+  use solution
+  implicit none
+  integer :: fh
+contains
+  subroutine stop_on_error(ierr, what)
+    integer, intent(in) :: ierr
+    character(len=*), intent(in) :: what
+    character(len=MPI_MAX_ERROR_STRING) :: message
+    integer :: length, ignored
+    if (ierr == MPI_SUCCESS) return
+    call MPI_Error_string(ierr, message, length, ignored)
+    write (*, '(a,i0,4a)') 'rank ', rank, ': ', what, ': ', message(1:length)
+    call MPI_Abort(MPI_COMM_WORLD, 1, ignored)
+  end subroutine
+
+  ! The offset of row (j, k) of cell c in dump IDUMP, in real(8) values
+  ! (the file view's etype).
+  integer(MPI_OFFSET_KIND) function row_offset(j, k, c, idump)
+    integer, intent(in) :: j, k, c, idump
+    row_offset = 5_MPI_OFFSET_KIND * (cell_low(1, c) + int(n, MPI_OFFSET_KIND) * &
+                 ((cell_low(2, c) + j) + int(n, MPI_OFFSET_KIND) * &
+                 ((cell_low(3, c) + k) + int(n, MPI_OFFSET_KIND) * idump)))
+  end function
+
+  subroutine open_dumps(fname, mode)
+    character(len=*), intent(in) :: fname
+    integer, intent(in) :: mode
+    integer :: ierr
+    if (iand(mode, MPI_MODE_CREATE) /= 0) then
+      if (rank == 0) call MPI_File_delete(fname, MPI_INFO_NULL, ierr)   ! may not exist
+      call MPI_Barrier(MPI_COMM_WORLD, ierr)
+    end if
+    call MPI_File_open(MPI_COMM_WORLD, fname, mode, MPI_INFO_NULL, fh, ierr)
+    call stop_on_error(ierr, 'MPI_File_open')
+    call MPI_File_set_view(fh, 0_MPI_OFFSET_KIND, MPI_DOUBLE_PRECISION, &
+                           MPI_DOUBLE_PRECISION, 'native', MPI_INFO_NULL, ierr)
+    call stop_on_error(ierr, 'MPI_File_set_view')
+  end subroutine
+
+  subroutine write_dump(idump)
+    integer, intent(in) :: idump
+    integer :: c, j, k, ierr
+    integer :: status(MPI_STATUS_SIZE)
+    do c = 1, ncells
+      do k = 0, cs - 1
+        do j = 0, cs - 1
+          call MPI_File_write_at(fh, row_offset(j, k, c, idump), u(1, 0, j, k, c), &
+                                 5 * cs, MPI_DOUBLE_PRECISION, status, ierr)
+          call stop_on_error(ierr, 'MPI_File_write_at')
+        end do
+      end do
+    end do
+  end subroutine
+
+  ! u holds dump IDUMP when this returns.
+  subroutine read_dump(idump)
+    integer, intent(in) :: idump
+    integer :: c, j, k, ierr
+    integer :: status(MPI_STATUS_SIZE)
+    do c = 1, ncells
+      do k = 0, cs - 1
+        do j = 0, cs - 1
+          call MPI_File_read_at(fh, row_offset(j, k, c, idump), u(1, 0, j, k, c), &
+                                5 * cs, MPI_DOUBLE_PRECISION, status, ierr)
+          call stop_on_error(ierr, 'MPI_File_read_at')
+        end do
+      end do
+    end do
+  end subroutine
+
+  subroutine close_dumps()
+    integer :: ierr
+    call MPI_File_close(fh, ierr)
+    call stop_on_error(ierr, 'MPI_File_close')
+  end subroutine
+end module dump_io
+! ---- I/O ends ----
+
+program btio
+  use mpi
+  use solution
+  use dump_io
+  implicit none
+  character(len=1024) :: fname, arg
+  integer :: ierr, step, idump, a, b, c, bad, all_bad, nargs
+  double precision :: t0, t_write, t_read
+
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
+  nargs = command_argument_count()
+  if (nargs >= 2) then
+    call get_command_argument(2, arg)
+    read (arg, *, iostat=ierr) n
+    if (ierr /= 0) n = 0
+  end if
+  if (nargs < 1 .or. nargs > 2 .or. n < nprocs .or. mod(n, nprocs) /= 0) then
+    if (rank == 0) write (*, '(a)') 'usage: mpiexec -n P btio FILE [N]   (N a multiple of P, default 24)'
+    call MPI_Finalize(ierr)
+    stop 2
+  end if
+  call get_command_argument(1, fname)
+  cs = n / nprocs
+  ncells = nprocs * nprocs
+  allocate(cell_low(3, ncells), u(5, 0:cs - 1, 0:cs - 1, 0:cs - 1, ncells))
+  c = 0
+  do a = 0, nprocs - 1
+    do b = 0, nprocs - 1
+      c = c + 1
+      cell_low(:, c) = cs * [a, b, modulo(rank - a - b, nprocs)]
+    end do
+  end do
+
+  ! The run: dump every INTERVAL steps.
+  t0 = MPI_Wtime()
+  call open_dumps(trim(fname), ior(MPI_MODE_WRONLY, MPI_MODE_CREATE))
+  do step = 1, NSTEPS
+    call advance(step)
+    if (mod(step, INTERVAL) == 0) call write_dump(step / INTERVAL - 1)
+  end do
+  call close_dumps()
+  t_write = MPI_Wtime() - t0
+
+  ! Read every dump back and check it.
+  t0 = MPI_Wtime()
+  bad = 0
+  call open_dumps(trim(fname), MPI_MODE_RDONLY)
+  do idump = 0, NDUMPS - 1
+    u = -1
+    call read_dump(idump)
+    bad = bad + mismatches((idump + 1) * INTERVAL)
+  end do
+  call close_dumps()
+  t_read = MPI_Wtime() - t0
+  call MPI_Allreduce(bad, all_bad, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (rank == 0) write (*, '(a,i0,a,i0,a,i0,a,f0.3,a,f0.3,a)') 'btio: ', NDUMPS, &
+      ' dumps of ', n, '^3 points, ', all_bad, ' values wrong; write ', t_write, &
+      ' s, read back ', t_read, ' s'
+  call MPI_Finalize(ierr)
+  if (all_bad /= 0) stop 1
+end program btio
