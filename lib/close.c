@@ -70,28 +70,33 @@ static void begin_close(tcio_file *fh, bool background)
     /* No rank drains before every rank's last put has completed. */
     tci_barrier(fh->comm);
     int drain_rc = tci_background_drain(fh, background);
-    if (drain_rc != TCIO_SUCCESS)
-        tci_error_explain(drain_rc, "writing the segments this aggregator holds to the file");
-    if (rc == TCIO_SUCCESS)
-        rc = drain_rc;
+    /* The first failure is reported, with its own reason. */
+    if (rc == TCIO_SUCCESS && drain_rc != TCIO_SUCCESS)
+        rc = tci_error_explain(drain_rc, "writing the segments this aggregator holds to "
+                               "the file");
     /* The drain thread writes through a descriptor of its own: this
      * rank's MPI handle is closed now (a local close, no
      * synchronisation: every rank has its own handle). */
     tci_segio_close(&fh->io);
-    int close_rc = tci_error_from_io(MPI_File_close(&fh->file));
+    int close_err = MPI_File_close(&fh->file);
     fh->file = MPI_FILE_NULL;
     if (rc == TCIO_SUCCESS)
-        rc = close_rc;
-    /* MPI_MODE_DELETE_ON_CLOSE: the name goes now (the other ranks' writes
-     * still reach the open file, as POSIX keeps an unlinked file until its
-     * last close); a failure is this rank's, agreed below. */
+        rc = tci_error_from_io(close_err);
+    /* MPI_MODE_DELETE_ON_CLOSE (the same on every rank): the name goes
+     * once every rank has closed its handle.  A file system whose clients
+     * keep an unlinked file only for the client that unlinked it (NFS)
+     * would otherwise fail the other ranks' last writes.  A failure is
+     * rank 0's, agreed at the end.  (The thread is not used for such a
+     * file: every rank wrote its slots above.) */
+    if (fh->delete_on_close)
+        tci_barrier(fh->comm);
     if (fh->delete_on_close && fh->rank == 0) {
-        int delete_rc = tci_error_from_io(MPI_File_delete(fh->name, MPI_INFO_NULL));
+        int delete_err = MPI_File_delete(fh->name, MPI_INFO_NULL);
         if (rc == TCIO_SUCCESS)
-            rc = delete_rc;
+            rc = tci_error_from_io(delete_err);
     }
     fh->closing.rc = rc;
-    fh->closing.reason_code = tci_error_save(fh->closing.reason, sizeof fh->closing.reason);
+    fh->closing.reason_code = tci_error_save(rc, fh->closing.reason, sizeof fh->closing.reason);
     fh->stats.time[TCI_T_CLOSE] += MPI_Wtime() - t0;
     tci_handle_remember_closing(fh);
 }

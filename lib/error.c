@@ -288,9 +288,9 @@ int tci_error_note_failure(const char *call, int rc)
     return rc;
 }
 
-int tci_error_save(char *buf, size_t size)
+int tci_error_save(int rc, char *buf, size_t size)
 {
-    if (!tci_error_pending || size == 0)
+    if (rc == TCIO_SUCCESS || !tci_error_pending || pending.code != rc || size == 0)
         return TCIO_SUCCESS;
     snprintf(buf, size, "%s", pending.message);
     return pending.code;

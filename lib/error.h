@@ -76,9 +76,10 @@ static inline int tci_error_note(const char *call, int rc)
 
 /* A failure found in one public call and reported by a later one
  * (tcio_close_begin's, by tcio_close_end): save the reason set during the
- * current call, if any, into BUF (SIZE bytes) and return its code
- * (TCIO_SUCCESS if none is set); restore makes it the pending reason. */
-int tci_error_save(char *buf, size_t size);
+ * current call for the failure RC, if one is, into BUF (SIZE bytes) and
+ * return RC (TCIO_SUCCESS if none is: a reason of another failure is not
+ * RC's); restore makes it the pending reason. */
+int tci_error_save(int rc, char *buf, size_t size);
 void tci_error_restore(int code, const char *message);
 
 /* Collective over COMM, for a failure RC that every rank of COMM returns

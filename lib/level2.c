@@ -212,7 +212,7 @@ static void wait_for_older(tcio_file *fh, tci_location loc, int64_t segment)
 {
     tci_level2 *l2 = &fh->l2;
     tci_transport *t = &l2->t;
-    if (!t->ops->peeks_any_slot || !t->ops->memory(t, loc, NULL))
+    if (!fh->config.early_drain || !t->ops->peeks_any_slot || !t->ops->memory(t, loc, NULL))
         return;
     int64_t state = t->ops->state_in_memory(t, loc);
     tci_slot_header h = tci_state_decode(state);
@@ -258,7 +258,9 @@ static int write_around(tcio_file *fh)
 
 /* The exclusive write move: take, claim (spilling), put, release; or,
  * when the slot holds an older segment others still fill, a moment's wait
- * for them and then a write around it. */
+ * for them and then a write around it.  Only with early drain: without
+ * it no segment is ever marked full, so every older segment would look
+ * unfilled for ever and pin its slot until the close. */
 static int put_exclusive(tcio_file *fh, tci_location loc, const tci_move *m,
                          tci_slot_header *h)
 {
@@ -268,8 +270,8 @@ static int put_exclusive(tcio_file *fh, tci_location loc, const tci_move *m,
     if (rc != TCIO_SUCCESS)
         return rc;
     bool modified = false;
-    rc = older_being_filled(h, fh->l1.segment) ? write_around(fh)
-                                               : put_locked(fh, loc, h, m, &modified);
+    bool around = fh->config.early_drain && older_being_filled(h, fh->l1.segment);
+    rc = around ? write_around(fh) : put_locked(fh, loc, h, m, &modified);
     int release_rc = t->ops->release(t, loc, h, modified);
     return rc != TCIO_SUCCESS ? rc : release_rc;
 }

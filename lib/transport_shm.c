@@ -158,6 +158,17 @@ static void segment_name(char *name, size_t size, int64_t pid, int64_t seq)
     snprintf(name, size, "/tcio-%lld-%lld", (long long)pid, (long long)seq);
 }
 
+/* Give the segment's pages to it now: ftruncate alone makes a sparse
+ * object, and /dev/shm filling up before a slot's first store (other jobs
+ * on the node) would kill the process with SIGBUS there instead of
+ * refusing the open here.  Returns 0 or an errno; a file system that
+ * cannot reserve (EOPNOTSUPP, EINVAL) is left sparse. */
+static int reserve_pages(int fd, size_t bytes)
+{
+    int err = posix_fallocate(fd, 0, (off_t)bytes);
+    return err == EOPNOTSUPP || err == EINVAL ? 0 : err;
+}
+
 /* Rank 0: create the segment NAME of BYTES (zero: the empty state) and map
  * it.  Returns 0 or the errno of the call that failed, naming it in *WHAT. */
 static int create_segment(shm *s, const char *name, size_t bytes, const char **what)
@@ -171,6 +182,8 @@ static int create_segment(shm *s, const char *name, size_t bytes, const char **w
     if (ftruncate(fd, (off_t)bytes) != 0) {
         err = errno;
         *what = "ftruncate";
+    } else if ((err = reserve_pages(fd, bytes)) != 0) {
+        *what = "posix_fallocate";
     } else {
         void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (p == MAP_FAILED) {
@@ -181,6 +194,8 @@ static int create_segment(shm *s, const char *name, size_t bytes, const char **w
         }
     }
     close(fd);
+    if (err)
+        shm_unlink(name);        /* no name is left behind after a failure */
     return err;
 }
 
@@ -232,21 +247,22 @@ static int open_level2(tci_transport *t, MPI_Comm comm, const tci_segmap *map, b
     static int64_t created;      /* segments this process created */
     char name[64];
     const char *what = "";
-    int64_t facts[2] = { 0, 0 }, all[2];   /* rank 0: pid, seq; its errno */
+    int64_t facts[3] = { 0, 0, 0 }, all[3];   /* rank 0: pid, seq, its errno */
     int err = 0;
     if (t->self == 0) {
         int64_t seq = ++created;
         segment_name(name, sizeof name, (int64_t)getpid(), seq);
         err = create_segment(s, name, s->segment_bytes, &what);
-        facts[0] = err ? 0 : (int64_t)getpid() << 20 | seq;
-        facts[1] = err;
+        facts[0] = (int64_t)getpid();
+        facts[1] = seq;
+        facts[2] = err;
     }
-    if (tci_allreduce(facts, all, 2, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
+    if (tci_allreduce(facts, all, 3, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
         err = err ? err : EIO, what = what[0] ? what : "MPI_Allreduce";
-    if (!err && all[1])
-        err = (int)all[1], what = "rank 0's segment";
+    if (!err && all[2])
+        err = (int)all[2], what = "rank 0's segment";
     if (!err && t->self != 0) {
-        segment_name(name, sizeof name, all[0] >> 20, all[0] & ((1 << 20) - 1));
+        segment_name(name, sizeof name, all[0], all[1]);
         err = attach_segment(s, name, s->segment_bytes, &what);
     }
     int64_t failed = err != 0, any = 1;

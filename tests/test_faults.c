@@ -16,6 +16,7 @@
  * (under a 16 MiB /dev/shm) enable two cases that tests/full-fs.sh runs. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -90,6 +91,34 @@ int __wrap_shm_open(const char *name, int oflag, mode_t mode)
         return -1;
     }
     return __real_shm_open(name, oflag, mode);
+}
+
+int __real_posix_fallocate(int fd, off_t offset, off_t len);
+
+static int fallocate_fails;     /* the next posix_fallocate calls on this rank: ENOSPC */
+
+int __wrap_posix_fallocate(int fd, off_t offset, off_t len)
+{
+    if (fallocate_fails > 0) {
+        fallocate_fails--;
+        return ENOSPC;
+    }
+    return __real_posix_fallocate(fd, offset, len);
+}
+
+/* Rank 0's (local): how many /dev/shm names of this process's segments
+ * exist (the shm transport's "tcio-PID-SEQ"). */
+static int own_segment_names(void)
+{
+    char stem[64];
+    snprintf(stem, sizeof stem, "tcio-%lld-", (long long)getpid());
+    DIR *d = opendir("/dev/shm");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        n += strncmp(e->d_name, stem, strlen(stem)) == 0;
+    if (d)
+        closedir(d);
+    return n;
 }
 
 /* ---- MPI faults (profiling interface) --------------------------------------- */
@@ -602,6 +631,56 @@ START_TEST(test_shm_segment_refused)
 }
 END_TEST
 
+/* /dev/shm full when rank 0 reserves the segment's pages: auto falls back
+ * to rma, shm by name is refused naming posix_fallocate, and no name of a
+ * segment is left in /dev/shm either way. */
+START_TEST(test_shm_segment_no_space)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    char *saved = getenv("TCIO_TRANSPORT") ? strdup(getenv("TCIO_TRANSPORT")) : NULL;
+    unsetenv("TCIO_TRANSPORT");
+    const char *path = tu_path("shmnospace");
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    const char *const kinds[] = { "auto", "shm" };
+    for (int k = 0; k < 2; k++) {
+        const char *const kv[] = { "tcio_transport", kinds[k], NULL };
+        MPI_Info info = settings(kv);
+        fallocate_fails = tu_rank == 0;
+        tcio_file *fh = NULL;
+        int rc = tcio_open_comm(comm, path, MODE_NEW_WRONLY, info, &fh);
+        fallocate_fails = 0;
+        int left = tu_rank == 0 ? own_segment_names() : 0;
+        CHECK_ALL(left == 0, "%s: %d segment names left in /dev/shm after a refused "
+                  "segment", kinds[k], left);
+        if (k == 0) {
+            expect_all(rc, TCIO_SUCCESS, "auto, /dev/shm full", "tcio_open_comm");
+            char name[32] = "?";
+            if (fh) {
+                transport_name(fh, name, sizeof name);
+                rc = tcio_close(fh);
+            }
+            CHECK_ALL(strcmp(name, "rma") == 0, "auto with /dev/shm full: transport %s, "
+                      "expected rma", name);
+            expect_all(rc, TCIO_SUCCESS, "auto, fallen back to rma", "tcio_close");
+        } else {
+            expect_all(rc, TCIO_ERR_NO_MEMORY, "shm by name, /dev/shm full", "tcio_open_comm");
+            char why[TCIO_MAX_ERROR_STRING];
+            tcio_last_error(why, sizeof why);
+            CHECK_ALL(tu_rank != 0 || strstr(why, "posix_fallocate"), "the reason \"%s\" "
+                      "does not name posix_fallocate", why);
+        }
+        MPI_Info_free(&info);
+    }
+    MPI_Comm_free(&comm);
+    if (saved) {
+        setenv("TCIO_TRANSPORT", saved, 1);
+        free(saved);
+    }
+}
+END_TEST
+
 /* ---- 9, 10: a failed early drain sticks to every later call --------------------------- */
 
 START_TEST(test_sticky_drain_failure)
@@ -1078,6 +1157,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "level2_too_large", test_level2_too_large);
     tu_add_case(s, "level2_over_shm", test_level2_over_shm);
     tu_add_case(s, "shm_segment_refused", test_shm_segment_refused);
+    tu_add_case(s, "shm_segment_no_space", test_shm_segment_no_space);
     tu_add_case(s, "sticky_drain_failure", test_sticky_drain_failure);
     tu_add_case(s, "impossible_seek", test_impossible_seek);
     tu_add_case(s, "large_offsets_in_pieces", test_large_offsets_in_pieces);
