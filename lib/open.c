@@ -315,10 +315,13 @@ static int set_up(tcio_file *fh, const char *fname, const opened *o, int mode)
             rc = tci_error_set_mpi(TCIO_ERR_IO, "MPI_File_get_size", err);
     }
     bool reused = rc == TCIO_SUCCESS && tci_handle_reuse_window(fh);
-    agreement a = { .rc = rc, .nfacts = 1, .facts = { !reused } };
+    /* The size too: every rank's own MPI_File_get_size may see a file that
+     * another program changes meanwhile; the largest is every rank's. */
+    agreement a = { .rc = rc, .nfacts = 2, .facts = { !reused, fh->size_at_open } };
     final_settings(&a, fh);
     if ((rc = agree_on(fh->comm, &a)) != TCIO_SUCCESS)
         return rc;
+    fh->size_at_open = a.facts[1];
     /* A reused window needs no agreement: its slots were emptied before
      * the agreement that ended the previous close. */
     if (a.facts[0] && (rc = new_window(fh)) != TCIO_SUCCESS)
