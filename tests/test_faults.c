@@ -570,6 +570,32 @@ static void transport_name(tcio_file *fh, char *buf, int size)
     }
 }
 
+/* The shm segment's tests choose the transport by setting: the
+ * environment's TCIO_TRANSPORT is set aside (returned, for restore). */
+static char *set_transport_env_aside(void)
+{
+    char *saved = getenv("TCIO_TRANSPORT") ? strdup(getenv("TCIO_TRANSPORT")) : NULL;
+    unsetenv("TCIO_TRANSPORT");
+    return saved;
+}
+
+static void restore_transport_env(char *saved)
+{
+    if (saved) {
+        setenv("TCIO_TRANSPORT", saved, 1);
+        free(saved);
+    }
+}
+
+/* On rank ON_RANK, tcio_last_error's reason names WORD (collective). */
+static void expect_reason_names(int on_rank, const char *word)
+{
+    char why[TCIO_MAX_ERROR_STRING];
+    tcio_last_error(why, sizeof why);
+    CHECK_ALL(tu_rank != on_rank || strstr(why, word), "the reason \"%s\" does not name %s",
+              why, word);
+}
+
 /* shm_open refused on the last rank (rank 0 creates the segment, the
  * others attach to it): auto falls back to rma on every rank and the file
  * is right; shm asked for by name fails on every rank, explaining why. */
@@ -577,8 +603,7 @@ START_TEST(test_shm_segment_refused)
 {
     TU_BEGIN();
     tu_clear_aggregation_env();
-    char *saved = getenv("TCIO_TRANSPORT") ? strdup(getenv("TCIO_TRANSPORT")) : NULL;
-    unsetenv("TCIO_TRANSPORT");
+    char *saved = set_transport_env_aside();
     const char *path = tu_path("shmrefused");
     const int victim = tu_nprocs - 1;
     /* A communicator of its own: the first open on it makes the segment. */
@@ -618,16 +643,10 @@ START_TEST(test_shm_segment_refused)
     shm_open_fails = 0;
     expect_all(rc, TCIO_ERR_NO_MEMORY, "shm by name, shm_open refused on the last rank",
                "tcio_open_comm");
-    char why[TCIO_MAX_ERROR_STRING];
-    tcio_last_error(why, sizeof why);
-    CHECK_ALL(tu_rank != victim || strstr(why, "shm_open"), "the reason \"%s\" does not name "
-              "shm_open", why);
+    expect_reason_names(victim, "shm_open");
     MPI_Info_free(&info);
     MPI_Comm_free(&comm);
-    if (saved) {
-        setenv("TCIO_TRANSPORT", saved, 1);
-        free(saved);
-    }
+    restore_transport_env(saved);
 }
 END_TEST
 
@@ -638,8 +657,7 @@ START_TEST(test_shm_segment_no_space)
 {
     TU_BEGIN();
     tu_clear_aggregation_env();
-    char *saved = getenv("TCIO_TRANSPORT") ? strdup(getenv("TCIO_TRANSPORT")) : NULL;
-    unsetenv("TCIO_TRANSPORT");
+    char *saved = set_transport_env_aside();
     const char *path = tu_path("shmnospace");
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
@@ -666,18 +684,12 @@ START_TEST(test_shm_segment_no_space)
             expect_all(rc, TCIO_SUCCESS, "auto, fallen back to rma", "tcio_close");
         } else {
             expect_all(rc, TCIO_ERR_NO_MEMORY, "shm by name, /dev/shm full", "tcio_open_comm");
-            char why[TCIO_MAX_ERROR_STRING];
-            tcio_last_error(why, sizeof why);
-            CHECK_ALL(tu_rank != 0 || strstr(why, "posix_fallocate"), "the reason \"%s\" "
-                      "does not name posix_fallocate", why);
+            expect_reason_names(0, "posix_fallocate");
         }
         MPI_Info_free(&info);
     }
     MPI_Comm_free(&comm);
-    if (saved) {
-        setenv("TCIO_TRANSPORT", saved, 1);
-        free(saved);
-    }
+    restore_transport_env(saved);
 }
 END_TEST
 

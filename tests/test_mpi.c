@@ -1856,16 +1856,6 @@ static int try_bad_config_kv(tu_status *st, const char *existing, const char *fr
     return rc;
 }
 
-/* strstr ignoring case: TCIO_AGGREGATORS names tcio_aggregators too. */
-static const char *find_nocase(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *hay; hay++)
-        if (strncasecmp(hay, needle, n) == 0)
-            return hay;
-    return n == 0 ? hay : NULL;
-}
-
 /* tcio_last_error must report CODE with a message that starts with "rank
  * R: " (R = REASON_RANK, the rank where the failure happened, or -1 for
  * this rank) and contains each non-empty string of WANT (NULL-terminated;
@@ -1881,7 +1871,7 @@ static void expect_last_error(tu_status *st, int code, int reason_rank,
         tu_fail(st, "%s: tcio_last_error's message does not start with \"%s\": \"%s\"", what,
                 prefix, msg);
     for (; *want; want++)
-        if (**want && !find_nocase(msg, *want))
+        if (**want && !tu_find_nocase(msg, *want))
             tu_fail(st, "%s: tcio_last_error's message does not name \"%s\": \"%s\"", what,
                     *want, msg);
 }

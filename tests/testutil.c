@@ -443,8 +443,7 @@ int tu_expect_rc(tu_status *st, int rc, int want, const char *fmt, ...)
     return 0;
 }
 
-/* strstr ignoring case. */
-static const char *find_nocase(const char *hay, const char *needle)
+const char *tu_find_nocase(const char *hay, const char *needle)
 {
     size_t n = strlen(needle);
     for (; *hay; hay++)
@@ -483,7 +482,7 @@ int tu_expect_reason(tu_status *st, int rc, const char *call, const char *const 
         return 0;
     }
     for (; want && *want; want++)
-        if (!find_nocase(p, *want)) {
+        if (!tu_find_nocase(p, *want)) {
             tu_fail(st, "%s: the reason does not name \"%s\": \"%s\"", what, *want, msg);
             return 0;
         }

@@ -128,6 +128,9 @@ int tu_expect_mem(tu_status *st, const void *got, const void *expected, size_t l
 
 #define CHECK_STATUS(st) CHECK_ALL((st).ok, "%s", (st).msg)
 
+/* strstr ignoring case (TCIO_AGGREGATORS names tcio_aggregators too). */
+const char *tu_find_nocase(const char *hay, const char *needle);
+
 /* Whether tcio_last_error explains the failure RC that CALL just returned
  * on this rank: it returns RC, its message is "rank R: CALL: REASON", and
  * REASON is more than the generic tcio_error_string(RC) and contains each
