@@ -119,6 +119,21 @@ static int claim_slot(tcio_file *fh, tci_location loc, int64_t segment, tci_slot
     return TCIO_SUCCESS;
 }
 
+/* ---- statistics ----------------------------------------------------------- */
+
+/* A put or get of BYTES level-1 bytes into or out of slot LOC: counted
+ * apart when the slot is on another node (TCIO_STATS off_node_moves and
+ * off_node_bytes), the traffic that crosses the network on a cluster. */
+static void count_move(tcio_file *fh, tci_location loc, int64_t bytes, enum tci_counter kind)
+{
+    fh->stats.count[kind]++;
+    const int *node_of = fh->aggr.node_of;
+    if (node_of && node_of[loc.rank] != node_of[fh->rank]) {
+        fh->stats.count[TCI_C_OFF_NODE_MOVES]++;
+        fh->stats.count[TCI_C_OFF_NODE_BYTES] += bytes;
+    }
+}
+
 /* ---- write move ---------------------------------------------------------- */
 
 /* Put the level-1 bytes of M into the locked slot, OR their bits into its
@@ -140,7 +155,7 @@ static int put_locked(tcio_file *fh, tci_location loc, tci_slot_header *h,
     h->flags |= TCI_SLOT_DIRTY;   /* published by the release */
     if (fh->config.early_drain && before + m->bytes >= fh->map.segment_size)
         h->flags |= TCI_SLOT_FULL;
-    fh->stats.count[TCI_C_PUTS]++;
+    count_move(fh, loc, m->bytes, TCI_C_PUTS);
     return TCIO_SUCCESS;
 }
 
@@ -171,7 +186,7 @@ static int put_shared(tcio_file *fh, tci_location loc, const tci_move *m,
         flags = TCI_SLOT_DIRTY;
         if (fh->config.early_drain && before + m->bytes >= fh->map.segment_size)
             flags |= TCI_SLOT_FULL;
-        fh->stats.count[TCI_C_PUTS]++;
+        count_move(fh, loc, m->bytes, TCI_C_PUTS);
         fh->stats.count[TCI_C_SHARED_MOVES]++;
     }
     int release_rc = t->ops->release_shared(t, loc, flags);
@@ -462,9 +477,9 @@ int tci_level2_get_reads(tcio_file *fh)
     }
     count_busy_takes(fh);
     if (rc == TCIO_SUCCESS) {
+        count_move(fh, loc, tci_level1_marked_bytes(l1), TCI_C_GETS);
         tci_level1_deliver_reads(l1);
         tci_level1_reset(l1);
-        fh->stats.count[TCI_C_GETS]++;
     }
     fh->stats.time[TCI_T_READ_MOVES] += MPI_Wtime() - t0;
     return rc;

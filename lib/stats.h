@@ -14,6 +14,8 @@ enum tci_counter {
                             around an older segment others still fill */
     TCI_C_OLDER_WAITS,   /* write moves that waited for such a segment */
     TCI_C_BACKGROUND_DRAINS,   /* segments handed to the background drain */
+    TCI_C_OFF_NODE_MOVES,      /* puts and gets whose slot is on another node */
+    TCI_C_OFF_NODE_BYTES,      /* the level-1 bytes they carried */
     TCI_C_COUNT
 };
 

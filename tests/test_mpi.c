@@ -3646,6 +3646,82 @@ START_TEST(test_write_around)
 }
 END_TEST
 
+/* TCIO_STATS' off_node_moves and off_node_bytes: rank 0 the only
+ * aggregator, every rank puts one whole segment into its slot and gets
+ * another's back; the moves of the ranks that are not on rank 0's node
+ * (MPIR_CVAR_NUM_CLIQUES=2 under tests/transports.sh) are counted, and
+ * nothing else is.  The file is checked too. */
+START_TEST(test_off_node_moves)
+{
+    TU_BEGIN();
+    char *saved_stats = sv_unset("TCIO_STATS");
+    char *saved_stats_file = sv_unset("TCIO_STATS_FILE");
+    char *saved_transport = sv_unset("TCIO_TRANSPORT");
+    tu_clear_aggregation_env();
+    enum { SEG = 4096 };
+    const char *ctx = "moves to other nodes";
+    const char *path = tu_path("offnode");
+    const char *stats = tu_path("offnode-stats");
+    if (tu_rank == 0)
+        unlink(stats);
+    /* Whether this rank shares rank 0's node: its node's lowest rank is 0. */
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int lowest = 0;
+    MPI_Allreduce(&tu_rank, &lowest, 1, MPI_INT, MPI_MIN, node);
+    MPI_Comm_free(&node);
+    int off_node = tu_sum_int(lowest != 0);
+    char slots[16];
+    snprintf(slots, sizeof slots, "%d", tu_nprocs);
+    const char *kv[] = { "tcio_stats", "json", "tcio_stats_file", stats,
+                         "tcio_aggregators", "1", "tcio_aggregator_placement", "0", NULL };
+    tcio_file *fh = NULL;
+    expect_success(tu_open_kv(path, MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC, "4k",
+                              slots, kv, &fh), ctx, "tcio_open_comm");
+    unsigned char mine[SEG], theirs[SEG], want[SEG];
+    int next = (tu_rank + 1) % tu_nprocs;
+    tu_fill_pattern(mine, SEG, tu_mix(777, (uint64_t)tu_rank));
+    tu_fill_pattern(want, SEG, tu_mix(777, (uint64_t)next));
+    tu_status st;
+    tu_status_init(&st);
+    tu_expect_rc(&st, tcio_write_at(fh, (MPI_Offset)tu_rank * SEG, mine, SEG, MPI_BYTE), 0,
+                 "%s: write", ctx);
+    tu_expect_rc(&st, tcio_flush(fh), 0, "%s: flush", ctx);
+    tu_expect_rc(&st, tcio_read_at(fh, (MPI_Offset)next * SEG, theirs, SEG, MPI_BYTE), 0,
+                 "%s: read", ctx);
+    tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: fetch", ctx);
+    tu_expect_mem(&st, theirs, want, SEG, "%s: the next rank's segment read back", ctx);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    int ok = 1;
+    if (tu_rank == 0) {
+        int64_t size = 0;
+        unsigned char *got = tu_read_file(path, &size);
+        ok = got && size == (int64_t)tu_nprocs * SEG;
+        for (int r = 0; ok && r < tu_nprocs; r++) {
+            tu_fill_pattern(want, SEG, tu_mix(777, (uint64_t)r));
+            ok = memcmp(got + (size_t)r * SEG, want, SEG) == 0;
+        }
+        free(got);
+    }
+    CHECK_ALL(ok, "%s: the file does not hold every rank's segment", ctx);
+    long moves = tu_rank == 0 ? stats_sum(stats, "off_node_moves") : 0;
+    long bytes = tu_rank == 0 ? stats_sum(stats, "off_node_bytes") : 0;
+    /* One put and one get per rank off rank 0's node. */
+    CHECK_ALL(tu_rank != 0 || (moves == 2L * off_node && bytes == 2L * off_node * SEG),
+              "%s: %ld moves and %ld bytes to other nodes in the statistics, expected %d "
+              "and %ld (%d of %d ranks off rank 0's node)", ctx, moves, bytes, 2 * off_node,
+              2L * off_node * SEG, off_node, tu_nprocs);
+    if (tu_rank == 0 && off_node > 0)
+        printf("off_node_moves: %d rank(s) off rank 0's node, %ld moves counted\n", off_node,
+               moves);
+    sv_restore("TCIO_STATS", saved_stats);
+    sv_restore("TCIO_STATS_FILE", saved_stats_file);
+    sv_restore("TCIO_TRANSPORT", saved_transport);
+}
+END_TEST
+
 static Suite *mpi_suite(void)
 {
     Suite *s = suite_create("tcio_mpi");
@@ -3669,6 +3745,7 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "shared_slots", test_shared_slots);
     tu_add_case(s, "sieved_spills", test_sieved_spills);
     tu_add_case(s, "write_around", test_write_around);
+    tu_add_case(s, "off_node_moves", test_off_node_moves);
     tu_add_case(s, "concurrent_writes", test_concurrent_writes);
     tu_add_case(s, "concurrent_reads", test_concurrent_reads);
     return s;
