@@ -462,11 +462,7 @@ static inline bool element_write(tcio_file *fh, MPI_Offset offset, const void *d
         memcpy(l1->buf + disp, data, 8);
     else
         memcpy(l1->buf + disp, data, 4);
-    l1->marked[word] |= ((UINT64_C(1) << bytes) - 1) << bit;
-    if (word < l1->marked_lo)
-        l1->marked_lo = word;
-    if (word >= l1->marked_hi)
-        l1->marked_hi = word + 1;
+    tci_level1_mark_word(l1, word, ((UINT64_C(1) << bytes) - 1) << bit);
     fh->stats.count[TCI_C_BYTES_WRITTEN] += bytes;
     return true;
 }
@@ -493,11 +489,7 @@ static inline bool element_read(tcio_file *fh, MPI_Offset offset, void *data, in
         return false;
     fh->poll_countdown--;
     l1->reads[l1->nreads++] = (tci_read_piece){ .dst = data, .disp = disp, .len = (int)bytes };
-    l1->marked[word] |= ((UINT64_C(1) << bytes) - 1) << bit;
-    if (word < l1->marked_lo)
-        l1->marked_lo = word;
-    if (word >= l1->marked_hi)
-        l1->marked_hi = word + 1;
+    tci_level1_mark_word(l1, word, ((UINT64_C(1) << bytes) - 1) << bit);
     fh->stats.count[TCI_C_BYTES_READ] += bytes;
     return true;
 }

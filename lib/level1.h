@@ -109,6 +109,18 @@ static inline void tci_copy_small(char *dst, const void *src, int len)
     }
 }
 
+/* Set BITS in bitmap word WORD and widen the marked range to it: the
+ * in-word case of every mark (tci_level1_mark, and the per-access fast
+ * path's element writes and reads, whose checks already placed the bits). */
+static inline void tci_level1_mark_word(tci_level1 *l1, int word, uint64_t bits)
+{
+    l1->marked[word] |= bits;
+    if (word < l1->marked_lo)
+        l1->marked_lo = word;
+    if (word >= l1->marked_hi)
+        l1->marked_hi = word + 1;
+}
+
 /* Mark [DISP, DISP+LEN) when it spans more than one word (the slow half
  * of tci_level1_mark). */
 void tci_level1_mark_span(tci_level1 *l1, int disp, int len);
@@ -123,11 +135,7 @@ static inline void tci_level1_mark(tci_level1 *l1, int disp, int len)
         return;
     }
     uint64_t ones = len == 64 ? ~UINT64_C(0) : (UINT64_C(1) << len) - 1;
-    l1->marked[word] |= ones << bit;
-    if (word < l1->marked_lo)
-        l1->marked_lo = word;
-    if (word >= l1->marked_hi)
-        l1->marked_hi = word + 1;
+    tci_level1_mark_word(l1, word, ones << bit);
 }
 
 /* Copy LEN bytes of SRC into the buffer at DISP and mark them written.

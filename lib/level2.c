@@ -196,15 +196,17 @@ static int put_shared(tcio_file *fh, tci_location loc, const tci_move *m,
 
 /* ---- a rank ahead of the others (doc/design.md, of that name) ------------- */
 
-/* Whether a writer of SEGMENT finds in a slot whose header is H an older
- * segment that other ranks are still filling (dirty, not full): in the
- * streaming patterns libtcio serves, the sign of a rank that runs ahead of
- * the others by more than level 2 holds.  Evicting that segment would
- * write the others' bytes out half done and make each of them, when it
- * comes, evict this rank's segment in turn. */
-static bool older_being_filled(const tci_slot_header *h, int64_t segment)
+/* Whether a writer of SEGMENT on FH finds in a slot whose header is H an
+ * older segment that other ranks are still filling (dirty, not full): in
+ * the streaming patterns libtcio serves, the sign of a rank that runs
+ * ahead of the others by more than level 2 holds.  Evicting that segment
+ * would write the others' bytes out half done and make each of them, when
+ * it comes, evict this rank's segment in turn.  Only with early drain:
+ * without it no segment is ever marked full, so every older segment would
+ * look unfilled for ever and pin its slot until the close. */
+static bool older_being_filled(const tcio_file *fh, const tci_slot_header *h, int64_t segment)
 {
-    return h->segment != TCI_SLOT_EMPTY && h->segment < segment &&
+    return fh->config.early_drain && h->segment != TCI_SLOT_EMPTY && h->segment < segment &&
            (h->flags & TCI_SLOT_DIRTY) && !(h->flags & TCI_SLOT_FULL);
 }
 
@@ -227,11 +229,12 @@ static void wait_for_older(tcio_file *fh, tci_location loc, int64_t segment)
 {
     tci_level2 *l2 = &fh->l2;
     tci_transport *t = &l2->t;
-    if (!fh->config.early_drain || !t->ops->peeks_any_slot || !t->ops->memory(t, loc, NULL))
+    if (!t->ops->peeks_any_slot || !t->ops->memory(t, loc, NULL))
         return;
     int64_t state = t->ops->state_in_memory(t, loc);
     tci_slot_header h = tci_state_decode(state);
-    if (state == TCI_STATE_LOCKED || !older_being_filled(&h, segment) || !worth_waiting(l2))
+    if (state == TCI_STATE_LOCKED || !older_being_filled(fh, &h, segment) ||
+        !worth_waiting(l2))
         return;
     double t0 = MPI_Wtime(), budget = l2->around_cost > 0 ? l2->around_cost : 1e-3;
     bool filled = false;
@@ -239,7 +242,7 @@ static void wait_for_older(tcio_file *fh, tci_location loc, int64_t segment)
         tci_back_off(polls);
         state = t->ops->state_in_memory(t, loc);
         h = tci_state_decode(state);
-        filled = state != TCI_STATE_LOCKED && !older_being_filled(&h, segment);
+        filled = state != TCI_STATE_LOCKED && !older_being_filled(fh, &h, segment);
     }
     l2->wait_score = filled ? (l2->wait_score + 4 > 8 ? 8 : l2->wait_score + 4)
                             : (l2->wait_score - 1 < -8 ? -8 : l2->wait_score - 1);
@@ -273,9 +276,7 @@ static int write_around(tcio_file *fh)
 
 /* The exclusive write move: take, claim (spilling), put, release; or,
  * when the slot holds an older segment others still fill, a moment's wait
- * for them and then a write around it.  Only with early drain: without
- * it no segment is ever marked full, so every older segment would look
- * unfilled for ever and pin its slot until the close. */
+ * for them and then a write around it. */
 static int put_exclusive(tcio_file *fh, tci_location loc, const tci_move *m,
                          tci_slot_header *h)
 {
@@ -285,8 +286,8 @@ static int put_exclusive(tcio_file *fh, tci_location loc, const tci_move *m,
     if (rc != TCIO_SUCCESS)
         return rc;
     bool modified = false;
-    bool around = fh->config.early_drain && older_being_filled(h, fh->l1.segment);
-    rc = around ? write_around(fh) : put_locked(fh, loc, h, m, &modified);
+    rc = older_being_filled(fh, h, fh->l1.segment) ? write_around(fh)
+                                                   : put_locked(fh, loc, h, m, &modified);
     int release_rc = t->ops->release(t, loc, h, modified);
     return rc != TCIO_SUCCESS ? rc : release_rc;
 }

@@ -169,6 +169,19 @@ static int reserve_pages(int fd, size_t bytes)
     return err == EOPNOTSUPP || err == EINVAL ? 0 : err;
 }
 
+/* Map BYTES of the segment open on FD into S.  Returns 0 or the errno,
+ * naming mmap in *WHAT. */
+static int map_segment(shm *s, int fd, size_t bytes, const char **what)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        *what = "mmap";
+        return errno;
+    }
+    s->segment = p;
+    return 0;
+}
+
 /* Rank 0: create the segment NAME of BYTES (zero: the empty state) and map
  * it.  Returns 0 or the errno of the call that failed, naming it in *WHAT. */
 static int create_segment(shm *s, const char *name, size_t bytes, const char **what)
@@ -185,13 +198,7 @@ static int create_segment(shm *s, const char *name, size_t bytes, const char **w
     } else if ((err = reserve_pages(fd, bytes)) != 0) {
         *what = "posix_fallocate";
     } else {
-        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (p == MAP_FAILED) {
-            err = errno;
-            *what = "mmap";
-        } else {
-            s->segment = p;
-        }
+        err = map_segment(s, fd, bytes, what);
     }
     close(fd);
     if (err)
@@ -207,14 +214,7 @@ static int attach_segment(shm *s, const char *name, size_t bytes, const char **w
         *what = "shm_open";
         return errno;
     }
-    int err = 0;
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-        err = errno;
-        *what = "mmap";
-    } else {
-        s->segment = p;
-    }
+    int err = map_segment(s, fd, bytes, what);
     close(fd);
     return err;
 }
