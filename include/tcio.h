@@ -194,15 +194,18 @@ tcio_file *tcio_open(const char *fname, int mode);
  *                           cannot, the default stream is used).
  *   tcio_transport          how data reaches the aggregators' slots: "auto"
  *                           (default: shm when every rank of the
- *                           communicator is on one node and its
- *                           shared-memory segment can be made there, rma
- *                           otherwise), "rma" (MPI one-sided operations)
- *                           or "shm" (one POSIX shared-memory segment over
- *                           the node, moves as copies; every rank of the
- *                           communicator must
+ *                           communicator is on one node, mixed when it
+ *                           spans several, rma when the shared-memory
+ *                           segment cannot be made), "rma" (MPI
+ *                           one-sided operations), "shm" (one POSIX
+ *                           shared-memory segment over the node, moves as
+ *                           copies; every rank of the communicator must
  *                           share one node, else the open fails on every
  *                           rank with TCIO_ERR_BAD_CONFIG and creates no
- *                           file).
+ *                           file) or "mixed" (several nodes: shm inside
+ *                           each node, where the node's pieces of a
+ *                           segment are combined, rma between nodes, one
+ *                           move per node and segment; shm on one node).
  *                           Lower case; anything else gives
  *                           TCIO_ERR_BAD_CONFIG.
  *   tcio_background_memory  bytes of level 2 per node (same suffixes, or
@@ -490,9 +493,10 @@ int tcio_last_error(char *buf, int len);
  *   tcio_stats                 "off", "on" or "json"
  *   tcio_stats_file            where the statistics go, if set
  *   tcio_transport             the transport in use (never "auto"): "rma"
- *                              (MPI one-sided operations) or "shm" (node-
+ *                              (MPI one-sided operations), "shm" (node-
  *                              shared memory: auto on one node, or asked
- *                              for)
+ *                              for) or "mixed" (auto on several nodes, or
+ *                              asked for there)
  *   tcio_background_memory     bytes per node of level 2 that may wait for
  *                              tcio_close_begin's helper thread (this
  *                              rank's value)

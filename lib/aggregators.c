@@ -15,6 +15,7 @@
 #include "aggregators.h"
 #include "error.h"
 #include "finalize.h"
+#include "configuration.h"
 
 /* The rank in COMM of LOCAL's first member (LOCAL keeps COMM's order, so
  * it is the node's smallest rank), or -1: local calls only, so that a rank
@@ -33,6 +34,37 @@ static int node_leader(MPI_Comm comm, MPI_Comm local)
     }
     MPI_Group_free(&local_group);
     return leader;
+}
+
+/* TCIO_TEST_NODES=K (testing only, doc/configuration.md): every node is
+ * cut further into the parts of K blocks of consecutive ranks, so that one
+ * machine shows the multi-node protocols (the mixed transport) under any
+ * MPI; Open MPI has nothing like MPICH's MPIR_CVAR_NUM_CLIQUES.  A
+ * refinement of the real nodes only: ranks of different nodes never end up
+ * on one, so shared memory is never asked for across machines.  Every rank
+ * sees the same environment under mpiexec (ranks that disagree choose
+ * different aggregators, which the open's agreement on them refuses).
+ * Returns the node count. */
+static int split_for_testing(int nprocs, int nnodes, int *node_of)
+{
+    const char *text = getenv(TCI_ENV_TEST_NODES);
+    long k = text ? strtol(text, NULL, 10) : 0;
+    if (k <= 1 || k > nprocs)
+        return nnodes;
+    int *renumber = malloc((size_t)nnodes * (size_t)k * sizeof *renumber);
+    if (!renumber)
+        return nnodes;             /* the real nodes: still correct */
+    for (long i = 0; i < nnodes * k; i++)
+        renumber[i] = -1;
+    int parts = 0;
+    for (int r = 0; r < nprocs; r++) {
+        long key = node_of[r] * k + (long)r * k / nprocs;
+        if (renumber[key] < 0)
+            renumber[key] = parts++;
+        node_of[r] = renumber[key];
+    }
+    free(renumber);
+    return parts;
 }
 
 /* The node of every rank, numbered in order of first appearance: NODE_OF
@@ -61,7 +93,7 @@ static int find_nodes(MPI_Comm comm, int nprocs, int *node_of)
     int nnodes = 0;
     for (int r = 0; r < nprocs; r++)
         node_of[r] = node_of[r] == r ? nnodes++ : node_of[node_of[r]];
-    return nnodes;
+    return split_for_testing(nprocs, nnodes, node_of);
 }
 
 /* ---- the node map, cached on the user's communicator ----------------------

@@ -116,7 +116,8 @@ static int end_close(tcio_file *fh)
         rc = drain_rc;
     /* A failure that an earlier call met (an early drain, a spill). */
     rc = own_result(fh, rc);
-    const char *transport_name = fh->l2.t.ops->name;   /* static: outlives the close */
+    const char *transport_name = tci_handle_transport_name(fh);   /* static: outlives
+                                                                      the close */
     rc = tci_collective_result(fh->comm, rc);
     /* After a close that succeeded everywhere the window waits, emptied,
      * for the next file on the communicator (every rank finished its

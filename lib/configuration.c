@@ -37,7 +37,7 @@
 static const char *const tcio_env_names[] = {
     ENV_SEGMENT_SIZE, ENV_SEGMENTS_PER_PROC, ENV_AGGREGATORS, ENV_PLACEMENT,
     ENV_EARLY_DRAIN, ENV_STATS, ENV_STATS_FILE, ENV_TRANSPORT, ENV_BACKGROUND_MEMORY,
-    TCI_ENV_COLLECTIVE_TIMEOUT, TCI_ENV_WARN_UNKNOWN
+    TCI_ENV_COLLECTIVE_TIMEOUT, TCI_ENV_WARN_UNKNOWN, TCI_ENV_TEST_NODES
 };
 
 static const char *const tcio_keys[] = {
@@ -182,7 +182,7 @@ static int read_transport(MPI_Info info, tci_transport_kind *kind)
     if (!text)
         return 0;
     if (tci_parse_transport(text, kind) != 0)
-        return bad_setting(source, text, "expected auto, rma or shm");
+        return bad_setting(source, text, "expected auto, rma, shm or mixed");
     return 0;
 }
 
@@ -218,6 +218,10 @@ int tci_parse_transport(const char *text, tci_transport_kind *kind)
     }
     if (strcmp(text, "shm") == 0) {
         *kind = TCI_TRANSPORT_SHM;
+        return 0;
+    }
+    if (strcmp(text, "mixed") == 0) {
+        *kind = TCI_TRANSPORT_MIXED;
         return 0;
     }
     return -1;

@@ -31,9 +31,12 @@ enum { TCI_DRAIN_OFF = 0, TCI_DRAIN_OWNER = 1, TCI_DRAIN_MOVER = 2 };
 /* The transports a user can ask for (tcio_transport; transport.h). */
 typedef enum tci_transport_kind {
     TCI_TRANSPORT_AUTO = 0,   /* the library chooses: shm on one node,
-                                 rma on several (tci_transport_choose) */
+                                 mixed on several (tci_transport_choose) */
     TCI_TRANSPORT_RMA,        /* MPI one-sided operations */
-    TCI_TRANSPORT_SHM         /* node-shared memory, CPU atomics */
+    TCI_TRANSPORT_SHM,        /* node-shared memory, CPU atomics */
+    TCI_TRANSPORT_MIXED       /* shm inside each node (the node's pieces
+                                 combined there, lib/combiner.c), rma between
+                                 nodes; shm on one node */
 } tci_transport_kind;
 
 typedef struct tci_config {
@@ -67,7 +70,7 @@ int tci_parse_count(const char *text, int64_t *value);
  * stores 1 or 0, or -1. */
 int tci_parse_switch(const char *text, int *value);
 
-/* Parse a transport name: "auto", "rma" or "shm" (lower case).  Returns 0
+/* Parse a transport name: "auto", "rma", "shm" or "mixed" (lower case).  Returns 0
  * and stores it; -1 for anything else. */
 int tci_parse_transport(const char *text, tci_transport_kind *kind);
 
@@ -98,6 +101,7 @@ int tci_config_finish(tci_config *cfg, int64_t striping_unit);
 
 #define TCI_ENV_COLLECTIVE_TIMEOUT "TCIO_COLLECTIVE_TIMEOUT"   /* collective.c */
 #define TCI_ENV_WARN_UNKNOWN       "TCIO_WARN_UNKNOWN"
+#define TCI_ENV_TEST_NODES         "TCIO_TEST_NODES"   /* aggregators.c: testing only */
 
 /* Print one line on OUT for each TCIO_* environment variable that the
  * library does not know, unless TCIO_WARN_UNKNOWN is off.  Returns how

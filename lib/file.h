@@ -13,6 +13,7 @@
 #include "level1.h"
 #include "transport.h"
 #include "level2.h"
+#include "combiner.h"
 #include "segio.h"
 #include "datatype.h"
 #include "stats.h"
@@ -50,6 +51,10 @@ struct tcio_file {
     tci_segmap  map;
     tci_level1  l1;
     tci_level2  l2;
+    tci_level2  node;          /* the node's combining tier in front of L2
+                                  (combiner.c), on several nodes with the
+                                  mixed transport; node.t.ops NULL otherwise */
+    tci_combiner comb;         /* its node communicator and geometry */
     tci_segio   io;            /* the file side of drains and spills */
     MPI_Offset  position;      /* the rank's own file pointer */
     MPI_Offset  size_at_open;

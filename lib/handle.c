@@ -85,6 +85,7 @@ tcio_file *tci_handle_new(int mode)
     int access = mode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
     fh->comm = MPI_COMM_NULL;
     fh->file = MPI_FILE_NULL;
+    fh->comb.comm = MPI_COMM_NULL;
     fh->can_read = access != MPI_MODE_WRONLY;
     fh->can_write = access != MPI_MODE_RDONLY;
     fh->staged_tail = &fh->staged;
@@ -99,6 +100,7 @@ void tci_handle_destroy(tcio_file *fh)
     tci_level1_free(&fh->l1);
     tci_handle_return_window(fh);
     tci_level2_free(&fh->l2);
+    tci_combiner_free(fh);
     tci_aggregators_free(&fh->aggr);
     tci_config_free(&fh->config);
     tci_segio_close(&fh->io);
@@ -115,6 +117,11 @@ const tci_transport_ops *tci_handle_transport(const tcio_file *fh)
     if (fh->shm_refused)
         return &tci_transport_rma;
     return tci_transport_choose(fh->config.transport, fh->aggr.nnodes);
+}
+
+const char *tci_handle_transport_name(const tcio_file *fh)
+{
+    return fh->node.t.ops ? "mixed" : fh->l2.t.ops->name;
 }
 
 static tci_window_key window_key(const tcio_file *fh)

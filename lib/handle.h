@@ -36,6 +36,10 @@ tcio_file *tci_handle_oldest_closing(void);
  * (known on every rank once the open has found the nodes). */
 const tci_transport_ops *tci_handle_transport(const tcio_file *fh);
 
+/* The transport as TCIO_STATS and tcio_get_info name it: "mixed" with a
+ * node's combining tier (combiner.c), else the file's level 2's. */
+const char *tci_handle_transport_name(const tcio_file *fh);
+
 /* Local: set level 2 up on the slots the previous file on this
  * communicator left, if they have this file's geometry and transport.
  * Returns whether it did. */

@@ -58,7 +58,7 @@ static int add_tcio_settings(const tcio_file *fh, MPI_Info info)
     if (err == MPI_SUCCESS && c->stats_file)
         err = MPI_Info_set(info, "tcio_stats_file", c->stats_file);
     if (err == MPI_SUCCESS)
-        err = MPI_Info_set(info, "tcio_transport", fh->l2.t.ops->name);
+        err = MPI_Info_set(info, "tcio_transport", tci_handle_transport_name(fh));
     if (err == MPI_SUCCESS)
         err = info_set_int(info, "tcio_background_memory", tci_background_memory(fh));
     return err;

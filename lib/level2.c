@@ -12,6 +12,7 @@
 #include "segio.h"
 #include "error.h"
 #include "pages.h"
+#include "maskcopy.h"
 
 int tci_level2_open(tci_level2 *l2, const tci_transport_ops *ops, MPI_Comm comm,
                     const tci_segmap *map, bool owner)
@@ -76,20 +77,31 @@ static int fetch_slot(tci_level2 *l2, tci_location loc)
     return rc != TCIO_SUCCESS ? rc : l2->t.ops->get_all(&l2->t, loc, l2->scratch, l2->bitmap);
 }
 
-/* The slot holds another segment with unsaved bytes: write them to the
- * file before the slot changes hands (the spill path). */
-static int spill_slot(tcio_file *fh, tci_location loc, int64_t victim)
+/* Where L2's segments go when they leave it: the file, or (a node's
+ * combining tier) the segment's slot in the file's level 2. */
+static int store_segment(tcio_file *fh, tci_level2 *l2, int64_t segment, const char *data,
+                         const unsigned char *bitmap)
 {
-    int rc = fetch_slot(&fh->l2, loc);
+    if (l2->store)
+        return l2->store(fh, segment, data, bitmap);
+    return tci_segio_write(tci_file_segio(fh), segment, data, bitmap);
+}
+
+/* The slot holds another segment with unsaved bytes: write them to the
+ * file (or forward them) before the slot changes hands (the spill path). */
+static int spill_slot(tcio_file *fh, tci_level2 *l2, tci_location loc, int64_t victim)
+{
+    int rc = fetch_slot(l2, loc);
     if (rc != TCIO_SUCCESS)
         return rc;
     /* A failed spill keeps the victim in its slot (close tries again), but
      * the handle remembers it so that close cannot report success. */
     double t0 = MPI_Wtime();
-    rc = tci_note_failure(fh, tci_segio_write(tci_file_segio(fh), victim, fh->l2.scratch,
-                                              fh->l2.bitmap));
-    fh->stats.count[TCI_C_SPILLS]++;
-    fh->stats.time[TCI_T_SPILLS] += MPI_Wtime() - t0;
+    rc = tci_note_failure(fh, store_segment(fh, l2, victim, l2->scratch, l2->bitmap));
+    if (!l2->store) {            /* a forward counts as one (combiner.c) */
+        fh->stats.count[TCI_C_SPILLS]++;
+        fh->stats.time[TCI_T_SPILLS] += MPI_Wtime() - t0;
+    }
     return rc;
 }
 
@@ -98,15 +110,15 @@ static int spill_slot(tcio_file *fh, tci_location loc, int64_t victim)
  * slot must end up with (published at release); on failure it is left as
  * it was, so the release keeps the victim.  *CHANGED says the slot's
  * contents were touched. */
-static int claim_slot(tcio_file *fh, tci_location loc, int64_t segment, tci_slot_header *h,
-                      bool *changed)
+static int claim_slot(tcio_file *fh, tci_level2 *l2, tci_location loc, int64_t segment,
+                      tci_slot_header *h, bool *changed)
 {
-    tci_transport *t = &fh->l2.t;
+    tci_transport *t = &l2->t;
     *changed = false;
     if (h->segment == segment)
         return TCIO_SUCCESS;
     if (h->flags & TCI_SLOT_DIRTY) {
-        int rc = spill_slot(fh, loc, h->segment);
+        int rc = spill_slot(fh, l2, loc, h->segment);
         if (rc != TCIO_SUCCESS)
             return rc;
     }
@@ -121,14 +133,17 @@ static int claim_slot(tcio_file *fh, tci_location loc, int64_t segment, tci_slot
 
 /* ---- statistics ----------------------------------------------------------- */
 
-/* A put or get of BYTES level-1 bytes into or out of slot LOC: counted
- * apart when the slot is on another node (TCIO_STATS off_node_moves and
- * off_node_bytes), the traffic that crosses the network on a cluster. */
-static void count_move(tcio_file *fh, tci_location loc, int64_t bytes, enum tci_counter kind)
+/* A put or get of BYTES level-1 bytes into or out of slot LOC of L2:
+ * counted apart when the slot is on another node (TCIO_STATS off_node_moves
+ * and off_node_bytes), the traffic that crosses the network on a cluster.
+ * A node's combining tier is on this node; the moves of its forwards and
+ * fetches (combiner.c) into the file's level 2 count here as well. */
+static void count_move(tcio_file *fh, const tci_level2 *l2, tci_location loc, int64_t bytes,
+                       enum tci_counter kind)
 {
     fh->stats.count[kind]++;
     const int *node_of = fh->aggr.node_of;
-    if (node_of && node_of[loc.rank] != node_of[fh->rank]) {
+    if (l2 == &fh->l2 && node_of && node_of[loc.rank] != node_of[fh->rank]) {
         fh->stats.count[TCI_C_OFF_NODE_MOVES]++;
         fh->stats.count[TCI_C_OFF_NODE_BYTES] += bytes;
     }
@@ -140,53 +155,53 @@ static void count_move(tcio_file *fh, tci_location loc, int64_t bytes, enum tci_
  * bitmap and, with early drain, add their length to its written-byte
  * counter.  Sets TCI_SLOT_FULL in *H when the counter reaches the segment
  * size. */
-static int put_locked(tcio_file *fh, tci_location loc, tci_slot_header *h,
-                      const tci_move *m, bool *modified)
+static int put_locked(tcio_file *fh, tci_level2 *l2, const tci_level1 *l1, tci_location loc,
+                      tci_slot_header *h, const tci_move *m, bool *modified)
 {
-    tci_transport *t = &fh->l2.t;
-    int rc = claim_slot(fh, loc, fh->l1.segment, h, modified);
+    tci_transport *t = &l2->t;
+    int rc = claim_slot(fh, l2, loc, l1->segment, h, modified);
     if (rc != TCIO_SUCCESS)
         return rc;
     *modified = true;
     int64_t before = 0;
-    rc = t->ops->put(t, loc, fh->l1.buf, m, fh->config.early_drain ? &before : NULL);
+    rc = t->ops->put(t, loc, l1->buf, m, fh->config.early_drain ? &before : NULL);
     if (rc != TCIO_SUCCESS)
         return rc;
     h->flags |= TCI_SLOT_DIRTY;   /* published by the release */
     if (fh->config.early_drain && before + m->bytes >= fh->map.segment_size)
         h->flags |= TCI_SLOT_FULL;
-    count_move(fh, loc, m->bytes, TCI_C_PUTS);
+    count_move(fh, l2, loc, m->bytes, TCI_C_PUTS);
     return TCIO_SUCCESS;
 }
 
 /* Count the transport's busy takes into the file's statistics. */
-static void count_busy_takes(tcio_file *fh)
+static void count_busy_takes(tcio_file *fh, tci_level2 *l2)
 {
-    fh->stats.count[TCI_C_BUSY_TAKES] += fh->l2.t.busy_takes;
-    fh->l2.t.busy_takes = 0;
+    fh->stats.count[TCI_C_BUSY_TAKES] += l2->t.busy_takes;
+    l2->t.busy_takes = 0;
 }
 
 /* Put M's bytes sharing the slot with other writers of the segment, when
  * the transport can and the slot holds the segment already; *SHARED says
  * whether it did.  The flags this move earned (dirty, full) go into the
  * header at the shared release, and into *H for the caller. */
-static int put_shared(tcio_file *fh, tci_location loc, const tci_move *m,
-                      tci_slot_header *h, bool *shared)
+static int put_shared(tcio_file *fh, tci_level2 *l2, const tci_level1 *l1, tci_location loc,
+                      const tci_move *m, tci_slot_header *h, bool *shared)
 {
-    tci_transport *t = &fh->l2.t;
+    tci_transport *t = &l2->t;
     *shared = false;
     if (!t->ops->take_shared)
         return TCIO_SUCCESS;
-    int rc = t->ops->take_shared(t, loc, fh->l1.segment, false, h, shared);
+    int rc = t->ops->take_shared(t, loc, l1->segment, false, h, shared);
     if (rc != TCIO_SUCCESS || !*shared)
         return rc;
     int64_t before = 0, flags = 0;
-    rc = t->ops->put(t, loc, fh->l1.buf, m, fh->config.early_drain ? &before : NULL);
+    rc = t->ops->put(t, loc, l1->buf, m, fh->config.early_drain ? &before : NULL);
     if (rc == TCIO_SUCCESS) {
         flags = TCI_SLOT_DIRTY;
         if (fh->config.early_drain && before + m->bytes >= fh->map.segment_size)
             flags |= TCI_SLOT_FULL;
-        count_move(fh, loc, m->bytes, TCI_C_PUTS);
+        count_move(fh, l2, loc, m->bytes, TCI_C_PUTS);
         fh->stats.count[TCI_C_SHARED_MOVES]++;
     }
     int release_rc = t->ops->release_shared(t, loc, flags);
@@ -203,10 +218,14 @@ static int put_shared(tcio_file *fh, tci_location loc, const tci_move *m,
  * would write the others' bytes out half done and make each of them, when
  * it comes, evict this rank's segment in turn.  Only with early drain:
  * without it no segment is ever marked full, so every older segment would
- * look unfilled for ever and pin its slot until the close. */
-static bool older_being_filled(const tcio_file *fh, const tci_slot_header *h, int64_t segment)
+ * look unfilled for ever and pin its slot until the close.  Not in a
+ * node's combining tier: its segments fill only with every node's bytes,
+ * which it never holds, and evicting one costs a forward, not a write. */
+static bool older_being_filled(const tcio_file *fh, const tci_level2 *l2,
+                               const tci_slot_header *h, int64_t segment)
 {
-    return fh->config.early_drain && h->segment != TCI_SLOT_EMPTY && h->segment < segment &&
+    return fh->config.early_drain && !l2->store && h->segment != TCI_SLOT_EMPTY &&
+           h->segment < segment &&
            (h->flags & TCI_SLOT_DIRTY) && !(h->flags & TCI_SLOT_FULL);
 }
 
@@ -225,15 +244,14 @@ static bool worth_waiting(tci_level2 *l2)
  * can: shm) and giving the processor away between looks, so that where
  * ranks share cores the ranks behind are the ones that run.  Nothing is
  * held; the wait is bounded whatever the others do. */
-static void wait_for_older(tcio_file *fh, tci_location loc, int64_t segment)
+static void wait_for_older(tcio_file *fh, tci_level2 *l2, tci_location loc, int64_t segment)
 {
-    tci_level2 *l2 = &fh->l2;
     tci_transport *t = &l2->t;
     if (!t->ops->peeks_any_slot || !t->ops->memory(t, loc, NULL))
         return;
     int64_t state = t->ops->state_in_memory(t, loc);
     tci_slot_header h = tci_state_decode(state);
-    if (state == TCI_STATE_LOCKED || !older_being_filled(fh, &h, segment) ||
+    if (state == TCI_STATE_LOCKED || !older_being_filled(fh, l2, &h, segment) ||
         !worth_waiting(l2))
         return;
     double t0 = MPI_Wtime(), budget = l2->around_cost > 0 ? l2->around_cost : 1e-3;
@@ -242,7 +260,7 @@ static void wait_for_older(tcio_file *fh, tci_location loc, int64_t segment)
         tci_back_off(polls);
         state = t->ops->state_in_memory(t, loc);
         h = tci_state_decode(state);
-        filled = state != TCI_STATE_LOCKED && !older_being_filled(fh, &h, segment);
+        filled = state != TCI_STATE_LOCKED && !older_being_filled(fh, l2, &h, segment);
     }
     l2->wait_score = filled ? (l2->wait_score + 4 > 8 ? 8 : l2->wait_score + 4)
                             : (l2->wait_score - 1 < -8 ? -8 : l2->wait_score - 1);
@@ -256,17 +274,15 @@ static void wait_for_older(tcio_file *fh, tci_location loc, int64_t segment)
  * has no other slot), so the sieve's read-modify-write is as safe as a
  * spill's.  The older segment stays for the ranks filling it, and the
  * rank ahead pays, which slows it down without making it wait for them. */
-static int write_around(tcio_file *fh)
+static int write_around(tcio_file *fh, tci_level2 *l2, const tci_level1 *l1)
 {
-    tci_level2 *l2 = &fh->l2;
     int rc = have_scratch(l2);
     if (rc != TCIO_SUCCESS)
         return rc;
     double t0 = MPI_Wtime();
     const unsigned char *bitmap =
-        tci_level1_marked_bitmap(&fh->l1, l2->bitmap, (int)fh->map.segment_size);
-    rc = tci_note_failure(fh, tci_segio_write(tci_file_segio(fh), fh->l1.segment,
-                                              fh->l1.buf, bitmap));
+        tci_level1_marked_bitmap(l1, l2->bitmap, (int)fh->map.segment_size);
+    rc = tci_note_failure(fh, store_segment(fh, l2, l1->segment, l1->buf, bitmap));
     double spent = MPI_Wtime() - t0;
     l2->around_cost = l2->around_cost > 0 ? 0.75 * l2->around_cost + 0.25 * spent : spent;
     fh->stats.count[TCI_C_WRITES_AROUND]++;
@@ -277,17 +293,17 @@ static int write_around(tcio_file *fh)
 /* The exclusive write move: take, claim (spilling), put, release; or,
  * when the slot holds an older segment others still fill, a moment's wait
  * for them and then a write around it. */
-static int put_exclusive(tcio_file *fh, tci_location loc, const tci_move *m,
-                         tci_slot_header *h)
+static int put_exclusive(tcio_file *fh, tci_level2 *l2, const tci_level1 *l1,
+                         tci_location loc, const tci_move *m, tci_slot_header *h)
 {
-    tci_transport *t = &fh->l2.t;
-    wait_for_older(fh, loc, fh->l1.segment);
+    tci_transport *t = &l2->t;
+    wait_for_older(fh, l2, loc, l1->segment);
     int rc = t->ops->take(t, loc, h);
     if (rc != TCIO_SUCCESS)
         return rc;
     bool modified = false;
-    rc = older_being_filled(fh, h, fh->l1.segment) ? write_around(fh)
-                                                   : put_locked(fh, loc, h, m, &modified);
+    rc = older_being_filled(fh, l2, h, l1->segment) ? write_around(fh, l2, l1)
+                                                    : put_locked(fh, l2, l1, loc, h, m, &modified);
     int release_rc = t->ops->release(t, loc, h, modified);
     return rc != TCIO_SUCCESS ? rc : release_rc;
 }
@@ -295,10 +311,9 @@ static int put_exclusive(tcio_file *fh, tci_location loc, const tci_move *m,
 /* Describe level 1's marked bytes (written, or wanted) for the transport:
  * the bitmap as it is, or (for a transport that moves extents) its runs.
  * *DESCRIBED says whether a description was made (to forget). */
-static int describe_marked(tcio_file *fh, tci_move *m, bool *described)
+static int describe_marked(tci_level2 *l2, tci_level1 *l1, tci_move *m, bool *described)
 {
-    tci_level1 *l1 = &fh->l1;
-    tci_transport *t = &fh->l2.t;
+    tci_transport *t = &l2->t;
     *m = (tci_move){ .marked = l1->marked, .marked_lo = l1->marked_lo,
                      .marked_hi = l1->marked_hi };
     *described = false;
@@ -313,10 +328,17 @@ static int describe_marked(tcio_file *fh, tci_move *m, bool *described)
     return rc;
 }
 
-int tci_level2_put_writes(tcio_file *fh)
+/* The tier that level 1's moves go to: the node's combining tier, when
+ * the file has one, else the file's level 2. */
+static tci_level2 *first_tier(tcio_file *fh)
 {
-    tci_level1 *l1 = &fh->l1;
-    tci_transport *t = &fh->l2.t;
+    return fh->node.t.ops ? &fh->node : &fh->l2;
+}
+
+/* Move L1's writes into L2 (see tci_level2_put_writes). */
+static int put_from(tcio_file *fh, tci_level2 *l2, tci_level1 *l1)
+{
+    tci_transport *t = &l2->t;
     if (l1->mode != TCI_L1_WRITING)
         return TCIO_SUCCESS;
     if (!tci_level1_has_writes(l1)) {
@@ -326,30 +348,110 @@ int tci_level2_put_writes(tcio_file *fh)
     double t0 = MPI_Wtime();
     tci_move m;
     bool described;
-    int rc = describe_marked(fh, &m, &described);   /* before the lock */
+    int rc = describe_marked(l2, l1, &m, &described);   /* before the lock */
     if (rc != TCIO_SUCCESS)
         return rc;
-    tci_location loc = tci_segmap_locate(&fh->map, l1->segment);
+    tci_location loc = tci_segmap_locate(t->map, l1->segment);
     tci_slot_header h = { .segment = TCI_SLOT_EMPTY, .flags = 0 };
     bool shared;
-    rc = put_shared(fh, loc, &m, &h, &shared);
+    rc = put_shared(fh, l2, l1, loc, &m, &h, &shared);
     if (rc == TCIO_SUCCESS && !shared)
-        rc = put_exclusive(fh, loc, &m, &h);
-    count_busy_takes(fh);
+        rc = put_exclusive(fh, l2, l1, loc, &m, &h);
+    count_busy_takes(fh, l2);
     /* This move completed the segment: who writes it is the caller's
-     * choice (owner.c), after the release, so that the slot is free. */
-    fh->l2.filled_valid = rc == TCIO_SUCCESS && (h.flags & TCI_SLOT_FULL);
-    fh->l2.filled = loc;
+     * choice (owner.c, combiner.c), after the release, so that the slot
+     * is free. */
+    l2->filled_valid = rc == TCIO_SUCCESS && (h.flags & TCI_SLOT_FULL);
+    l2->filled = loc;
     if (described)
         t->ops->forget(t, &m);
     if (rc == TCIO_SUCCESS) {
         int64_t end = tci_level1_marked_end(l1);
-        if (end > fh->written_end)
+        if (l1 == &fh->l1 && end > fh->written_end)
             fh->written_end = end;
         tci_level1_reset(l1);
     }
     fh->stats.time[TCI_T_WRITE_MOVES] += MPI_Wtime() - t0;
     return rc;
+}
+
+int tci_level2_put_writes(tcio_file *fh)
+{
+    return put_from(fh, first_tier(fh), &fh->l1);
+}
+
+/* ---- a combined segment from a node's combining tier ---------------------- */
+
+/* OR the marks of V into the slot bitmap BITMAP; returns whether every one
+ * of the segment's SIZE bits is then set. */
+static bool or_marks(unsigned char *bitmap, const tci_level1 *v, int size)
+{
+    for (int w = v->marked_lo; w < v->marked_hi; w++) {
+        uint64_t bits = tci_bitmap_word(bitmap, w) | v->marked[w];
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        bits = __builtin_bswap64(bits);
+#endif
+        memcpy(bitmap + 8 * w, &bits, sizeof bits);
+    }
+    int full_words = size / 64;
+    for (int w = 0; w < full_words; w++)
+        if (tci_bitmap_word(bitmap, w) != UINT64_MAX)
+            return false;
+    int rest = size % 64;
+    return rest == 0 || tci_bitmap_word(bitmap, full_words) == (UINT64_C(1) << rest) - 1;
+}
+
+/* Under the slot lock, the slot claimed for V's segment: what it holds
+ * of the segment (nothing after a claim), V's bytes laid over it, back
+ * whole.  *FULL: every byte of the segment is now written. */
+static int merge_locked(tcio_file *fh, tci_location loc, const tci_slot_header *h,
+                        const tci_level1 *v, bool *full)
+{
+    tci_level2 *l2 = &fh->l2;
+    tci_transport *t = &l2->t;
+    int size = (int)fh->map.segment_size;
+    int rc = TCIO_SUCCESS;
+    if (h->flags & (TCI_SLOT_DIRTY | TCI_SLOT_LOADED))
+        rc = t->ops->get_all(t, loc, l2->scratch, l2->bitmap);
+    else
+        memset(l2->bitmap, 0, (size_t)tci_bitmap_bytes(size));
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    tci_copy_masked(l2->scratch, v->buf, v->marked, v->marked_lo, v->marked_hi);
+    *full = or_marks(l2->bitmap, v, size);
+    return t->ops->put_all(t, loc, l2->scratch, l2->bitmap);
+}
+
+int tci_level2_merge(tcio_file *fh, const tci_level1 *v)
+{
+    tci_level2 *l2 = &fh->l2;
+    tci_transport *t = &l2->t;
+    int rc = have_scratch(l2);
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    tci_location loc = tci_segmap_locate(&fh->map, v->segment);
+    tci_slot_header h;
+    rc = t->ops->take(t, loc, &h);
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    bool modified = false, full = false;
+    rc = claim_slot(fh, l2, loc, v->segment, &h, &modified);
+    if (rc == TCIO_SUCCESS) {
+        modified = true;
+        rc = merge_locked(fh, loc, &h, v, &full);
+    }
+    if (rc == TCIO_SUCCESS) {
+        h.flags |= TCI_SLOT_DIRTY;
+        if (full && fh->config.early_drain)
+            h.flags |= TCI_SLOT_FULL;
+    }
+    int release_rc = t->ops->release(t, loc, &h, modified);
+    count_busy_takes(fh, l2);
+    l2->filled_valid = rc == TCIO_SUCCESS && (h.flags & TCI_SLOT_FULL);
+    l2->filled = loc;
+    if (rc == TCIO_SUCCESS)
+        count_move(fh, l2, loc, tci_level1_marked_bytes(v), TCI_C_PUTS);
+    return rc != TCIO_SUCCESS ? rc : release_rc;
 }
 
 /* ---- read move ----------------------------------------------------------- */
@@ -358,10 +460,9 @@ int tci_level2_put_writes(tcio_file *fh)
  * (a segment-sized buffer), lay the bytes already written on top, and
  * store the result in the slot so later readers find it loaded.
  * NEED_COPY: the caller uses the segment in SEG afterwards. */
-static int load_into_slot(tcio_file *fh, tci_location loc, tci_slot_header *h, char *seg,
-                          bool need_copy)
+static int load_into_slot(tcio_file *fh, tci_level2 *l2, tci_location loc, tci_slot_header *h,
+                          char *seg, bool need_copy)
 {
-    tci_level2 *l2 = &fh->l2;
     tci_transport *t = &l2->t;
     /* A clean slot that this rank reaches by address (an aggregator's own,
      * with rma) is loaded straight from the file (no copy, no put), unless
@@ -379,9 +480,13 @@ static int load_into_slot(tcio_file *fh, tci_location loc, tci_slot_header *h, c
             return rc;
     }
     double t0 = MPI_Wtime();
-    rc = tci_segio_read(fh->file, &fh->map, h->segment, seg);
-    fh->stats.count[TCI_C_LOADS]++;
-    fh->stats.time[TCI_T_LOADS] += MPI_Wtime() - t0;
+    if (l2->load) {              /* counted as a fetch (combiner.c) */
+        rc = l2->load(fh, h->segment, seg);
+    } else {
+        rc = tci_segio_read(fh->file, &fh->map, h->segment, seg);
+        fh->stats.count[TCI_C_LOADS]++;
+        fh->stats.time[TCI_T_LOADS] += MPI_Wtime() - t0;
+    }
     if (rc != TCIO_SUCCESS)
         return rc;
     int size = (int)fh->map.segment_size;
@@ -396,19 +501,19 @@ static int load_into_slot(tcio_file *fh, tci_location loc, tci_slot_header *h, c
         }
     }
     rc = direct ? t->ops->sync(t)               /* our stores, before the release */
-                : t->ops->put_all(t, loc, seg);
+                : t->ops->put_all(t, loc, seg, NULL);
     if (rc == TCIO_SUCCESS)
         h->flags |= TCI_SLOT_LOADED;   /* published by the release */
     return rc;
 }
 
 /* Copy the bytes level 1 wants from the (taken) slot LOC into level 1. */
-static int copy_marked_out(tcio_file *fh, tci_location loc)
+static int copy_marked_out(tcio_file *fh, tci_level2 *l2, tci_location loc)
 {
-    tci_transport *t = &fh->l2.t;
+    tci_transport *t = &l2->t;
     tci_move m;
     bool described;
-    int rc = describe_marked(fh, &m, &described);
+    int rc = describe_marked(l2, &fh->l1, &m, &described);
     if (rc == TCIO_SUCCESS)
         rc = t->ops->get(t, loc, fh->l1.buf, &m);
     if (described)
@@ -418,25 +523,25 @@ static int copy_marked_out(tcio_file *fh, tci_location loc)
 
 /* Fetch the wanted bytes; returns whether the slot was modified (loaded
  * or claimed), which decides if the release must complete them first. */
-static int get_locked(tcio_file *fh, tci_location loc, tci_slot_header *h,
+static int get_locked(tcio_file *fh, tci_level2 *l2, tci_location loc, tci_slot_header *h,
                       bool *modified)
 {
-    int rc = claim_slot(fh, loc, fh->l1.segment, h, modified);
+    int rc = claim_slot(fh, l2, loc, fh->l1.segment, h, modified);
     if (rc != TCIO_SUCCESS)
         return rc;
     if (!(h->flags & TCI_SLOT_LOADED)) {
         *modified = true;
-        return load_into_slot(fh, loc, h, fh->l1.buf, true);   /* the segment stays in l1 */
+        return load_into_slot(fh, l2, loc, h, fh->l1.buf, true);   /* the segment stays in l1 */
     }
-    return copy_marked_out(fh, loc);
+    return copy_marked_out(fh, l2, loc);
 }
 
 /* Fetch the wanted bytes sharing the slot with other readers, when the
  * transport can and the slot holds the segment loaded; *SHARED says
  * whether it did.  Nothing in the slot changes. */
-static int get_shared(tcio_file *fh, tci_location loc, bool *shared)
+static int get_shared(tcio_file *fh, tci_level2 *l2, tci_location loc, bool *shared)
 {
-    tci_transport *t = &fh->l2.t;
+    tci_transport *t = &l2->t;
     *shared = false;
     if (!t->ops->take_shared)
         return TCIO_SUCCESS;
@@ -444,7 +549,7 @@ static int get_shared(tcio_file *fh, tci_location loc, bool *shared)
     int rc = t->ops->take_shared(t, loc, fh->l1.segment, true, &h, shared);
     if (rc != TCIO_SUCCESS || !*shared)
         return rc;
-    rc = copy_marked_out(fh, loc);
+    rc = copy_marked_out(fh, l2, loc);
     if (rc == TCIO_SUCCESS)
         fh->stats.count[TCI_C_SHARED_MOVES]++;
     int release_rc = t->ops->release_shared(t, loc, 0);
@@ -454,7 +559,8 @@ static int get_shared(tcio_file *fh, tci_location loc, bool *shared)
 int tci_level2_get_reads(tcio_file *fh)
 {
     tci_level1 *l1 = &fh->l1;
-    tci_transport *t = &fh->l2.t;
+    tci_level2 *l2 = first_tier(fh);
+    tci_transport *t = &l2->t;
     if (l1->mode != TCI_L1_READING)
         return TCIO_SUCCESS;
     if (l1->nreads == 0) {
@@ -462,23 +568,23 @@ int tci_level2_get_reads(tcio_file *fh)
         return TCIO_SUCCESS;
     }
     double t0 = MPI_Wtime();
-    tci_location loc = tci_segmap_locate(&fh->map, l1->segment);
+    tci_location loc = tci_segmap_locate(t->map, l1->segment);
     bool shared;
-    int rc = get_shared(fh, loc, &shared);
+    int rc = get_shared(fh, l2, loc, &shared);
     if (rc == TCIO_SUCCESS && !shared) {
         tci_slot_header h;
         rc = t->ops->take(t, loc, &h);
         if (rc == TCIO_SUCCESS) {
             bool modified = false;
-            rc = get_locked(fh, loc, &h, &modified);
+            rc = get_locked(fh, l2, loc, &h, &modified);
             int release_rc = t->ops->release(t, loc, &h, modified);
             if (rc == TCIO_SUCCESS)
                 rc = release_rc;
         }
     }
-    count_busy_takes(fh);
+    count_busy_takes(fh, l2);
     if (rc == TCIO_SUCCESS) {
-        count_move(fh, loc, tci_level1_marked_bytes(l1), TCI_C_GETS);
+        count_move(fh, l2, loc, tci_level1_marked_bytes(l1), TCI_C_GETS);
         tci_level1_deliver_reads(l1);
         tci_level1_reset(l1);
     }
@@ -515,14 +621,45 @@ int tci_level2_prefetch(tcio_file *fh, int64_t segment, bool *loaded)
     if (worth_loading(&h, segment, &mine)) {
         /* After a failed load the slot holds SEGMENT, not loaded: a valid
          * state, which the first read loads again. */
-        rc = mine ? TCIO_SUCCESS : claim_slot(fh, loc, segment, &h, &modified);
+        rc = mine ? TCIO_SUCCESS : claim_slot(fh, l2, loc, segment, &h, &modified);
         if (rc == TCIO_SUCCESS) {
             modified = true;
-            rc = load_into_slot(fh, loc, &h, l2->loadbuf, false);
+            rc = load_into_slot(fh, l2, loc, &h, l2->loadbuf, false);
         }
         *loaded = rc == TCIO_SUCCESS;
     }
     int release_rc = t->ops->release(t, loc, &h, modified);
-    count_busy_takes(fh);
+    count_busy_takes(fh, l2);
+    return rc != TCIO_SUCCESS ? rc : release_rc;
+}
+
+/* ---- a whole segment for a node's combining tier -------------------------- */
+
+int tci_level2_fetch(tcio_file *fh, int64_t segment, char *buf)
+{
+    tci_level2 *l2 = &fh->l2;
+    tci_transport *t = &l2->t;
+    tci_location loc = tci_segmap_locate(&fh->map, segment);
+    tci_slot_header h;
+    int rc = t->ops->take(t, loc, &h);
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    bool modified = false;
+    if (h.segment != segment) {
+        /* Not in level 2: every byte of it that left a node's combining
+         * tier is in the file (its slot drained it), so read it there;
+         * the slot is left to the segment it holds. */
+        rc = tci_segio_read(fh->file, &fh->map, segment, buf);
+        fh->stats.count[TCI_C_LOADS]++;
+    } else if (!(h.flags & TCI_SLOT_LOADED)) {
+        modified = true;                 /* loaded for the next fetch too */
+        rc = load_into_slot(fh, l2, loc, &h, buf, true);
+    } else if ((rc = have_scratch(l2)) == TCIO_SUCCESS) {
+        rc = t->ops->get_all(t, loc, buf, l2->bitmap);
+    }
+    int release_rc = t->ops->release(t, loc, &h, modified);
+    count_busy_takes(fh, l2);
+    if (rc == TCIO_SUCCESS)
+        count_move(fh, l2, loc, fh->map.segment_size, TCI_C_FETCHES);
     return rc != TCIO_SUCCESS ? rc : release_rc;
 }

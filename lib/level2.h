@@ -28,6 +28,14 @@ typedef struct tci_level2 {
     double         around_cost;
     int            wait_score;
     int            waits_skipped;
+    /* Where segments leaving this level 2 go, and where a load finds
+     * them: NULL for the file's level 2 (the file, through segio.c).  A
+     * node's combining tier (combiner.c) forwards them to their slot in
+     * the file's level 2 instead, and loads them from there; such a tier
+     * has no drift policy ("a rank ahead of the others"). */
+    int          (*store)(struct tcio_file *fh, int64_t segment, const char *data,
+                          const unsigned char *bitmap);
+    int          (*load)(struct tcio_file *fh, int64_t segment, char *buf);
 } tci_level2;
 
 /* Collective over COMM: open transport OPS with MAP's geometry; an OWNER
@@ -55,7 +63,7 @@ void tci_level2_free(tci_level2 *l2);
 int  tci_level2_complete_all(tci_level2 *l2);
 
 /* Move the rank's buffered writes (level 1, writing mode) to their level-2
- * slot: shared with other writers of the segment when the transport can
+ * slot (in the node's combining tier, when the file has one): shared with other writers of the segment when the transport can
  * and the slot holds the segment already, else under the slot's exclusive
  * lock, spilling the slot's previous segment to the file first if it held
  * another one.  If the move completed the segment (early drain),
@@ -63,8 +71,25 @@ int  tci_level2_complete_all(tci_level2 *l2);
  * written (tci_owner_filled). */
 int tci_level2_put_writes(struct tcio_file *fh);
 
+/* A node's combined bytes of a segment into its slot in the file's level
+ * 2 (combiner.c's forward): V is a level-1 view of them (writing mode, its
+ * marks the bytes, its buffer their data).  Under the slot's lock, claimed
+ * for the segment (spilling another one), the slot's bytes and bitmap come
+ * over whole, V's bytes are laid on top, and both go back whole: two
+ * contiguous transfers, where a put of V's runs would need a datatype of
+ * tens of thousands of blocks and an accumulate of the bits (measured in
+ * doc/design.md).  The slot is full when its bitmap is; then
+ * L2.filled_valid is set for tci_owner_filled.  The caller keeps V. */
+int tci_level2_merge(struct tcio_file *fh, const tci_level1 *v);
+
+/* A whole segment out of the file's level 2 into BUF, for a node's
+ * combining tier: the slot's bytes when it holds SEGMENT (loading it from
+ * the file first, for later fetches too, if it is not loaded yet), else
+ * the file's bytes. */
+int tci_level2_fetch(struct tcio_file *fh, int64_t segment, char *buf);
+
 /* Fetch the rank's pending reads (level 1, reading mode) from their level-2
- * slot into the level-1 buffer and deliver them: shared with other readers
+ * slot (in the node's combining tier, when the file has one) into the level-1 buffer and deliver them: shared with other readers
  * when the transport can and the slot holds the segment loaded, else under
  * the exclusive lock, loading the segment from the file first if the slot
  * does not hold its content yet. */

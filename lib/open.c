@@ -326,6 +326,17 @@ static int set_up(tcio_file *fh, const char *fname, const opened *o, int mode)
      * the agreement that ended the previous close. */
     if (a.facts[0] && (rc = new_window(fh)) != TCIO_SUCCESS)
         return rc;
+    /* On several nodes, the node's combining tier in front of it (every
+     * rank has the same node map, so every rank decides alike).  If its
+     * shared memory cannot be made (agreed), auto goes on with rma alone,
+     * as it falls back from shm on one node; mixed asked for fails. */
+    if (tci_transport_combines(fh->config.transport, fh->aggr.nnodes) &&
+        (rc = tci_combiner_open(fh)) != TCIO_SUCCESS) {
+        tci_combiner_free(fh);
+        if (fh->config.transport != TCI_TRANSPORT_AUTO)
+            return rc;
+        rc = TCIO_SUCCESS;
+    }
     fh->max_end = addressable_end(fh->map.segment_size);
     /* Truncate last, once nothing else can fail, so that a failed open
      * leaves the file as it was: rank 0, the others learn the outcome.

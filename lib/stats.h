@@ -16,6 +16,10 @@ enum tci_counter {
     TCI_C_BACKGROUND_DRAINS,   /* segments handed to the background drain */
     TCI_C_OFF_NODE_MOVES,      /* puts and gets whose slot is on another node */
     TCI_C_OFF_NODE_BYTES,      /* the level-1 bytes they carried */
+    TCI_C_FORWARDS,      /* combined segments a node's combining tier put
+                            into the file's level 2 (combiner.c) */
+    TCI_C_FORWARD_BYTES, /* their bytes */
+    TCI_C_FETCHES,       /* segments it got from there for reads */
     TCI_C_COUNT
 };
 
@@ -27,7 +31,9 @@ enum tci_counter {
 enum tci_phase {
     TCI_T_OPEN, TCI_T_WRITE_MOVES, TCI_T_READ_MOVES, TCI_T_LOADS, TCI_T_SPILLS,
     TCI_T_EARLY_DRAINS, TCI_T_PREFETCH, TCI_T_CLOSE, TCI_T_WRITES_AROUND,
-    TCI_T_OLDER_WAITS, TCI_T_BACKGROUND, TCI_T_COUNT
+    TCI_T_OLDER_WAITS, TCI_T_BACKGROUND,
+    TCI_T_FORWARDS,      /* a node's combining tier forwarding (combiner.c) */
+    TCI_T_COUNT
 };
 
 typedef struct tci_stats {

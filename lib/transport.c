@@ -20,11 +20,29 @@ const tci_transport_ops *tci_transport_choose(tci_transport_kind kind, int nnode
     case TCI_TRANSPORT_RMA:
         return &tci_transport_rma;
     case TCI_TRANSPORT_AUTO:
+    case TCI_TRANSPORT_MIXED:
     default:
         /* One node: every slot is reachable by address, and moves need no
          * progress from their target (doc/design.md, "Choosing the
-         * transport"). */
+         * transport").  On several, rma holds the segments, and the
+         * node's combining tier in front of it (tci_transport_combines)
+         * is shm. */
         return nnodes == 1 ? &tci_transport_shm : &tci_transport_rma;
+    }
+}
+
+bool tci_transport_combines(tci_transport_kind kind, int nnodes)
+{
+    return (kind == TCI_TRANSPORT_AUTO || kind == TCI_TRANSPORT_MIXED) && nnodes > 1;
+}
+
+void tci_transport_wait_progress(tci_transport *t, int polls)
+{
+    /* Every 16th poll is cheap enough and keeps the puts of a rank that
+     * waits for us, meanwhile, moving. */
+    if (t->progress_comm != MPI_COMM_NULL && polls % 16 == 0) {
+        int found;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, t->progress_comm, &found, MPI_STATUS_IGNORE);
     }
 }
 
@@ -56,6 +74,7 @@ int tci_transport_open(tci_transport *t, const tci_transport_ops *ops, MPI_Comm 
                        const tci_segmap *map, bool owner)
 {
     memset(t, 0, sizeof *t);
+    t->progress_comm = MPI_COMM_NULL;
     t->ops = ops;
     t->map = map;
     t->local_slots = owner ? map->nslots : 0;

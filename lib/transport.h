@@ -128,9 +128,11 @@ typedef struct tci_transport_ops {
      * segment). */
     int  (*get)(tci_transport *t, tci_location loc, char *buf, const tci_move *m);
     /* Under the lock: copy the whole slot out (DATA: a segment, BITMAP:
-     * tci_bitmap_bytes), or a whole segment in (the bitmap untouched). */
+     * tci_bitmap_bytes), or a whole segment in, and its bitmap when BITMAP
+     * is not NULL (else the bitmap is untouched). */
     int  (*get_all)(tci_transport *t, tci_location loc, char *data, unsigned char *bitmap);
-    int  (*put_all)(tci_transport *t, tci_location loc, const char *data);
+    int  (*put_all)(tci_transport *t, tci_location loc, const char *data,
+                    const unsigned char *bitmap);
     /* Add one to LOC's owner's notice word (a segment there may be full),
      * complete at the owner on return. */
     int  (*notify)(tci_transport *t, tci_location loc);
@@ -176,6 +178,12 @@ struct tci_transport {
     int     self;                 /* this rank in the file's communicator */
     int64_t busy_takes;           /* takes (exclusive or shared) that found
                                      the slot held and waited: contention */
+    /* MPI_COMM_NULL, or a communicator whose progress engine a wait for a
+     * slot keeps turning (tci_transport_wait_progress): the shm slots of
+     * the node's combining tier, whose holders may wait, inside a forward,
+     * for one-sided operations that the waiter's MPI progress completes
+     * (lib/combiner.c). */
+    MPI_Comm progress_comm;
     /* The implementation's state, in place: open allocates nothing before
      * its collective steps, so that a rank out of memory cannot skip a
      * collective the others enter. */
@@ -190,6 +198,14 @@ extern const tci_transport_ops tci_transport_shm;
  * (local): auto is shm on one node, rma otherwise (also when NNODES is not
  * known, 0). */
 const tci_transport_ops *tci_transport_choose(tci_transport_kind kind, int nnodes);
+
+/* Whether a file with transport KIND on NNODES nodes has a combining tier
+ * in each node (lib/combiner.c): auto and mixed on several nodes. */
+bool tci_transport_combines(tci_transport_kind kind, int nnodes);
+
+/* In a wait for a slot (POLLS so far): let MPI progress on T's
+ * progress_comm, if it has one (an MPI_Iprobe now and then). */
+void tci_transport_wait_progress(tci_transport *t, int polls);
 
 /* Local: TCIO_SUCCESS unless KIND is shm and the communicator spans
  * NNODES > 1 nodes (TCIO_ERR_BAD_CONFIG, naming the node count).  Every

@@ -561,15 +561,26 @@ static int rma_get_all(tci_transport *t, tci_location loc, char *data, unsigned 
     return tci_error_from_mpi(finish_started(n, req, err));
 }
 
-static int rma_put_all(tci_transport *t, tci_location loc, const char *data)
+static int rma_put_all(tci_transport *t, tci_location loc, const char *data,
+                       const unsigned char *bitmap)
 {
     rma *r = rma_of(t);
-    MPI_Request req;
+    MPI_Request req[2];
+    int n = 0;
     int err = MPI_Rput(data, segment_bytes(r), MPI_BYTE, loc.rank, data_disp(r, loc.slot),
-                       segment_bytes(r), MPI_BYTE, r->win, &req);
-    if (err == MPI_SUCCESS)
-        err = wait_yielding(1, &req);
-    return tci_error_from_mpi(err);
+                       segment_bytes(r), MPI_BYTE, r->win, &req[n]);
+    if (err == MPI_SUCCESS && ++n && bitmap) {
+        /* The slot's bitmap is otherwise written by accumulates (MPI_BOR,
+         * MPI_REPLACE): a put would mix with them where they could be
+         * concurrent, which the lock rules out, but MPI only allows
+         * same_op_no_op mixing, so this is a MPI_REPLACE accumulate too. */
+        err = MPI_Raccumulate(bitmap, bitmap_bytes(r), MPI_UNSIGNED_CHAR, loc.rank,
+                              bitmap_disp(r, loc.slot), bitmap_bytes(r), MPI_UNSIGNED_CHAR,
+                              MPI_REPLACE, r->win, &req[n]);
+        if (err == MPI_SUCCESS)
+            n++;
+    }
+    return tci_error_from_mpi(finish_started(n, req, err));
 }
 
 /* ---- keeping the window for the next file -------------------------------- */

@@ -43,7 +43,9 @@
  * new segment is zero (ftruncate), which is the empty state.  A move makes
  * no MPI call at all, and waits for no other rank's progress: the holder
  * of a slot lock copies and stores without help, so a waiter only yields
- * and sleeps. */
+ * and sleeps.  (As a node's combining tier, lib/combiner.c, a holder may
+ * forward the slot's segment with MPI one-sided operations, and a waiter
+ * then turns its MPI progress engine too: tci_transport_wait_progress.) */
 #define _POSIX_C_SOURCE 200809L   /* shm_open, ftruncate */
 #include <errno.h>
 #include <fcntl.h>
@@ -334,8 +336,10 @@ static int shm_take(tci_transport *t, tci_location loc, tci_slot_header *h)
         }
         if (tries == 0)
             t->busy_takes++;
-        /* No MPI call while waiting: the holder and the sharers need
-         * nobody's progress to finish their moves and leave. */
+        /* The holder and the sharers need nobody's progress to finish
+         * their moves and leave, except a combining tier's forwarder
+         * (progress_comm set), whose puts may need ours. */
+        tci_transport_wait_progress(t, tries);
         tci_back_off(tries);
     }
 }
@@ -380,6 +384,7 @@ static int shm_take_shared(tci_transport *t, tci_location loc, int64_t segment, 
         if (old == TCI_STATE_LOCKED || (old & TCI_STATE_WAITING)) {
             if (tries == 0)
                 t->busy_takes++;
+            tci_transport_wait_progress(t, tries);
             tci_back_off(tries++);
             old = atomic_load_explicit(state, memory_order_relaxed);
             continue;
@@ -538,11 +543,20 @@ static int shm_get_all(tci_transport *t, tci_location loc, char *data, unsigned 
     return TCIO_SUCCESS;
 }
 
-static int shm_put_all(tci_transport *t, tci_location loc, const char *data)
+static int shm_put_all(tci_transport *t, tci_location loc, const char *data,
+                       const unsigned char *bitmap)
 {
     shm *s = shm_of(t);
     map_slot(s, loc);
     memcpy(slot_data(s, loc), data, (size_t)segment_bytes(s));
+    if (bitmap) {                /* under the lock: no sharer ORs bits now */
+        atomic_bits *words = bitmap_words(s, loc);
+        for (int w = 0; w < bitmap_bytes(s) / 8; w++) {
+            uint64_t value;
+            memcpy(&value, bitmap + 8 * w, sizeof value);
+            atomic_store_explicit(&words[w], value, memory_order_relaxed);
+        }
+    }
     return TCIO_SUCCESS;
 }
 

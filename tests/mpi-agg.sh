@@ -29,7 +29,10 @@
 #
 # TCIO_AGG_ONLY=<n> runs only the n-th configuration (1-based), and
 # TCIO_AGG_TRANSPORT=rma or shm only that transport, to reproduce a
-# failure.
+# failure.  TCIO_AGG_TRANSPORTS replaces the list "rma shm": the
+# multi-node check (doc/perf/nodes.md) runs
+#   MPIR_CVAR_NUM_CLIQUES=2 TCIO_AGG_TRANSPORTS="mixed rma" tests/mpi-agg.sh
+# (or TCIO_TEST_NODES=2 under any MPI), where shm is refused.
 
 PE=paper_example RP=random_patterns RYW=span_overwrite_ryw UM=update_mode
 MF=multiple_files CW=concurrent_writes CR=concurrent_reads
@@ -60,7 +63,7 @@ run() {
     [ "$drain" != - ] && settings="$settings TCIO_EARLY_DRAIN=$drain"
     [ "$stats" != - ] && settings="$settings TCIO_STATS=$stats"
     [ "$prefetch" != - ] && settings="$settings TCIO_TEST_PREFETCH=$prefetch"
-    for transport in rma shm; do
+    for transport in ${TCIO_AGG_TRANSPORTS:-rma shm}; do
         if [ -n "$TCIO_AGG_TRANSPORT" ] && [ "$TCIO_AGG_TRANSPORT" != "$transport" ]; then
             continue
         fi
@@ -110,4 +113,4 @@ if [ "$failed" -ne 0 ]; then
     echo "mpi-agg.sh: $failed of $runs run(s) of $count configuration(s) failed"
     exit 1
 fi
-echo "mpi-agg.sh: all $count configurations passed under both transports ($runs runs)"
+echo "mpi-agg.sh: all $count configurations passed under every transport ($runs runs)"

@@ -2987,13 +2987,13 @@ END_TEST
 
 /* ---- main -------------------------------------------------------------------------------------- */
 
-/* The number of nodes MPI_COMM_WORLD spans, as MPI_Comm_split_type sees
- * them (MPICH's MPIR_CVAR_NUM_CLIQUES splits one machine into several). */
+/* The number of nodes MPI_COMM_WORLD spans, as libtcio sees them
+ * (tu_node_comm: MPICH's MPIR_CVAR_NUM_CLIQUES and libtcio's
+ * TCIO_TEST_NODES split one machine into several). */
 static int count_nodes(void)
 {
-    MPI_Comm node;
+    MPI_Comm node = tu_node_comm();
     int node_rank = 0, leaders = 0;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &node_rank);
     MPI_Comm_free(&node);
     int leader = node_rank == 0;
@@ -3003,10 +3003,10 @@ static int count_nodes(void)
 
 /* Collective: the transport auto should choose: shm when every rank is on
  * one node (its segment is libtcio's own, whatever one-sided component the
- * MPI uses), else rma. */
+ * MPI uses), else mixed (shm inside each node, rma between them). */
 static const char *auto_transport(void)
 {
-    return count_nodes() == 1 ? "shm" : "rma";
+    return count_nodes() == 1 ? "shm" : "mixed";
 }
 
 /* Collective: the transport tcio_get_info reports for FH in BUF. */
@@ -3023,8 +3023,10 @@ static const char *transport_of(tcio_file *fh, char *buf, tu_status *st)
 }
 
 /* The transports asked for by name and auto: on one node auto is shm; on
- * several nodes (MPICH under MPIR_CVAR_NUM_CLIQUES=2, tests/transports.sh)
- * auto is rma and shm is refused at open on every rank, naming the setting
+ * several nodes (MPICH under MPIR_CVAR_NUM_CLIQUES=2, any MPI under
+ * TCIO_TEST_NODES=2: tests/transports.sh) auto and mixed are mixed (a
+ * combining tier in each node in front of rma), rma is rma, and shm is
+ * refused at open on every rank, naming the setting
  * and the node count, without creating the file.  Each open that succeeds
  * moves the bytes of a random plan (byte-compared with a POSIX reference)
  * and tcio_get_info names the transport actually chosen. */
@@ -3043,8 +3045,8 @@ START_TEST(test_transport_nodes)
         unlink(path);
     MPI_Barrier(MPI_COMM_WORLD);
     char buf[MPI_MAX_INFO_VAL + 1], what[64];
-    const char *const names[] = { "shm", "rma", "auto" };
-    for (int i = 0; i < 3; i++) {
+    const char *const names[] = { "shm", "rma", "auto", "mixed" };
+    for (int i = 0; i < 4; i++) {
         const char *const kv[] = { "tcio_transport", names[i], NULL };
         snprintf(what, sizeof what, "tcio_transport=%s on %d node(s)", names[i], nodes);
         int refused = i == 0 && nodes > 1;
@@ -3067,8 +3069,8 @@ START_TEST(test_transport_nodes)
             continue;
         }
         CHECK_ALL(rc == TCIO_SUCCESS, "%s: tcio_open_comm: %s", what, tcio_error_string(rc));
-        /* auto: shm on one node, rma on several. */
-        const char *want = i == 0 || (i == 2 && nodes == 1) ? "shm" : "rma";
+        /* auto and mixed: shm on one node, mixed on several. */
+        const char *want = i == 1 ? "rma" : i == 0 || nodes == 1 ? "shm" : "mixed";
         if (strcmp(transport_of(fh, buf, &st), want) != 0)
             tu_fail(&st, "%s: tcio_get_info names transport \"%s\", expected \"%s\"", what,
                     buf, want);
@@ -3665,8 +3667,7 @@ START_TEST(test_off_node_moves)
     if (tu_rank == 0)
         unlink(stats);
     /* Whether this rank shares rank 0's node: its node's lowest rank is 0. */
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm node = tu_node_comm();
     int lowest = 0;
     MPI_Allreduce(&tu_rank, &lowest, 1, MPI_INT, MPI_MIN, node);
     MPI_Comm_free(&node);

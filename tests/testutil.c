@@ -376,6 +376,19 @@ int tu_max_int(int v)
     return out;
 }
 
+MPI_Comm tu_node_comm(void)
+{
+    MPI_Comm node, part;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    const char *text = getenv("TCIO_TEST_NODES");
+    long k = text ? strtol(text, NULL, 10) : 0;
+    if (k <= 1 || k > tu_nprocs)
+        return node;
+    MPI_Comm_split(node, (int)((long)tu_rank * k / tu_nprocs), tu_rank, &part);
+    MPI_Comm_free(&node);
+    return part;
+}
+
 int tu_sum_int(int v)
 {
     int out;

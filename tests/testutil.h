@@ -139,6 +139,12 @@ const char *tu_find_nocase(const char *hay, const char *needle);
 int tu_expect_reason(tu_status *st, int rc, const char *call, const char *const *want,
                      const char *what);
 
+/* Collective over MPI_COMM_WORLD: the ranks of this rank's node as libtcio
+ * sees nodes: MPI_Comm_split_type's, each cut into the parts of
+ * TCIO_TEST_NODES blocks of consecutive ranks when that is set (the
+ * library's testing-only split, lib/aggregators.c). */
+MPI_Comm tu_node_comm(void);
+
 /* Collective reductions over MPI_COMM_WORLD. */
 int tu_min_int(int v);
 int tu_max_int(int v);

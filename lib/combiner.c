@@ -1,0 +1,207 @@
+/* combiner.c - a node's combining tier (combiner.h; doc/design.md,
+ * "Several nodes: the combining tier").
+ *
+ * The tier is a second level 2 (FH->node) in front of the file's (FH->l2):
+ * the shm transport over the node's ranks, every segment of the file
+ * mapped onto the node's slots, and the far side of its slots is not the
+ * file but the segment's slot in the file's level 2, reached with the rma
+ * transport.  So every path by which a segment leaves a level 2 (a spill
+ * when its slot is claimed for another segment, the node's share complete,
+ * tcio_flush, the close) is one forward: the node's combined bytes and
+ * their bitmap, put as one move; and every load of a slot is one fetch
+ * of the whole segment.  State words never see both kinds of atomics: the
+ * tier's are only ever touched by the node's CPUs, the file's level 2's
+ * only by MPI (its owners' own accesses included).
+ *
+ * A forward runs while its mover holds the tier's slot: the one place
+ * where a rank holds two slot locks, always the tier's first and the file's
+ * level 2's second, and no one takes them in the other order (a mover into
+ * the file's level 2 never touches the tier), so the two cannot deadlock.
+ * Its one-sided operations may need the target's MPI progress, and that
+ * target may be a rank of this node waiting for the tier slot held:
+ * waiters for tier slots therefore turn MPI's progress engine
+ * (tci_transport_wait_progress). */
+#include <limits.h>
+#include <stdlib.h>
+#include "combiner.h"
+#include "collective.h"
+#include "error.h"
+#include "file.h"
+#include "owner.h"
+
+/* ---- the far side of the tier's slots ------------------------------------- */
+
+/* Aim the forward's view at SEGMENT, its marks BITMAP's bits.  Returns
+ * whether any bit is set. */
+static bool view_marks(tci_level1 *v, int segment_size, int64_t segment,
+                       const unsigned char *bitmap)
+{
+    tci_level1_aim(v, TCI_L1_WRITING, segment, segment_size);
+    int words = (segment_size + 63) / 64;
+    int lo = INT_MAX, hi = 0;
+    for (int w = 0; w < words; w++) {
+        uint64_t bits = tci_bitmap_word(bitmap, w);
+        if (!bits)
+            continue;
+        v->marked[w] = bits;
+        if (w < lo)
+            lo = w;
+        hi = w + 1;
+    }
+    v->marked_lo = lo;
+    v->marked_hi = hi;
+    return lo < hi;
+}
+
+/* level 2's store for the tier: put the node's combined bytes of SEGMENT
+ * (DATA where BITMAP's bits are set) into the segment's slot in the file's
+ * level 2, one move, and let its owner know if that completed it. */
+static int forward(tcio_file *fh, int64_t segment, const char *data,
+                   const unsigned char *bitmap)
+{
+    tci_level1 *v = &fh->comb.forward;
+    if (!view_marks(v, (int)fh->map.segment_size, segment, bitmap)) {
+        tci_level1_reset(v);
+        return TCIO_SUCCESS;
+    }
+    double t0 = MPI_Wtime();
+    int64_t bytes = tci_level1_marked_bytes(v);
+    v->buf = (char *)data;       /* read only: the merge copies out of it */
+    int rc = tci_level2_merge(fh, v);
+    v->buf = NULL;
+    tci_level1_reset(v);
+    if (rc == TCIO_SUCCESS) {
+        fh->stats.count[TCI_C_FORWARDS]++;
+        fh->stats.count[TCI_C_FORWARD_BYTES] += bytes;
+        rc = tci_owner_filled(fh);
+    }
+    fh->stats.time[TCI_T_FORWARDS] += MPI_Wtime() - t0;
+    return tci_error_explain(rc, "forwarding the node's bytes of segment %lld to its "
+                             "aggregator", (long long)segment);
+}
+
+/* level 2's load for the tier: the whole segment from the file's level 2. */
+static int fetch(tcio_file *fh, int64_t segment, char *buf)
+{
+    return tci_error_explain(tci_level2_fetch(fh, segment, buf), "fetching segment %lld "
+                             "from its aggregator for this node", (long long)segment);
+}
+
+/* ---- open and free -------------------------------------------------------- */
+
+/* The node's communicator, the map of every segment over its ranks, and
+ * the forward's view (its marks and extents; its data is always a slot's). */
+static int prepare(tcio_file *fh)
+{
+    tci_combiner *c = &fh->comb;
+    int err = MPI_Comm_split(fh->comm, fh->aggr.node_of[fh->rank], fh->rank, &c->comm);
+    if (err != MPI_SUCCESS) {
+        c->comm = MPI_COMM_NULL;
+        return tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Comm_split (the ranks of this node)", err);
+    }
+    MPI_Comm_rank(c->comm, &c->node_rank);
+    MPI_Comm_size(c->comm, &c->node_size);
+    int size = (int)fh->map.segment_size;
+    c->ranks = malloc((size_t)c->node_size * sizeof *c->ranks);
+    if (!c->ranks || tci_level1_init(&c->forward, size) != 0)
+        return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for the node's combining tier");
+    free(c->forward.buf);
+    c->forward.buf = NULL;
+    for (int i = 0; i < c->node_size; i++)
+        c->ranks[i] = i;
+    c->map = (tci_segmap){ .segment_size = fh->map.segment_size,
+                           .naggregators = c->node_size, .aggregator_rank = c->ranks,
+                           .nslots = fh->map.nslots };
+    int64_t bytes = tci_transport_shm.memory_bytes(c->map.nslots, size);
+    const char *limit = tci_transport_exceeds(bytes, c->node_size);
+    if (limit)
+        return tci_error_set(TCIO_ERR_NO_MEMORY, "the node's combining tier needs %d parts of "
+                             "%lld bytes, more than %s", c->node_size, (long long)bytes, limit);
+    return TCIO_SUCCESS;
+}
+
+int tci_combiner_open(tcio_file *fh)
+{
+    int rc = tci_agree(fh->comm, prepare(fh));
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    /* Every rank of the node holds slots: the node's segments spread
+     * over all of them, and so do the forwards at close. */
+    rc = tci_level2_open(&fh->node, &tci_transport_shm, fh->comb.comm, &fh->comb.map, true);
+    tci_error_explain(rc, "creating the node's combining tier (%lld slots of %lld bytes per "
+                      "rank of the node)", (long long)fh->comb.map.nslots,
+                      (long long)fh->map.segment_size);
+    rc = tci_agree(fh->comm, rc);
+    if (rc == TCIO_SUCCESS) {
+        fh->node.store = forward;
+        fh->node.load = fetch;
+        fh->node.t.progress_comm = fh->comm;
+    }
+    return rc;
+}
+
+void tci_combiner_free(tcio_file *fh)
+{
+
+    tci_combiner *c = &fh->comb;
+    tci_level2_free(&fh->node);
+    tci_level1_free(&c->forward);
+    free(c->ranks);
+    c->ranks = NULL;
+    if (c->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&c->comm);
+}
+
+/* ---- forwards ------------------------------------------------------------- */
+
+/* Take slot LOC of the tier; if it holds a dirty segment (with ONLY_FULL,
+ * one whose node share is complete), forward it; then leave the slot
+ * empty, unless it kept bytes that a failed forward could not deliver
+ * (the failure sticks to the handle). */
+static int forward_slot(tcio_file *fh, tci_location loc, bool only_full)
+{
+    tci_transport *t = &fh->node.t;
+    tci_slot_header h;
+    int rc = t->ops->take(t, loc, &h);
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    bool dirty = (h.flags & TCI_SLOT_DIRTY) != 0;
+    bool modified = false;
+    if (!only_full || (dirty && (h.flags & TCI_SLOT_FULL))) {
+        if (dirty) {
+            unsigned char *bitmap;
+            char *data = t->ops->memory(t, loc, &bitmap);
+            rc = tci_note_failure(fh, forward(fh, h.segment, data, bitmap));
+        }
+        if (rc == TCIO_SUCCESS && h.segment != TCI_SLOT_EMPTY) {
+            t->ops->clear_in_memory(t, loc);
+            h = (tci_slot_header){ .segment = TCI_SLOT_EMPTY, .flags = 0 };
+            modified = true;
+        }
+    }
+    int release_rc = t->ops->release(t, loc, &h, modified);
+    return rc != TCIO_SUCCESS ? rc : release_rc;
+}
+
+int tci_combiner_filled(tcio_file *fh)
+{
+    tci_level2 *l2 = &fh->node;
+    if (!l2->t.ops || !l2->filled_valid)
+        return TCIO_SUCCESS;
+    l2->filled_valid = false;
+    return forward_slot(fh, l2->filled, true);
+}
+
+int tci_combiner_drain_all(tcio_file *fh)
+{
+    if (!fh->node.t.ops)
+        return TCIO_SUCCESS;
+    int rc = TCIO_SUCCESS;
+    for (int64_t slot = 0; slot < fh->comb.map.nslots; slot++) {
+        tci_location loc = { .rank = fh->comb.node_rank, .slot = slot };
+        int slot_rc = forward_slot(fh, loc, false);
+        if (rc == TCIO_SUCCESS)
+            rc = slot_rc;
+    }
+    return rc;
+}

@@ -1,0 +1,52 @@
+/* combiner.h - a node's combining tier: on several nodes (the mixed
+ * transport), the ranks of a node move their level-1 buffers into slots of
+ * node-shared memory (the shm protocol, CPU atomics), where the pieces of
+ * one segment from all the node's ranks come together; a combined segment
+ * then crosses to its slot in the file's level 2 (the rma protocol, MPI
+ * one-sided operations) as one move per node, and reads fetch a segment
+ * from there once per node.  doc/design.md, "Several nodes: the combining
+ * tier", has the protocol. */
+#ifndef TCIO_COMBINER_H
+#define TCIO_COMBINER_H
+
+#include <stdbool.h>
+#include <mpi.h>
+#include "level1.h"
+#include "segmap.h"
+
+struct tcio_file;
+
+typedef struct tci_combiner {
+    MPI_Comm   comm;        /* this node's ranks of the file (MPI_COMM_NULL:
+                               no combining tier) */
+    int        node_rank, node_size;
+    tci_segmap map;         /* every segment, over the node's ranks */
+    int       *ranks;       /* 0 .. node_size-1: MAP's aggregators */
+    tci_level1 forward;     /* a forward's view of a combined segment: its
+                               bitmap as level-1 marks, its data the slot's */
+} tci_combiner;
+
+/* Collective over FH->comm, after the file's level 2 is open, on a file
+ * whose transport combines (tci_transport_combines): the node communicator,
+ * the tier's shm slots (FH->node) and the forward's buffers.  Agreed:
+ * every rank returns the same result; on failure tci_combiner_free still
+ * runs at the handle's destruction. */
+int  tci_combiner_open(struct tcio_file *fh);
+
+/* Local (the node communicator is freed; the slots are unmapped): harmless
+ * on a file without the tier. */
+void tci_combiner_free(struct tcio_file *fh);
+
+/* After a move of level 1 into the tier that filled the node's slot (the
+ * node wrote every byte of the segment: FH->node.filled_valid): forward it
+ * at once rather than when the slot is needed again.  Local. */
+int  tci_combiner_filled(struct tcio_file *fh);
+
+/* Forward every dirty slot this rank holds in the tier and empty all of
+ * them (loaded ones too, so that later reads fetch what other nodes wrote
+ * meanwhile).  Collective phase of tcio_flush and the close: between a
+ * barrier that ends every rank's moves into the tier and the completion of
+ * the forwards (the caller's). */
+int  tci_combiner_drain_all(struct tcio_file *fh);
+
+#endif
