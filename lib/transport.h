@@ -195,8 +195,9 @@ extern const tci_transport_ops tci_transport_rma;
 extern const tci_transport_ops tci_transport_shm;
 
 /* The transport for KIND on a communicator that spans NNODES nodes
- * (local): auto is shm on one node, rma otherwise (also when NNODES is not
- * known, 0). */
+ * (local): auto and mixed are shm on one node, rma otherwise (also when
+ * NNODES is not known, 0), with a node's combining tier in front on
+ * several (tci_transport_combines). */
 const tci_transport_ops *tci_transport_choose(tci_transport_kind kind, int nnodes);
 
 /* Whether a file with transport KIND on NNODES nodes has a combining tier

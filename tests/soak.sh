@@ -10,7 +10,7 @@
 # "nodes") or MPIR_CVAR_NOLOCAL=1 (no shared memory; Open MPI ignores
 # both); every other run on MPICH's default asks for libtcio's rma
 # transport (TCIO_TRANSPORT=rma), the rest takes its default (auto: shm on
-# one node, rma on the two "nodes").  Each run
+# one node, mixed on the two "nodes").  Each run
 # writes a random plan
 # of up to 4 MiB, compares the file byte for byte with a POSIX reference
 # and reads random ranges back.  Prints every run and "N passed, N failed".

@@ -2242,7 +2242,7 @@ START_TEST(test_last_error)
             { "tcio_level2_bytes", "12288" }, { "tcio_aggregators", "1" },
             { "tcio_aggregator_placement", "spread" }, { "tcio_aggregator_ranks", "0" },
             { "tcio_early_drain", "off" }, { "tcio_stats", "off" },
-            /* auto: shm on one node, rma on several (MPIR_CVAR_NUM_CLIQUES=2) */
+            /* auto: shm on one node, mixed on several (MPIR_CVAR_NUM_CLIQUES=2) */
             { "tcio_transport", auto_transport() },
         };
         for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)

@@ -452,7 +452,7 @@ START_TEST(config_transport_from_info_and_env)
     tci_config_free(&c);
     setenv("TCIO_TRANSPORT", "Shm", 1);
     expect_reason(MPI_INFO_NULL, (const char *const[]){
-        "environment variable TCIO_TRANSPORT=\"Shm\"", "expected auto, rma or shm", NULL });
+        "environment variable TCIO_TRANSPORT=\"Shm\"", "expected auto, rma, shm or mixed", NULL });
     clear_env();
     MPI_Info_create(&info);
     MPI_Info_set(info, "tcio_transport", "shm");
@@ -461,9 +461,9 @@ START_TEST(config_transport_from_info_and_env)
     tci_config_free(&c);
     MPI_Info_set(info, "tcio_transport", "SHM");
     expect_reason(info, (const char *const[]){ "info key tcio_transport=\"SHM\"",
-                                               "expected auto, rma or shm", NULL });
+                                               "expected auto, rma, shm or mixed", NULL });
     MPI_Info_set(info, "tcio_transport", "fast");
-    expect_reason(info, (const char *const[]){ "\"fast\"", "expected auto, rma or shm", NULL });
+    expect_reason(info, (const char *const[]){ "\"fast\"", "expected auto, rma, shm or mixed", NULL });
     MPI_Info_free(&info);
 }
 END_TEST
@@ -471,14 +471,25 @@ END_TEST
 START_TEST(transport_chooser_auto_rma_shm)
 {
     /* auto: shm on one node, rma on several or when the count is unknown
-     * (0); asked for by name, each is itself on any node count. */
+     * (0), with a combining tier in front on several (mixed); asked for by
+     * name, each is itself on any node count, and mixed is shm on one. */
     ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_AUTO, 1), &tci_transport_shm);
     ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_AUTO, 2), &tci_transport_rma);
     ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_AUTO, 0), &tci_transport_rma);
     for (int nodes = 0; nodes <= 3; nodes++) {
         ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_RMA, nodes), &tci_transport_rma);
         ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_SHM, nodes), &tci_transport_shm);
+        ck_assert(!tci_transport_combines(TCI_TRANSPORT_RMA, nodes));
+        ck_assert(!tci_transport_combines(TCI_TRANSPORT_SHM, nodes));
+        ck_assert(tci_transport_combines(TCI_TRANSPORT_AUTO, nodes) == (nodes > 1));
+        ck_assert(tci_transport_combines(TCI_TRANSPORT_MIXED, nodes) == (nodes > 1));
     }
+    ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_MIXED, 1), &tci_transport_shm);
+    ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_MIXED, 2), &tci_transport_rma);
+    tci_transport_kind kind = TCI_TRANSPORT_AUTO;
+    ck_assert_int_eq(tci_parse_transport("mixed", &kind), 0);
+    ck_assert_int_eq(kind, TCI_TRANSPORT_MIXED);
+    ck_assert_int_eq(tci_parse_transport("Mixed", &kind), -1);
     /* shm on several nodes is refused, naming the count; the others pass. */
     ck_assert_int_eq(tci_transport_check_nodes(TCI_TRANSPORT_SHM, 1), TCIO_SUCCESS);
     ck_assert_int_eq(tci_transport_check_nodes(TCI_TRANSPORT_AUTO, 3), TCIO_SUCCESS);
