@@ -14,20 +14,24 @@ failed=0
 fail() { echo "misuse.sh: FAILED: $*"; failed=$((failed + 1)); }
 unset TCIO_WARN_UNKNOWN TCIO_COLLECTIVE_TIMEOUT
 
+# Every failure shows what the program printed: a failure in CI must be
+# diagnosable from the test's log alone.
+show() { echo "--- stdout:"; cat "$out"; echo "--- stderr:"; cat "$err"; echo "---"; }
+
 TCIO_PLACEMENT=spread ./tests/run-mpi.sh 2 ./tests/misuse "$dir" env >"$out" 2>"$err" ||
-    fail "env: the program failed"
+    { show; fail "env: the program failed"; }
 n=$(grep -c "unknown environment variable TCIO_PLACEMENT" "$err")
-[ "$n" = 1 ] || fail "TCIO_PLACEMENT reported $n times (expected once)"
+[ "$n" = 1 ] || { show; fail "TCIO_PLACEMENT reported $n times (expected once)"; }
 cat "$err"
 TCIO_PLACEMENT=spread TCIO_WARN_UNKNOWN=off ./tests/run-mpi.sh 2 ./tests/misuse "$dir" env \
-    >"$out" 2>"$err" || fail "env (silenced): the program failed"
-grep -q "unknown environment variable" "$err" && fail "TCIO_WARN_UNKNOWN=off did not silence"
+    >"$out" 2>"$err" || { show; fail "env (silenced): the program failed"; }
+grep -q "unknown environment variable" "$err" && { show; fail "TCIO_WARN_UNKNOWN=off did not silence"; }
 
 for c in close flush session; do
     if ./tests/run-mpi.sh 2 ./tests/misuse "$dir" late $c >"$out" 2>"$err"; then
         cat "$out"
     else
-        cat "$out" "$err"
+        show
         fail "late $c: the waiting rank failed or kept its processor busy"
     fi
 done
@@ -38,6 +42,7 @@ TCIO_COLLECTIVE_TIMEOUT=2 timeout 50 ./tests/run-mpi.sh 2 ./tests/misuse "$dir" 
 rc=$? took=$(($(date +%s) - start))
 grep "libtcio:" "$err"
 if [ $rc -eq 0 ] || [ $rc -eq 124 ] || ! grep -q "libtcio: .* in tcio_close .*TCIO_COLLECTIVE_TIMEOUT" "$err"; then
+    show
     fail "skip close: exit $rc after $took s, no timeout message naming tcio_close"
 fi
 rm -f "$dir/tcio-misuse-skip"
