@@ -33,6 +33,10 @@
 # multi-node check (doc/perf/nodes.md) runs
 #   MPIR_CVAR_NUM_CLIQUES=2 TCIO_AGG_TRANSPORTS="mixed rma" tests/mpi-agg.sh
 # (or TCIO_TEST_NODES=2 under any MPI), where shm is refused.
+if [ -n "${LIBTCIO_DISTCHECK:-}" ]; then
+    echo "skipped inside make distcheck (LIBTCIO_DISTCHECK, set by ./quickstart check: the main leg ran it)"
+    exit 77
+fi
 
 PE=paper_example RP=random_patterns RYW=span_overwrite_ryw UM=update_mode
 MF=multiple_files CW=concurrent_writes CR=concurrent_reads
