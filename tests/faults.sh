@@ -1,7 +1,17 @@
 #!/bin/sh
-# Fault injection and misuse tests (tests/test_faults.c) on 1 and 2 ranks.
+# Fault injection and misuse tests (tests/test_faults.c) on 1 and 2 ranks,
+# then the shm segment cases on two "nodes" of one rank each (MPICH:
+# MPIR_CVAR_NUM_CLIQUES=2; other MPIs: libtcio's testing-only
+# TCIO_TEST_NODES=2), where the segment refused is a node's combining
+# tier: auto must fall back to rma and mixed by name must fail.
 # A hang fails the run through the test fixture's watchdog.
 : "${TCIO_TEST_TIMEOUT:=60}"
 export TCIO_TEST_TIMEOUT
 ./tests/run-mpi.sh 1 ./tests/test_faults || exit 1
-exec ./tests/run-mpi.sh 2 ./tests/test_faults
+./tests/run-mpi.sh 2 ./tests/test_faults || exit 1
+flavor=$(sed -n "s/^MPI_FLAVOR='\(.*\)'$/\1/p" ./tests/run-mpi.sh)
+if [ "$flavor" = mpich ]; then two_nodes="MPIR_CVAR_NUM_CLIQUES=2"; else two_nodes="TCIO_TEST_NODES=2"; fi
+for c in shm_segment_refused shm_segment_no_space; do
+    echo "=== $c on two nodes ($two_nodes)"
+    env "$two_nodes" CK_RUN_CASE=$c ./tests/run-mpi.sh 2 ./tests/test_faults || exit 1
+done

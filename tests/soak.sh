@@ -16,14 +16,25 @@
 # and reads random ranges back.  Prints every run and "N passed, N failed".
 # Files go to TCIO_TEST_DIR (else /dev/shm if writable, else /tmp).
 # SOAK_FIRST=k starts at seed k (to reproduce one run: SOAK_FIRST=k SOAK_RUNS=1).
+#
+# The two-node leg (make soak-nodes: SOAK_NODES=2 SOAK_NP=8 SOAK_MAX_SLOTS=4
+# SOAK_RUNS=12, issue 20): every run on two "nodes" (MPICH:
+# MPIR_CVAR_NUM_CLIQUES=2; any other MPI: libtcio's testing-only
+# TCIO_TEST_NODES=2) with libtcio's default transport (mixed there),
+# SOAK_NP ranks in every run and at most SOAK_MAX_SLOTS slots per
+# aggregator and per node, so that spills and early drains of the
+# aggregators race the nodes' forwards and fetches.
 runs=${SOAK_RUNS:-60}
 first=${SOAK_FIRST:-1}
+nodes=${SOAK_NODES:-1}
+flavor=$(sed -n "s/^MPI_FLAVOR='\(.*\)'$/\1/p" ./tests/run-mpi.sh)
 if [ -z "${TCIO_TEST_DIR:-}" ]; then
     if [ -w /dev/shm ]; then TCIO_TEST_DIR=/dev/shm; else TCIO_TEST_DIR=/tmp; fi
 fi
 export TCIO_TEST_DIR TCIO_WARN_UNKNOWN=off
 unset TCIO_AGGREGATORS TCIO_AGGREGATOR_PLACEMENT TCIO_EARLY_DRAIN TCIO_STATS TCIO_TRANSPORT \
-    TCIO_SEGMENT_SIZE TCIO_SEGMENTS_PER_PROC MPIR_CVAR_NUM_CLIQUES MPIR_CVAR_NOLOCAL
+    TCIO_SEGMENT_SIZE TCIO_SEGMENTS_PER_PROC MPIR_CVAR_NUM_CLIQUES MPIR_CVAR_NOLOCAL \
+    TCIO_TEST_NODES
 passed=0 failed=0 start=$(date +%s)
 seed=$first
 while [ "$seed" -lt $((first + runs)) ]; do
@@ -33,9 +44,9 @@ while [ "$seed" -lt $((first + runs)) ]; do
     }
     x=$(( (seed * 2654435761 + 1) & 4294967295 ))
     draw 2; draw 2; draw 2
-    draw 8; np=$((r + 1))
+    draw 8; np=${SOAK_NP:-$((r + 1))}
     draw 14; seg=$((512 << r))                        # 512 B .. 4 MiB
-    draw 64; slots=$((r + 1))
+    draw "${SOAK_MAX_SLOTS:-64}"; slots=$((r + 1))
     max_slots=$((67108864 / seg))
     [ "$slots" -gt "$max_slots" ] && slots=$max_slots
     draw $((np + 1)); aggr=$r                         # 0: the default
@@ -43,6 +54,7 @@ while [ "$seed" -lt $((first + runs)) ]; do
     draw 2; drain=$r
     draw 3; prefetch=$r
     transport=$((seed % 3))
+    [ "$nodes" -eq 2 ] && transport=3
     draw 4096; bytes=$(((r + 1) * 1024))              # 1 KiB .. 4 MiB
     settings="TCIO_EARLY_DRAIN=$drain"
     case $placement in
@@ -58,6 +70,8 @@ while [ "$seed" -lt $((first + runs)) ]; do
         0) [ $(( (seed / 3) % 2 )) -eq 1 ] && settings="$settings TCIO_TRANSPORT=rma" ;;
         1) settings="$settings MPIR_CVAR_NUM_CLIQUES=2" ;;
         2) settings="$settings MPIR_CVAR_NOLOCAL=1" ;;
+        3) if [ "$flavor" = mpich ]; then settings="$settings MPIR_CVAR_NUM_CLIQUES=2"
+           else settings="$settings TCIO_TEST_NODES=2"; fi ;;
     esac
     set -- off local session
     shift "$prefetch"
@@ -72,7 +86,11 @@ while [ "$seed" -lt $((first + runs)) ]; do
         failed=$((failed + 1))
         echo "FAILED: $describe"
         sed 's/^/    /' soak-run.log | tail -20
-        echo "    reproduce: SOAK_FIRST=$seed SOAK_RUNS=1 make soak"
+        if [ "$nodes" -eq 2 ]; then
+            echo "    reproduce: SOAK_FIRST=$seed SOAK_RUNS=1 make soak-nodes"
+        else
+            echo "    reproduce: SOAK_FIRST=$seed SOAK_RUNS=1 make soak"
+        fi
     fi
     seed=$((seed + 1))
 done

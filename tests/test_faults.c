@@ -596,9 +596,29 @@ static void expect_reason_names(int on_rank, const char *word)
               why, word);
 }
 
+/* Collective: whether the ranks span several nodes (tests/faults.sh runs
+ * the shm segment cases on two "nodes" too). */
+static bool several_nodes(void)
+{
+    MPI_Comm node = tu_node_comm();
+    int node_rank = 0;
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Comm_free(&node);
+    return tu_sum_int(node_rank == 0) > 1;
+}
+
+/* The transport that needs the shm segment: shm on one node; on several,
+ * mixed, whose combining tier is a shm segment per node. */
+static const char *segment_transport(void)
+{
+    return several_nodes() ? "mixed" : "shm";
+}
+
 /* shm_open refused on the last rank (rank 0 creates the segment, the
- * others attach to it): auto falls back to rma on every rank and the file
- * is right; shm asked for by name fails on every rank, explaining why. */
+ * others attach to it; on several nodes, the last rank's node's combining
+ * tier): auto falls back to rma on every rank and the file is right; shm
+ * (mixed on several nodes) asked for by name fails on every rank,
+ * explaining why. */
 START_TEST(test_shm_segment_refused)
 {
     TU_BEGIN();
@@ -635,14 +655,19 @@ START_TEST(test_shm_segment_refused)
     free(got);
     CHECK_ALL(!wrong, "auto fallen back to rma: %s has wrong bytes", path);
     MPI_Info_free(&info);
-    /* shm by name: refused on every rank, the reason naming shm_open. */
-    const char *const shm_kv[] = { "tcio_transport", "shm", NULL };
+    /* shm (mixed) by name: refused on every rank, the reason naming
+     * shm_open. */
+    const char *by_name = segment_transport();
+    const char *const shm_kv[] = { "tcio_transport", by_name, NULL };
     info = settings(shm_kv);
     shm_open_fails = tu_rank == victim;
     rc = tcio_open_comm(comm, path, MODE_NEW_WRONLY, info, &fh);
     shm_open_fails = 0;
-    expect_all(rc, TCIO_ERR_NO_MEMORY, "shm by name, shm_open refused on the last rank",
-               "tcio_open_comm");
+    char ctx[64];
+    snprintf(ctx, sizeof ctx, "%s by name, shm_open refused on the last rank", by_name);
+    expect_all(rc, TCIO_ERR_NO_MEMORY, ctx, "tcio_open_comm");
+    if (tu_rank == 0)
+        printf("shm_segment_refused: auto fell back to rma; %s by name refused\n", by_name);
     expect_reason_names(victim, "shm_open");
     MPI_Info_free(&info);
     MPI_Comm_free(&comm);
@@ -650,9 +675,10 @@ START_TEST(test_shm_segment_refused)
 }
 END_TEST
 
-/* /dev/shm full when rank 0 reserves the segment's pages: auto falls back
- * to rma, shm by name is refused naming posix_fallocate, and no name of a
- * segment is left in /dev/shm either way. */
+/* /dev/shm full when rank 0 reserves the segment's pages (on several
+ * nodes, its node's combining tier's): auto falls back to rma, shm (mixed)
+ * by name is refused naming posix_fallocate, and no name of a segment is
+ * left in /dev/shm either way. */
 START_TEST(test_shm_segment_no_space)
 {
     TU_BEGIN();
@@ -661,7 +687,7 @@ START_TEST(test_shm_segment_no_space)
     const char *path = tu_path("shmnospace");
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    const char *const kinds[] = { "auto", "shm" };
+    const char *const kinds[] = { "auto", segment_transport() };
     for (int k = 0; k < 2; k++) {
         const char *const kv[] = { "tcio_transport", kinds[k], NULL };
         MPI_Info info = settings(kv);
@@ -683,7 +709,9 @@ START_TEST(test_shm_segment_no_space)
                       "expected rma", name);
             expect_all(rc, TCIO_SUCCESS, "auto, fallen back to rma", "tcio_close");
         } else {
-            expect_all(rc, TCIO_ERR_NO_MEMORY, "shm by name, /dev/shm full", "tcio_open_comm");
+            char ctx[64];
+            snprintf(ctx, sizeof ctx, "%s by name, /dev/shm full", kinds[k]);
+            expect_all(rc, TCIO_ERR_NO_MEMORY, ctx, "tcio_open_comm");
             expect_reason_names(0, "posix_fallocate");
         }
         MPI_Info_free(&info);

@@ -3723,6 +3723,79 @@ START_TEST(test_off_node_moves)
 }
 END_TEST
 
+/* The combining tier counted (issue 20): rank 0 the only aggregator, every
+ * rank writes an interleaved share of every segment (blocks of 64 bytes
+ * dealt round robin), flushes, and reads every segment back whole.  On
+ * several nodes (mixed) each node forwards each segment once and fetches
+ * it once for all its readers, so the statistics count one forward and
+ * one fetch per node and segment, and the moves that cross nodes are the
+ * forwards and fetches of the nodes other than rank 0's; on one node
+ * nothing is forwarded or fetched.  File and reads are byte-compared. */
+START_TEST(test_node_combining)
+{
+    TU_BEGIN();
+    char *saved_stats = sv_unset("TCIO_STATS");
+    char *saved_stats_file = sv_unset("TCIO_STATS_FILE");
+    char *saved_transport = sv_unset("TCIO_TRANSPORT");
+    tu_clear_aggregation_env();
+    enum { SEG = 4096, NSEG = 6, BLK = 64 };
+    const char *ctx = "node combining";
+    const char *path = tu_path("combining");
+    const char *stats = tu_path("combining-stats");
+    if (tu_rank == 0)
+        unlink(stats);
+    int nodes = count_nodes();
+    char slots[16];
+    snprintf(slots, sizeof slots, "%d", NSEG);   /* no evictions: exact counts */
+    const char *kv[] = { "tcio_stats", "json", "tcio_stats_file", stats,
+                         "tcio_aggregators", "1", "tcio_aggregator_placement", "0", NULL };
+    tcio_file *fh = NULL;
+    expect_success(tu_open_kv(path, MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC, "4k",
+                              slots, kv, &fh), ctx, "tcio_open_comm");
+    static unsigned char image[NSEG * SEG], got[SEG];
+    tu_fill_pattern(image, sizeof image, 2020);
+    tu_status st;
+    tu_status_init(&st);
+    for (int b = tu_rank; b < NSEG * SEG / BLK && st.ok; b += tu_nprocs)
+        tu_expect_rc(&st, tcio_write_at(fh, (MPI_Offset)b * BLK, image + b * BLK, BLK,
+                                        MPI_BYTE), 0, "%s: write of block %d", ctx, b);
+    tu_expect_rc(&st, tcio_flush(fh), 0, "%s: flush", ctx);
+    for (int k = 0; k < NSEG && st.ok; k++) {
+        int seg = (k + tu_rank) % NSEG;           /* the node's readers race */
+        tu_expect_rc(&st, tcio_read_at(fh, (MPI_Offset)seg * SEG, got, SEG, MPI_BYTE), 0,
+                     "%s: read of segment %d", ctx, seg);
+        tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: fetch of segment %d", ctx, seg);
+        tu_expect_mem(&st, got, image + seg * SEG, SEG, "%s: segment %d read back", ctx, seg);
+    }
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    int ok = 1;
+    if (tu_rank == 0) {
+        int64_t size = 0;
+        unsigned char *file = tu_read_file(path, &size);
+        ok = file && size == (int64_t)sizeof image && memcmp(file, image, sizeof image) == 0;
+        free(file);
+    }
+    CHECK_ALL(ok, "%s: the file differs from what the ranks wrote", ctx);
+    long forwards = tu_rank == 0 ? stats_sum(stats, "forwards") : 0;
+    long fetches = tu_rank == 0 ? stats_sum(stats, "fetches") : 0;
+    long crossings = tu_rank == 0 ? stats_sum(stats, "off_node_moves") : 0;
+    long want = nodes > 1 ? (long)nodes * NSEG : 0;
+    CHECK_ALL(tu_rank != 0 || (forwards == want && fetches == want &&
+                               crossings == 2L * (nodes - 1) * NSEG),
+              "%s: %ld forwards, %ld fetches and %ld moves between nodes in the statistics, "
+              "expected %ld, %ld and %ld (%d node(s), %d segments)", ctx, forwards, fetches,
+              crossings, want, want, 2L * (nodes - 1) * NSEG, nodes, NSEG);
+    if (tu_rank == 0)
+        printf("node_combining: %d node(s): %ld forwards, %ld fetches, %ld moves between "
+               "nodes for %d segments\n", nodes, forwards, fetches, crossings, NSEG);
+    sv_restore("TCIO_STATS", saved_stats);
+    sv_restore("TCIO_STATS_FILE", saved_stats_file);
+    sv_restore("TCIO_TRANSPORT", saved_transport);
+}
+END_TEST
+
 static Suite *mpi_suite(void)
 {
     Suite *s = suite_create("tcio_mpi");
@@ -3747,6 +3820,7 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "sieved_spills", test_sieved_spills);
     tu_add_case(s, "write_around", test_write_around);
     tu_add_case(s, "off_node_moves", test_off_node_moves);
+    tu_add_case(s, "node_combining", test_node_combining);
     tu_add_case(s, "concurrent_writes", test_concurrent_writes);
     tu_add_case(s, "concurrent_reads", test_concurrent_reads);
     return s;
