@@ -596,22 +596,12 @@ static void expect_reason_names(int on_rank, const char *word)
               why, word);
 }
 
-/* Collective: whether the ranks span several nodes (tests/faults.sh runs
- * the shm segment cases on two "nodes" too). */
-static bool several_nodes(void)
-{
-    MPI_Comm node = tu_node_comm();
-    int node_rank = 0;
-    MPI_Comm_rank(node, &node_rank);
-    MPI_Comm_free(&node);
-    return tu_sum_int(node_rank == 0) > 1;
-}
-
-/* The transport that needs the shm segment: shm on one node; on several,
- * mixed, whose combining tier is a shm segment per node. */
+/* Collective: the transport that needs the shm segment: shm on one node;
+ * on several (tests/faults.sh runs the shm segment cases on two "nodes"
+ * too), mixed, whose combining tier is a shm segment per node. */
 static const char *segment_transport(void)
 {
-    return several_nodes() ? "mixed" : "shm";
+    return tu_count_nodes() > 1 ? "mixed" : "shm";
 }
 
 /* shm_open refused on the last rank (rank 0 creates the segment, the

@@ -40,7 +40,6 @@ _Static_assert(sizeof(int) == 4 && sizeof(double) == 8, "the tests assume 4-byte
 
 /* ---- small shared helpers -------------------------------------------------- */
 
-static int count_nodes(void);
 static const char *auto_transport(void);
 
 /* Collective: RC must be WANT on every rank. */
@@ -2990,23 +2989,13 @@ END_TEST
 /* The number of nodes MPI_COMM_WORLD spans, as libtcio sees them
  * (tu_node_comm: MPICH's MPIR_CVAR_NUM_CLIQUES and libtcio's
  * TCIO_TEST_NODES split one machine into several). */
-static int count_nodes(void)
-{
-    MPI_Comm node = tu_node_comm();
-    int node_rank = 0, leaders = 0;
-    MPI_Comm_rank(node, &node_rank);
-    MPI_Comm_free(&node);
-    int leader = node_rank == 0;
-    MPI_Allreduce(&leader, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    return leaders;
-}
 
 /* Collective: the transport auto should choose: shm when every rank is on
  * one node (its segment is libtcio's own, whatever one-sided component the
  * MPI uses), else mixed (shm inside each node, rma between them). */
 static const char *auto_transport(void)
 {
-    return count_nodes() == 1 ? "shm" : "mixed";
+    return tu_count_nodes() == 1 ? "shm" : "mixed";
 }
 
 /* Collective: the transport tcio_get_info reports for FH in BUF. */
@@ -3035,7 +3024,7 @@ START_TEST(test_transport_nodes)
     tu_clear_aggregation_env();
     tu_status st;
     tu_status_init(&st);
-    int nodes = count_nodes();
+    int nodes = tu_count_nodes();
     if (tu_rank == 0)
         printf("transport_nodes: %d node(s): shm %s\n", nodes,
                nodes > 1 ? "must be refused at open" : "must work");
@@ -3260,7 +3249,7 @@ static tcio_file *ss_open(const char *path, int mode, const char *aggregators,
 START_TEST(test_shared_slots)
 {
     tu_clear_aggregation_env();
-    if (count_nodes() > 1) {
+    if (tu_count_nodes() > 1) {
         /* shm is refused on several nodes (test_transport_nodes checks
          * that); the two-node runs of tests/transports.sh skip this. */
         if (tu_rank == 0)
@@ -3599,7 +3588,7 @@ START_TEST(test_write_around)
     enum { SEG = 4096, NSEG = 3, BLOCK = 12 };
     static const char *const transports[] = { "shm", "rma" };
     /* shm needs one node (MPIR_CVAR_NUM_CLIQUES=2 makes two). */
-    for (size_t k = count_nodes() == 1 ? 0 : 1; k < 2; k++) {
+    for (size_t k = tu_count_nodes() == 1 ? 0 : 1; k < 2; k++) {
         char ctx[96];
         snprintf(ctx, sizeof ctx, "write around, %s, %d ranks", transports[k], tu_nprocs);
         const char *path = tu_path("around");
@@ -3744,7 +3733,7 @@ START_TEST(test_node_combining)
     const char *stats = tu_path("combining-stats");
     if (tu_rank == 0)
         unlink(stats);
-    int nodes = count_nodes();
+    int nodes = tu_count_nodes();
     char slots[16];
     snprintf(slots, sizeof slots, "%d", NSEG);   /* no evictions: exact counts */
     const char *kv[] = { "tcio_stats", "json", "tcio_stats_file", stats,

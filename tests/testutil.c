@@ -389,6 +389,15 @@ MPI_Comm tu_node_comm(void)
     return part;
 }
 
+int tu_count_nodes(void)
+{
+    MPI_Comm node = tu_node_comm();
+    int node_rank = 0;
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Comm_free(&node);
+    return tu_sum_int(node_rank == 0);
+}
+
 int tu_sum_int(int v)
 {
     int out;

@@ -144,6 +144,9 @@ int tu_expect_reason(tu_status *st, int rc, const char *call, const char *const 
  * TCIO_TEST_NODES blocks of consecutive ranks when that is set (the
  * library's testing-only split, lib/aggregators.c). */
 MPI_Comm tu_node_comm(void);
+/* Collective: the number of nodes the ranks span, as tu_node_comm sees
+ * them. */
+int tu_count_nodes(void);
 
 /* Collective reductions over MPI_COMM_WORLD. */
 int tu_min_int(int v);
