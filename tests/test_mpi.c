@@ -3494,6 +3494,26 @@ static void sv_restore(const char *name, char *saved)
     free(saved);
 }
 
+/* The variables that would override a statistics test's info keys
+ * (TCIO_STATS, TCIO_STATS_FILE, TCIO_TRANSPORT), set aside for the test. */
+typedef struct {
+    char *stats, *stats_file, *transport;
+} stats_env;
+
+static stats_env stats_env_unset(void)
+{
+    return (stats_env){ .stats = sv_unset("TCIO_STATS"),
+                        .stats_file = sv_unset("TCIO_STATS_FILE"),
+                        .transport = sv_unset("TCIO_TRANSPORT") };
+}
+
+static void stats_env_restore(stats_env *e)
+{
+    sv_restore("TCIO_STATS", e->stats);
+    sv_restore("TCIO_STATS_FILE", e->stats_file);
+    sv_restore("TCIO_TRANSPORT", e->transport);
+}
+
 START_TEST(test_sieved_spills)
 {
     TU_BEGIN();
@@ -3581,9 +3601,7 @@ START_TEST(test_write_around)
             printf("write_around: needs 2 ranks or more: skipped\n");
         return;
     }
-    char *saved_stats = sv_unset("TCIO_STATS");
-    char *saved_stats_file = sv_unset("TCIO_STATS_FILE");
-    char *saved_transport = sv_unset("TCIO_TRANSPORT");
+    stats_env saved = stats_env_unset();
     tu_clear_aggregation_env();
     enum { SEG = 4096, NSEG = 3, BLOCK = 12 };
     static const char *const transports[] = { "shm", "rma" };
@@ -3631,9 +3649,7 @@ START_TEST(test_write_around)
         CHECK_ALL(tu_rank != 0 || around >= 1, "%s: %ld writes around in the statistics, "
                   "expected some", ctx, around);
     }
-    sv_restore("TCIO_STATS", saved_stats);
-    sv_restore("TCIO_STATS_FILE", saved_stats_file);
-    sv_restore("TCIO_TRANSPORT", saved_transport);
+    stats_env_restore(&saved);
 }
 END_TEST
 
@@ -3645,9 +3661,7 @@ END_TEST
 START_TEST(test_off_node_moves)
 {
     TU_BEGIN();
-    char *saved_stats = sv_unset("TCIO_STATS");
-    char *saved_stats_file = sv_unset("TCIO_STATS_FILE");
-    char *saved_transport = sv_unset("TCIO_TRANSPORT");
+    stats_env saved = stats_env_unset();
     tu_clear_aggregation_env();
     enum { SEG = 4096 };
     const char *ctx = "moves to other nodes";
@@ -3706,9 +3720,7 @@ START_TEST(test_off_node_moves)
     if (tu_rank == 0 && off_node > 0)
         printf("off_node_moves: %d rank(s) off rank 0's node, %ld moves counted\n", off_node,
                moves);
-    sv_restore("TCIO_STATS", saved_stats);
-    sv_restore("TCIO_STATS_FILE", saved_stats_file);
-    sv_restore("TCIO_TRANSPORT", saved_transport);
+    stats_env_restore(&saved);
 }
 END_TEST
 
@@ -3723,9 +3735,7 @@ END_TEST
 START_TEST(test_node_combining)
 {
     TU_BEGIN();
-    char *saved_stats = sv_unset("TCIO_STATS");
-    char *saved_stats_file = sv_unset("TCIO_STATS_FILE");
-    char *saved_transport = sv_unset("TCIO_TRANSPORT");
+    stats_env saved = stats_env_unset();
     tu_clear_aggregation_env();
     enum { SEG = 4096, NSEG = 6, BLK = 64 };
     const char *ctx = "node combining";
@@ -3779,9 +3789,7 @@ START_TEST(test_node_combining)
     if (tu_rank == 0)
         printf("node_combining: %d node(s): %ld forwards, %ld fetches, %ld moves between "
                "nodes for %d segments\n", nodes, forwards, fetches, crossings, NSEG);
-    sv_restore("TCIO_STATS", saved_stats);
-    sv_restore("TCIO_STATS_FILE", saved_stats_file);
-    sv_restore("TCIO_TRANSPORT", saved_transport);
+    stats_env_restore(&saved);
 }
 END_TEST
 
