@@ -11,7 +11,17 @@ export TCIO_TEST_TIMEOUT
 ./tests/run-mpi.sh 2 ./tests/test_faults || exit 1
 flavor=$(sed -n "s/^MPI_FLAVOR='\(.*\)'$/\1/p" ./tests/run-mpi.sh)
 if [ "$flavor" = mpich ]; then two_nodes="MPIR_CVAR_NUM_CLIQUES=2"; else two_nodes="TCIO_TEST_NODES=2"; fi
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
 for c in shm_segment_refused shm_segment_no_space; do
     echo "=== $c on two nodes ($two_nodes)"
-    env "$two_nodes" CK_RUN_CASE=$c ./tests/run-mpi.sh 2 ./tests/test_faults || exit 1
+    env "$two_nodes" CK_RUN_CASE=$c ./tests/run-mpi.sh 2 ./tests/test_faults >"$out" 2>&1
+    rc=$?
+    cat "$out"
+    [ $rc -eq 0 ] || exit 1
+    # The split must have happened: the refusal was mixed's, not shm's.
+    if [ $c = shm_segment_refused ] && ! grep -q "mixed by name refused" "$out"; then
+        echo "faults.sh: $two_nodes did not make two nodes: the two-node cases would test nothing"
+        exit 1
+    fi
 done

@@ -27,6 +27,9 @@
 runs=${SOAK_RUNS:-60}
 first=${SOAK_FIRST:-1}
 nodes=${SOAK_NODES:-1}
+case $nodes in 1|2) ;; *) echo "soak.sh: SOAK_NODES must be 1 or 2" >&2; exit 2 ;; esac
+[ "${SOAK_MAX_SLOTS:-64}" -ge 1 ] 2>/dev/null ||
+    { echo "soak.sh: SOAK_MAX_SLOTS must be a positive integer" >&2; exit 2; }
 flavor=$(sed -n "s/^MPI_FLAVOR='\(.*\)'$/\1/p" ./tests/run-mpi.sh)
 if [ -z "${TCIO_TEST_DIR:-}" ]; then
     if [ -w /dev/shm ]; then TCIO_TEST_DIR=/dev/shm; else TCIO_TEST_DIR=/tmp; fi
