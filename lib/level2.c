@@ -635,22 +635,55 @@ int tci_level2_prefetch(tcio_file *fh, int64_t segment, bool *loaded)
 
 /* ---- a whole segment for a node's combining tier -------------------------- */
 
+/* Read SEGMENT from the file into BUF for a fetch: its slot at LOC holds
+ * another segment or none, so every byte of it that left a node's
+ * combining tier is in the file (the slot spilled it before it was
+ * released for another segment). */
+static int fetch_from_file(tcio_file *fh, int64_t segment, char *buf)
+{
+    fh->stats.count[TCI_C_LOADS]++;
+    return tci_segio_read(fh->file, &fh->map, segment, buf);
+}
+
+/* Whether LOC's slot may hold SEGMENT, from one atomic read of its state
+ * word when the transport can peek (a locked slot may).  A snapshot: a
+ * forward that claims the slot for SEGMENT after it is a write that
+ * races this fetch, which the visibility contract leaves either way
+ * (doc/semantics.md); one that completed before it shows. */
+static int slot_may_hold(tci_transport *t, tci_location loc, int64_t segment, bool *may)
+{
+    *may = true;
+    if (!t->ops->peek)
+        return TCIO_SUCCESS;
+    int64_t state;
+    int rc = t->ops->peek(t, loc, &state);
+    if (rc == TCIO_SUCCESS && state != TCI_STATE_LOCKED)
+        *may = tci_state_decode(state).segment == segment;
+    return rc;
+}
+
 int tci_level2_fetch(tcio_file *fh, int64_t segment, char *buf)
 {
     tci_level2 *l2 = &fh->l2;
     tci_transport *t = &l2->t;
     tci_location loc = tci_segmap_locate(&fh->map, segment);
+    /* A segment not in level 2 (every segment of a file reopened for
+     * reading) is read from the file without taking its slot: one round
+     * trip to the aggregator instead of the two or three of a take and
+     * its release. */
+    bool may = true;
+    int rc = slot_may_hold(t, loc, segment, &may);
+    if (rc == TCIO_SUCCESS && !may && (rc = fetch_from_file(fh, segment, buf)) == TCIO_SUCCESS)
+        count_move(fh, l2, loc, fh->map.segment_size, TCI_C_FETCHES);
+    if (rc != TCIO_SUCCESS || !may)
+        return rc;
     tci_slot_header h;
-    int rc = t->ops->take(t, loc, &h);
+    rc = t->ops->take(t, loc, &h);
     if (rc != TCIO_SUCCESS)
         return rc;
     bool modified = false;
     if (h.segment != segment) {
-        /* Not in level 2: every byte of it that left a node's combining
-         * tier is in the file (its slot drained it), so read it there;
-         * the slot is left to the segment it holds. */
-        rc = tci_segio_read(fh->file, &fh->map, segment, buf);
-        fh->stats.count[TCI_C_LOADS]++;
+        rc = fetch_from_file(fh, segment, buf);
     } else if (!(h.flags & TCI_SLOT_LOADED)) {
         modified = true;                 /* loaded for the next fetch too */
         rc = load_into_slot(fh, l2, loc, &h, buf, true);

@@ -152,6 +152,11 @@ typedef struct tci_transport_ops {
      * ranks' accesses. */
     int  (*sync)(tci_transport *t);
 
+    /* Optional: the state word of any slot, read atomically without
+     * taking the slot (rma: one MPI_NO_OP accumulate).  A snapshot: by the
+     * time it returns the slot may have changed. */
+    int  (*peek)(tci_transport *t, tci_location loc, int64_t *state);
+
     /* The owner's notice word, read atomically. */
     int  (*notices)(tci_transport *t, int64_t *count);
     /* An atomic snapshot of the owner's own state words, one per slot. */

@@ -427,6 +427,21 @@ static int rma_peek_states(tci_transport *t, int64_t *states)
     return tci_error_from_mpi(err);
 }
 
+/* One atomic read of LOC's state word: MPI_NO_OP, which the window's
+ * same_op_no_op accumulate ordering allows beside the swaps and releases
+ * (MPI_REPLACE) that write it. */
+static int rma_peek(tci_transport *t, tci_location loc, int64_t *state)
+{
+    rma *r = rma_of(t);
+    MPI_Request req;
+    int err = MPI_Rget_accumulate(NULL, 0, MPI_INT64_T, state, 1, MPI_INT64_T, loc.rank,
+                                  header_disp(r, loc.slot), 1, MPI_INT64_T, MPI_NO_OP,
+                                  r->win, &req);
+    if (err == MPI_SUCCESS)
+        err = wait_yielding(1, &req);
+    return tci_error_from_mpi(err);
+}
+
 /* Tell the owner of LOC that a segment there may be full. */
 static int rma_notify(tci_transport *t, tci_location loc)
 {
@@ -627,6 +642,7 @@ const tci_transport_ops tci_transport_rma = {
     .get_all = rma_get_all,
     .put_all = rma_put_all,
     .notify = rma_notify,
+    .peek = rma_peek,
     .memory = rma_memory,
     .state_in_memory = rma_state_in_memory,
     .clear_in_memory = rma_clear_in_memory,

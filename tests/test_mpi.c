@@ -3732,6 +3732,25 @@ END_TEST
  * one fetch per node and segment, and the moves that cross nodes are the
  * forwards and fetches of the nodes other than rank 0's; on one node
  * nothing is forwarded or fetched.  File and reads are byte-compared. */
+/* Every rank reads all NSEG segments of SEG bytes, each rank starting at
+ * its own (the readers of a node race for the tier's slots), and compares
+ * them with IMAGE. */
+static void nc_read_every_segment(tcio_file *fh, const unsigned char *image, int nseg, int seg,
+                                  tu_status *st, const char *ctx)
+{
+    unsigned char *got = malloc((size_t)seg);
+    tu_expect_rc(st, got ? 0 : TCIO_ERR_NO_MEMORY, 0, "%s: no memory", ctx);
+    for (int k = 0; k < nseg && st->ok; k++) {
+        int s = (k + tu_rank) % nseg;
+        tu_expect_rc(st, tcio_read_at(fh, (MPI_Offset)s * seg, got, seg, MPI_BYTE), 0,
+                     "%s: read of segment %d", ctx, s);
+        tu_expect_rc(st, tcio_fetch(fh), 0, "%s: fetch of segment %d", ctx, s);
+        tu_expect_mem(st, got, image + (size_t)s * seg, (size_t)seg, "%s: segment %d read back",
+                      ctx, s);
+    }
+    free(got);
+}
+
 START_TEST(test_node_combining)
 {
     TU_BEGIN();
@@ -3751,7 +3770,7 @@ START_TEST(test_node_combining)
     tcio_file *fh = NULL;
     expect_success(tu_open_kv(path, MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC, "4k",
                               slots, kv, &fh), ctx, "tcio_open_comm");
-    static unsigned char image[NSEG * SEG], got[SEG];
+    static unsigned char image[NSEG * SEG];
     tu_fill_pattern(image, sizeof image, 2020);
     tu_status st;
     tu_status_init(&st);
@@ -3759,13 +3778,7 @@ START_TEST(test_node_combining)
         tu_expect_rc(&st, tcio_write_at(fh, (MPI_Offset)b * BLK, image + b * BLK, BLK,
                                         MPI_BYTE), 0, "%s: write of block %d", ctx, b);
     tu_expect_rc(&st, tcio_flush(fh), 0, "%s: flush", ctx);
-    for (int k = 0; k < NSEG && st.ok; k++) {
-        int seg = (k + tu_rank) % NSEG;           /* the node's readers race */
-        tu_expect_rc(&st, tcio_read_at(fh, (MPI_Offset)seg * SEG, got, SEG, MPI_BYTE), 0,
-                     "%s: read of segment %d", ctx, seg);
-        tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: fetch of segment %d", ctx, seg);
-        tu_expect_mem(&st, got, image + seg * SEG, SEG, "%s: segment %d read back", ctx, seg);
-    }
+    nc_read_every_segment(fh, image, NSEG, SEG, &st, ctx);
     int rc = tu_close(fh);
     CHECK_STATUS(st);
     expect_success(rc, ctx, "tcio_close");
@@ -3789,6 +3802,21 @@ START_TEST(test_node_combining)
     if (tu_rank == 0)
         printf("node_combining: %d node(s): %ld forwards, %ld fetches, %ld moves between "
                "nodes for %d segments\n", nodes, forwards, fetches, crossings, NSEG);
+    /* Reopened for reading: no segment is in level 2, and each node's
+     * fetch reads the file without taking the aggregator's slot (peek). */
+    const char *stats2 = tu_path("combining-stats2");
+    const char *kv2[] = { "tcio_stats", "json", "tcio_stats_file", stats2,
+                          "tcio_aggregators", "1", "tcio_aggregator_placement", "0", NULL };
+    expect_success(tu_open_kv(path, MPI_MODE_RDONLY, "4k", slots, kv2, &fh), ctx,
+                   "tcio_open_comm (reopened)");
+    tu_status_init(&st);
+    nc_read_every_segment(fh, image, NSEG, SEG, &st, ctx);
+    rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close (reopened)");
+    fetches = tu_rank == 0 ? stats_sum(stats2, "fetches") : 0;
+    CHECK_ALL(tu_rank != 0 || fetches == want, "%s, reopened: %ld fetches, expected %ld", ctx,
+              fetches, want);
     stats_env_restore(&saved);
 }
 END_TEST
