@@ -3817,6 +3817,25 @@ START_TEST(test_node_combining)
     fetches = tu_rank == 0 ? stats_sum(stats2, "fetches") : 0;
     CHECK_ALL(tu_rank != 0 || fetches == want, "%s, reopened: %ld fetches, expected %ld", ctx,
               fetches, want);
+    /* One slot per aggregator and per node rank: every segment written is
+     * spilled by the next one's claim, in the tier and in the file's level
+     * 2, so after the flush the fetches of all but the last find the
+     * aggregator's slot holding another segment and read the file without
+     * taking it.  The bytes must be the ones written. */
+    const char *const kv1[] = { "tcio_aggregators", "1", "tcio_aggregator_placement", "0",
+                                NULL };
+    expect_success(tu_open_kv(path, MPI_MODE_RDWR | TCIO_MODE_TRUNC, "4k", "1", kv1, &fh), ctx,
+                   "tcio_open_comm (one slot)");
+    tu_fill_pattern(image, sizeof image, 2021);
+    tu_status_init(&st);
+    for (int b = tu_rank; b < NSEG * SEG / BLK && st.ok; b += tu_nprocs)
+        tu_expect_rc(&st, tcio_write_at(fh, (MPI_Offset)b * BLK, image + b * BLK, BLK,
+                                        MPI_BYTE), 0, "%s, one slot: write of block %d", ctx, b);
+    tu_expect_rc(&st, tcio_flush(fh), 0, "%s, one slot: flush", ctx);
+    nc_read_every_segment(fh, image, NSEG, SEG, &st, ctx);
+    rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close (one slot)");
     stats_env_restore(&saved);
 }
 END_TEST
