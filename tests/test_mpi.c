@@ -3751,6 +3751,19 @@ static void nc_read_every_segment(tcio_file *fh, const unsigned char *image, int
     free(got);
 }
 
+/* Every rank writes its share of IMAGE (NSEG segments of SEG bytes) in
+ * blocks of BLK bytes dealt round robin, so that every rank has bytes in
+ * every segment; then tcio_flush, and every rank reads everything back. */
+static void nc_write_flush_read(tcio_file *fh, const unsigned char *image, int nseg, int seg,
+                                int blk, tu_status *st, const char *ctx)
+{
+    for (int b = tu_rank; b < nseg * seg / blk && st->ok; b += tu_nprocs)
+        tu_expect_rc(st, tcio_write_at(fh, (MPI_Offset)b * blk, image + (size_t)b * blk, blk,
+                                       MPI_BYTE), 0, "%s: write of block %d", ctx, b);
+    tu_expect_rc(st, tcio_flush(fh), 0, "%s: flush", ctx);
+    nc_read_every_segment(fh, image, nseg, seg, st, ctx);
+}
+
 START_TEST(test_node_combining)
 {
     TU_BEGIN();
@@ -3774,11 +3787,7 @@ START_TEST(test_node_combining)
     tu_fill_pattern(image, sizeof image, 2020);
     tu_status st;
     tu_status_init(&st);
-    for (int b = tu_rank; b < NSEG * SEG / BLK && st.ok; b += tu_nprocs)
-        tu_expect_rc(&st, tcio_write_at(fh, (MPI_Offset)b * BLK, image + b * BLK, BLK,
-                                        MPI_BYTE), 0, "%s: write of block %d", ctx, b);
-    tu_expect_rc(&st, tcio_flush(fh), 0, "%s: flush", ctx);
-    nc_read_every_segment(fh, image, NSEG, SEG, &st, ctx);
+    nc_write_flush_read(fh, image, NSEG, SEG, BLK, &st, ctx);
     int rc = tu_close(fh);
     CHECK_STATUS(st);
     expect_success(rc, ctx, "tcio_close");
@@ -3828,11 +3837,7 @@ START_TEST(test_node_combining)
                    "tcio_open_comm (one slot)");
     tu_fill_pattern(image, sizeof image, 2021);
     tu_status_init(&st);
-    for (int b = tu_rank; b < NSEG * SEG / BLK && st.ok; b += tu_nprocs)
-        tu_expect_rc(&st, tcio_write_at(fh, (MPI_Offset)b * BLK, image + b * BLK, BLK,
-                                        MPI_BYTE), 0, "%s, one slot: write of block %d", ctx, b);
-    tu_expect_rc(&st, tcio_flush(fh), 0, "%s, one slot: flush", ctx);
-    nc_read_every_segment(fh, image, NSEG, SEG, &st, ctx);
+    nc_write_flush_read(fh, image, NSEG, SEG, BLK, &st, "node combining, one slot");
     rc = tu_close(fh);
     CHECK_STATUS(st);
     expect_success(rc, ctx, "tcio_close (one slot)");
