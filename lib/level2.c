@@ -386,19 +386,10 @@ int tci_level2_put_writes(tcio_file *fh)
  * of the segment's SIZE bits is then set. */
 static bool or_marks(unsigned char *bitmap, const tci_level1 *v, int size)
 {
-    for (int w = v->marked_lo; w < v->marked_hi; w++) {
-        uint64_t bits = tci_bitmap_word(bitmap, w) | v->marked[w];
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        bits = __builtin_bswap64(bits);
-#endif
-        memcpy(bitmap + 8 * w, &bits, sizeof bits);
-    }
-    int full_words = size / 64;
-    for (int w = 0; w < full_words; w++)
-        if (tci_bitmap_word(bitmap, w) != UINT64_MAX)
-            return false;
-    int rest = size % 64;
-    return rest == 0 || tci_bitmap_word(bitmap, full_words) == (UINT64_C(1) << rest) - 1;
+    for (int w = v->marked_lo; w < v->marked_hi; w++)
+        tci_bitmap_set_word(bitmap, w, tci_bitmap_word(bitmap, w) | v->marked[w]);
+    int lo, hi;
+    return tci_bitmap_shape(bitmap, size, &lo, &hi) == 1 && lo == 0 && hi == size;
 }
 
 /* Under the slot lock, the slot claimed for V's segment: what it holds

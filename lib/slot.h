@@ -119,6 +119,16 @@ static inline uint64_t tci_bitmap_word(const unsigned char *bitmap, int64_t word
     return w;
 }
 
+/* Store W as bits 64*WORD .. 64*WORD+63 of BITMAP (tci_bitmap_word's
+ * inverse). */
+static inline void tci_bitmap_set_word(unsigned char *bitmap, int64_t word, uint64_t w)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    memcpy(bitmap + word * 8, &w, sizeof w);      /* one store */
+}
+
 /* How the set bits of the first SIZE bits of BITMAP lie: returns the
  * number of runs, and stores the span [*LO, *HI) from the first to the
  * last set bit (both 0 when none is set).  One pass, a word at a time. */
