@@ -28,8 +28,11 @@ static int flush_call(tcio_file *fh)
     if (!fh || !tci_handle_is_open(fh))
         return tci_error_bad_handle(fh);
     tci_collective_enter("tcio_flush");
+    double waited0 = tci_collective_waited();
     int rc = tci_access_settle(fh);
-    return tci_collective_result(fh->comm, own_result(fh, rc));
+    rc = tci_collective_result(fh->comm, own_result(fh, rc));
+    fh->stats.time[TCI_T_COLLECTIVE_WAITS] += tci_collective_waited() - waited0;
+    return rc;
 }
 
 /* The handle is not open: say why, for the calls that find a closing one. */
@@ -65,7 +68,7 @@ static bool arrange_finalize(void)
 static void begin_close(tcio_file *fh, bool background)
 {
     tci_handle_forget(fh);
-    double t0 = MPI_Wtime();
+    double t0 = MPI_Wtime(), waited0 = tci_collective_waited();
     int rc = tci_access_settle(fh);
     /* No rank drains before every rank's last put has completed. */
     tci_barrier(fh->comm);
@@ -98,7 +101,19 @@ static void begin_close(tcio_file *fh, bool background)
     fh->closing.rc = rc;
     fh->closing.reason_code = tci_error_save(rc, fh->closing.reason, sizeof fh->closing.reason);
     fh->stats.time[TCI_T_CLOSE] += MPI_Wtime() - t0;
+    fh->stats.time[TCI_T_COLLECTIVE_WAITS] += tci_collective_waited() - waited0;
     tci_handle_remember_closing(fh);
+}
+
+/* The waits for other ranks that the transports counted (transport.h):
+ * the file's level 2's and its node's combining tier's, into the
+ * statistics, before the window goes back to the cache. */
+static void collect_transport_waits(tcio_file *fh)
+{
+    fh->stats.time[TCI_T_SLOT_WAITS] += fh->l2.t.slot_wait_seconds +
+                                        fh->node.t.slot_wait_seconds;
+    fh->stats.time[TCI_T_ONE_SIDED_WAITS] += fh->l2.t.op_wait_seconds +
+                                             fh->node.t.op_wait_seconds;
 }
 
 /* Wait for the drain thread's part, agree on the outcome, keep or free
@@ -106,7 +121,7 @@ static void begin_close(tcio_file *fh, bool background)
 static int end_close(tcio_file *fh)
 {
     tci_handle_forget_closing(fh);
-    double t0 = MPI_Wtime();
+    double t0 = MPI_Wtime(), waited0 = tci_collective_waited();
     int rc = fh->closing.rc;
     int drain_rc = tci_background_finish(fh);
     /* The begin's failure comes first, with its reason. */
@@ -119,6 +134,8 @@ static int end_close(tcio_file *fh)
     const char *transport_name = tci_handle_transport_name(fh);   /* static: outlives
                                                                       the close */
     rc = tci_collective_result(fh->comm, rc);
+    fh->stats.time[TCI_T_COLLECTIVE_WAITS] += tci_collective_waited() - waited0;
+    collect_transport_waits(fh);
     /* After a close that succeeded everywhere the window waits, emptied,
      * for the next file on the communicator (every rank finished its
      * accesses before the drain; the next open's first agreement orders

@@ -67,14 +67,26 @@ static void give_up(double waited)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* Seconds this process spent in tci_collective_wait after a first test
+ * that found the collective unfinished: waiting for other ranks. */
+static double seconds_waited;
+
+double tci_collective_waited(void)
+{
+    return seconds_waited;
+}
+
 int tci_collective_wait(MPI_Request *req)
 {
     double start = MPI_Wtime(), limit = timeout_seconds();
     for (long polls = 0;; polls++) {
         int done = 0;
         int err = MPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (err != MPI_SUCCESS || done)
+        if (err != MPI_SUCCESS || done) {
+            if (polls > 0)
+                seconds_waited += MPI_Wtime() - start;
             return err;
+        }
         if (polls < YIELD_POLLS) {
             sched_yield();
             continue;

@@ -32,4 +32,10 @@ int tci_collective_result(MPI_Comm comm, int local);
  * MPI_Abort on MPI_COMM_WORLD. */
 int tci_collective_wait(MPI_Request *req);
 
+/* The seconds this process has waited in tci_collective_wait for the
+ * other ranks so far (a collective that completes at its first test
+ * counts nothing): callers take differences (TCIO_STATS
+ * collective_waits). */
+double tci_collective_waited(void);
+
 #endif

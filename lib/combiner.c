@@ -64,7 +64,7 @@ static int forward(tcio_file *fh, int64_t segment, const char *data,
         tci_level1_reset(v);
         return TCIO_SUCCESS;
     }
-    double t0 = MPI_Wtime();
+    double t0 = MPI_Wtime(), waited0 = fh->l2.t.op_wait_seconds;
     int64_t bytes = tci_level1_marked_bytes(v);
     v->buf = (char *)data;       /* read only: the merge copies out of it */
     int rc = tci_level2_merge(fh, v);
@@ -76,6 +76,7 @@ static int forward(tcio_file *fh, int64_t segment, const char *data,
         rc = tci_owner_filled(fh);
     }
     fh->stats.time[TCI_T_FORWARDS] += MPI_Wtime() - t0;
+    fh->stats.time[TCI_T_FORWARD_WAITS] += fh->l2.t.op_wait_seconds - waited0;
     return tci_error_explain(rc, "forwarding the node's bytes of segment %lld to its "
                              "aggregator", (long long)segment);
 }
@@ -83,8 +84,11 @@ static int forward(tcio_file *fh, int64_t segment, const char *data,
 /* level 2's load for the tier: the whole segment from the file's level 2. */
 static int fetch(tcio_file *fh, int64_t segment, char *buf)
 {
-    return tci_error_explain(tci_level2_fetch(fh, segment, buf), "fetching segment %lld "
-                             "from its aggregator for this node", (long long)segment);
+    double waited0 = fh->l2.t.op_wait_seconds;
+    int rc = tci_level2_fetch(fh, segment, buf);
+    fh->stats.time[TCI_T_FETCH_WAITS] += fh->l2.t.op_wait_seconds - waited0;
+    return tci_error_explain(rc, "fetching segment %lld from its aggregator for this node",
+                             (long long)segment);
 }
 
 /* ---- open and free -------------------------------------------------------- */

@@ -358,7 +358,7 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
     if (comm == MPI_COMM_NULL)
         return tci_error_set(TCIO_ERR_BAD_ARG, "tcio_open_comm: the communicator is MPI_COMM_NULL");
     tci_collective_enter("tcio_open_comm");
-    double t0 = MPI_Wtime();
+    double t0 = MPI_Wtime(), waited0 = tci_collective_waited();
     int nprocs = 0, me = 0;
     MPI_Comm_size(comm, &nprocs);
     MPI_Comm_rank(comm, &me);
@@ -446,6 +446,7 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
     fh->io.unique_open = (mode & MPI_MODE_UNIQUE_OPEN) != 0;
     tci_handle_remember(fh);
     fh->stats.time[TCI_T_OPEN] = MPI_Wtime() - t0;
+    fh->stats.time[TCI_T_COLLECTIVE_WAITS] = tci_collective_waited() - waited0;
     *fhp = fh;
     return TCIO_SUCCESS;
 }

@@ -9,36 +9,15 @@
 #include "stats.h"
 #include "tcio.h"
 
-static const char *const counter_names[TCI_C_COUNT] = {
-    "bytes written", "bytes read", "puts", "gets", "segment loads", "spills",
-    "segments drained early", "segments drained at close", "segments prefetched",
-    "shared moves", "drained by the mover", "slot takes that waited",
-    "segment writes sieved", "writes around", "waits for older segments",
-    "drained in the background", "moves to other nodes", "bytes to other nodes",
-    "node forwards", "bytes forwarded", "node fetches"
-};
-
+#define TCI_STATS_NAME(e, name, key) name,
+#define TCI_STATS_KEY(e, name, key) key,
+static const char *const counter_names[TCI_C_COUNT] = { TCI_COUNTERS(TCI_STATS_NAME) };
 /* The same, as JSON member names (doc/configuration.md lists them). */
-static const char *const counter_keys[TCI_C_COUNT] = {
-    "bytes_written", "bytes_read", "puts", "gets", "segment_loads", "spills",
-    "segments_drained_early", "segments_drained_at_close", "segments_prefetched",
-    "shared_moves", "segments_drained_by_mover", "busy_takes",
-    "sieved_writes", "writes_around", "older_segment_waits",
-    "segments_drained_in_background", "off_node_moves", "off_node_bytes",
-    "forwards", "forward_bytes", "fetches"
-};
-
-static const char *const phase_names[TCI_T_COUNT] = {
-    "open", "write moves", "read moves", "loads", "spills", "early drains",
-    "prefetch", "close", "writes around", "waits for older segments",
-    "background drain", "node forwards"
-};
-
-static const char *const phase_keys[TCI_T_COUNT] = {
-    "open", "write_moves", "read_moves", "loads", "spills", "early_drains",
-    "prefetch", "close", "writes_around", "older_segment_waits",
-    "background_drain", "forwards"
-};
+static const char *const counter_keys[TCI_C_COUNT] = { TCI_COUNTERS(TCI_STATS_KEY) };
+static const char *const phase_names[TCI_T_COUNT] = { TCI_PHASES(TCI_STATS_NAME) };
+static const char *const phase_keys[TCI_T_COUNT] = { TCI_PHASES(TCI_STATS_KEY) };
+#undef TCI_STATS_NAME
+#undef TCI_STATS_KEY
 
 typedef struct summary {
     const char *fname;

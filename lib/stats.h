@@ -1,40 +1,81 @@
-/* stats.h - what one open file did, for the TCIO_STATS summary. */
+/* stats.h - what one open file did, for the TCIO_STATS summary.
+ *
+ * Every counter and phase is defined once, in the lists below (X-macros,
+ * as Darshan defines its counters): the enum, the text table's row names
+ * and the JSON member names all come from them, so a new one cannot be
+ * added to one and missed in another.  doc/configuration.md describes
+ * each JSON name. */
 #ifndef TCIO_STATS_H
 #define TCIO_STATS_H
 
 #include <stdint.h>
 #include <mpi.h>
 
-enum tci_counter {
-    TCI_C_BYTES_WRITTEN, TCI_C_BYTES_READ, TCI_C_PUTS, TCI_C_GETS, TCI_C_LOADS,
-    TCI_C_SPILLS, TCI_C_EARLY_DRAINS, TCI_C_CLOSE_DRAINS, TCI_C_PREFETCHED,
-    TCI_C_SHARED_MOVES, TCI_C_MOVER_DRAINS, TCI_C_BUSY_TAKES,
-    TCI_C_SIEVED,        /* segment writes (spills, drains) that were sieved */
-    TCI_C_WRITES_AROUND, /* write moves whose bytes went straight to the file,
-                            around an older segment others still fill */
-    TCI_C_OLDER_WAITS,   /* write moves that waited for such a segment */
-    TCI_C_BACKGROUND_DRAINS,   /* segments handed to the background drain */
-    TCI_C_OFF_NODE_MOVES,      /* puts and gets whose slot is on another node */
-    TCI_C_OFF_NODE_BYTES,      /* the level-1 bytes they carried */
-    TCI_C_FORWARDS,      /* combined segments a node's combining tier put
-                            into the file's level 2 (combiner.c) */
-    TCI_C_FORWARD_BYTES, /* their bytes */
-    TCI_C_FETCHES,       /* segments it got from there for reads */
-    TCI_C_COUNT
-};
+/* X(ENUM SUFFIX, text table name, JSON name) */
+#define TCI_COUNTERS(X)                                                              \
+    X(BYTES_WRITTEN, "bytes written", "bytes_written")                               \
+    X(BYTES_READ, "bytes read", "bytes_read")                                        \
+    X(PUTS, "puts", "puts")                                                          \
+    X(GETS, "gets", "gets")                                                          \
+    X(LOADS, "segment loads", "segment_loads")                                       \
+    X(SPILLS, "spills", "spills")                                                    \
+    X(EARLY_DRAINS, "segments drained early", "segments_drained_early")              \
+    X(CLOSE_DRAINS, "segments drained at close", "segments_drained_at_close")        \
+    X(PREFETCHED, "segments prefetched", "segments_prefetched")                      \
+    X(SHARED_MOVES, "shared moves", "shared_moves")                                  \
+    X(MOVER_DRAINS, "drained by the mover", "segments_drained_by_mover")             \
+    X(BUSY_TAKES, "slot takes that waited", "busy_takes")                            \
+    /* segment writes (spills, drains) that were sieved */                           \
+    X(SIEVED, "segment writes sieved", "sieved_writes")                              \
+    /* write moves whose bytes went straight to the file, around an older           \
+     * segment others still fill */                                                  \
+    X(WRITES_AROUND, "writes around", "writes_around")                               \
+    /* write moves that waited for such a segment */                                 \
+    X(OLDER_WAITS, "waits for older segments", "older_segment_waits")                \
+    X(BACKGROUND_DRAINS, "drained in the background", "segments_drained_in_background") \
+    /* puts and gets whose slot is on another node, and their level-1 bytes */       \
+    X(OFF_NODE_MOVES, "moves to other nodes", "off_node_moves")                      \
+    X(OFF_NODE_BYTES, "bytes to other nodes", "off_node_bytes")                      \
+    /* combined segments a node's combining tier put into the file's level 2         \
+     * (combiner.c), their bytes, and the segments it got from there */              \
+    X(FORWARDS, "node forwards", "forwards")                                         \
+    X(FORWARD_BYTES, "bytes forwarded", "forward_bytes")                             \
+    X(FETCHES, "node fetches", "fetches")
 
 /* Phases, in seconds of MPI_Wtime; a phase inside another counts in both
- * (loads and spills happen inside moves).  TCI_T_CLOSE is the time inside
- * tcio_close, or tcio_close_begin and tcio_close_end together;
- * TCI_T_BACKGROUND the drain thread's, which no call waits for unless
- * tcio_close_end comes before it is done. */
-enum tci_phase {
-    TCI_T_OPEN, TCI_T_WRITE_MOVES, TCI_T_READ_MOVES, TCI_T_LOADS, TCI_T_SPILLS,
-    TCI_T_EARLY_DRAINS, TCI_T_PREFETCH, TCI_T_CLOSE, TCI_T_WRITES_AROUND,
-    TCI_T_OLDER_WAITS, TCI_T_BACKGROUND,
-    TCI_T_FORWARDS,      /* a node's combining tier forwarding (combiner.c) */
-    TCI_T_COUNT
-};
+ * (loads and spills happen inside moves).  CLOSE is the time inside
+ * tcio_close, or tcio_close_begin and tcio_close_end together; BACKGROUND
+ * the drain thread's, which no call waits for unless tcio_close_end comes
+ * before it is done.  The *_WAITS phases are time spent waiting for
+ * other ranks (doc/configuration.md): for a slot another rank held, for
+ * one-sided operations to complete at their target (inside every kind of
+ * move; FORWARD_WAITS and FETCH_WAITS are the part of it inside a node's
+ * forwards and fetches), and in the library's collective steps. */
+#define TCI_PHASES(X)                                                                \
+    X(OPEN, "open", "open")                                                          \
+    X(WRITE_MOVES, "write moves", "write_moves")                                     \
+    X(READ_MOVES, "read moves", "read_moves")                                        \
+    X(LOADS, "loads", "loads")                                                       \
+    X(SPILLS, "spills", "spills")                                                    \
+    X(EARLY_DRAINS, "early drains", "early_drains")                                  \
+    X(PREFETCH, "prefetch", "prefetch")                                              \
+    X(CLOSE, "close", "close")                                                       \
+    X(WRITES_AROUND, "writes around", "writes_around")                               \
+    X(OLDER_WAITS, "waits for older segments", "older_segment_waits")                \
+    X(BACKGROUND, "background drain", "background_drain")                            \
+    X(FORWARDS, "node forwards", "forwards")                                         \
+    X(SLOT_WAITS, "waits for held slots", "slot_waits")                              \
+    X(ONE_SIDED_WAITS, "waits for one-sided ops", "one_sided_waits")                 \
+    X(FORWARD_WAITS, "  of them in forwards", "forward_waits")                       \
+    X(FETCH_WAITS, "  of them in fetches", "fetch_waits")                            \
+    X(COLLECTIVE_WAITS, "waits in collectives", "collective_waits")
+
+#define TCI_STATS_ENUM_C(e, name, key) TCI_C_##e,
+#define TCI_STATS_ENUM_T(e, name, key) TCI_T_##e,
+enum tci_counter { TCI_COUNTERS(TCI_STATS_ENUM_C) TCI_C_COUNT };
+enum tci_phase { TCI_PHASES(TCI_STATS_ENUM_T) TCI_T_COUNT };
+#undef TCI_STATS_ENUM_C
+#undef TCI_STATS_ENUM_T
 
 typedef struct tci_stats {
     int64_t count[TCI_C_COUNT];

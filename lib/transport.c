@@ -36,6 +36,12 @@ bool tci_transport_combines(tci_transport_kind kind, int nnodes)
     return (kind == TCI_TRANSPORT_AUTO || kind == TCI_TRANSPORT_MIXED) && nnodes > 1;
 }
 
+void tci_transport_waited_for_slot(tci_transport *t, int tries, double busy_since)
+{
+    if (tries > 0)
+        t->slot_wait_seconds += MPI_Wtime() - busy_since;
+}
+
 void tci_transport_wait_progress(tci_transport *t, int polls)
 {
     /* Every 16th poll is cheap enough and keeps the puts of a rank that
@@ -101,6 +107,9 @@ bool tci_transport_empty(tci_transport *t)
 void tci_transport_rebind(tci_transport *t, const tci_segmap *map)
 {
     t->map = map;
+    t->busy_takes = 0;           /* the new file's waits are its own */
+    t->slot_wait_seconds = 0;
+    t->op_wait_seconds = 0;
     t->ops->rebind(t, map);
 }
 

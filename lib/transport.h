@@ -183,6 +183,14 @@ struct tci_transport {
     int     self;                 /* this rank in the file's communicator */
     int64_t busy_takes;           /* takes (exclusive or shared) that found
                                      the slot held and waited: contention */
+    /* Seconds waited for other ranks (TCIO_STATS slot_waits and
+     * one_sided_waits), since the transport was opened or adopted:
+     * takes that found the slot held, from the first look until they got
+     * it (with rma this includes the swaps of the retries), and
+     * one-sided operations from their start until they completed at the
+     * target (flushes included). */
+    double  slot_wait_seconds;
+    double  op_wait_seconds;
     /* MPI_COMM_NULL, or a communicator whose progress engine a wait for a
      * slot keeps turning (tci_transport_wait_progress): the shm slots of
      * the node's combining tier, whose holders may wait, inside a forward,
@@ -208,6 +216,11 @@ const tci_transport_ops *tci_transport_choose(tci_transport_kind kind, int nnode
 /* Whether a file with transport KIND on NNODES nodes has a combining tier
  * in each node (lib/combiner.c): auto and mixed on several nodes. */
 bool tci_transport_combines(tci_transport_kind kind, int nnodes);
+
+/* A take of T ends after TRIES busy looks (0: it found the slot free),
+ * the first at BUSY_SINCE (MPI_Wtime): add the wait to
+ * T->slot_wait_seconds. */
+void tci_transport_waited_for_slot(tci_transport *t, int tries, double busy_since);
 
 /* In a wait for a slot (POLLS so far): let MPI progress on T's
  * progress_comm, if it has one (an MPI_Iprobe now and then). */

@@ -287,7 +287,10 @@ static void rma_close(tci_transport *t)
 
 static int rma_complete_all(tci_transport *t)
 {
-    return tci_error_from_mpi(MPI_Win_flush_all(rma_of(t)->win));
+    double start = MPI_Wtime();
+    int err = MPI_Win_flush_all(rma_of(t)->win);
+    t->op_wait_seconds += MPI_Wtime() - start;
+    return tci_error_from_mpi(err);
 }
 
 /* ---- waiting ------------------------------------------------------------ */
@@ -295,26 +298,43 @@ static int rma_complete_all(tci_transport *t)
 #define MAX_REQUESTS 3   /* the most a move waits for at once */
 
 /* Complete request-based operations, giving the processor away between
- * polls so that a target sharing our core can run its progress engine. */
-static int wait_yielding(int count, MPI_Request *requests)
+ * polls so that a target sharing our core can run its progress engine.
+ * The time until they complete is T's one-sided wait (TCIO_STATS
+ * one_sided_waits): zero where the operations complete at once. */
+static int wait_yielding(tci_transport *t, int count, MPI_Request *requests)
 {
     MPI_Status statuses[MAX_REQUESTS];   /* not MPI_STATUSES_IGNORE: gcc
                                             misreads MPICH's annotation */
+    double start = 0;
     for (int polls = 0;; polls++) {
         int done = 0;
         int err = MPI_Testall(count, requests, &done, statuses);
-        if (err != MPI_SUCCESS || done)
+        if (err != MPI_SUCCESS || done) {
+            if (polls > 0)
+                t->op_wait_seconds += MPI_Wtime() - start;
             return err;
+        }
+        if (polls == 0)
+            start = MPI_Wtime();
         tci_back_off(polls);
     }
 }
 
 /* Wait for the first N requests of REQ (all that were started), keeping
  * the first error: no request is left behind on a failure path. */
-static int finish_started(int n, MPI_Request *req, int err)
+static int finish_started(tci_transport *t, int n, MPI_Request *req, int err)
 {
-    int wait_err = n > 0 ? wait_yielding(n, req) : MPI_SUCCESS;
+    int wait_err = n > 0 ? wait_yielding(t, n, req) : MPI_SUCCESS;
     return err != MPI_SUCCESS ? err : wait_err;
+}
+
+/* MPI_Win_flush to RANK, its time counted as a one-sided wait. */
+static int flush_counted(tci_transport *t, int rank)
+{
+    double start = MPI_Wtime();
+    int err = MPI_Win_flush(rank, rma_of(t)->win);
+    t->op_wait_seconds += MPI_Wtime() - start;
+    return err;
 }
 
 /* ---- the slot lock ------------------------------------------------------- */
@@ -346,6 +366,7 @@ static int rma_take(tci_transport *t, tci_location loc, tci_slot_header *h)
 {
     rma *r = rma_of(t);
     static const int64_t locked = TCI_STATE_LOCKED;
+    double busy_since = 0;
     for (int tries = 0;; tries++) {
         int64_t old;
         MPI_Request req;
@@ -353,15 +374,18 @@ static int rma_take(tci_transport *t, tci_location loc, tci_slot_header *h)
                                       header_disp(r, loc.slot), 1, MPI_INT64_T,
                                       MPI_REPLACE, r->win, &req);
         if (err == MPI_SUCCESS)
-            err = wait_yielding(1, &req);
+            err = wait_yielding(t, 1, &req);
         if (err != MPI_SUCCESS)
             return tci_error_from_mpi(err);
         if (old != TCI_STATE_LOCKED) {
             *h = tci_state_decode(old);
+            tci_transport_waited_for_slot(t, tries, busy_since);
             return TCIO_SUCCESS;
         }
-        if (tries == 0)
+        if (tries == 0) {
             t->busy_takes++;
+            busy_since = MPI_Wtime();
+        }
         let_others_progress(r);
         tci_back_off(tries);
     }
@@ -383,16 +407,16 @@ static int rma_release(tci_transport *t, tci_location loc, const tci_slot_header
                        bool modified)
 {
     rma *r = rma_of(t);
-    int flush_err = modified ? MPI_Win_flush(loc.rank, r->win) : MPI_SUCCESS;
+    int flush_err = modified ? flush_counted(t, loc.rank) : MPI_SUCCESS;
     r->state_out = tci_state_encode(h);
     MPI_Request req;
     int err = MPI_Raccumulate(&r->state_out, 1, MPI_INT64_T, loc.rank,
                               header_disp(r, loc.slot), 1, MPI_INT64_T, MPI_REPLACE,
                               r->win, &req);
     if (err == MPI_SUCCESS)
-        err = wait_yielding(1, &req);   /* state_out may be reused after this */
+        err = wait_yielding(t, 1, &req);   /* state_out may be reused after this */
     if (err == MPI_SUCCESS)
-        err = MPI_Win_flush(loc.rank, r->win);
+        err = flush_counted(t, loc.rank);
     return tci_error_from_mpi(flush_err != MPI_SUCCESS ? flush_err : err);
 }
 
@@ -404,7 +428,7 @@ static int rma_notices(tci_transport *t, int64_t *count)
     static const int64_t unused = 0;
     int err = MPI_Fetch_and_op(&unused, count, MPI_INT64_T, t->self, 0, MPI_NO_OP, r->win);
     if (err == MPI_SUCCESS)
-        err = MPI_Win_flush(t->self, r->win);
+        err = MPI_Win_flush(t->self, r->win);   /* local: no wait counted */
     return tci_error_from_mpi(err);
 }
 
@@ -421,7 +445,7 @@ static int rma_peek_states(tci_transport *t, int64_t *states)
     int err = MPI_Get_accumulate(NULL, 0, MPI_INT64_T, words, count, MPI_INT64_T, t->self,
                                  header_disp(r, 0), count, MPI_INT64_T, MPI_NO_OP, r->win);
     if (err == MPI_SUCCESS)
-        err = MPI_Win_flush(t->self, r->win);
+        err = MPI_Win_flush(t->self, r->win);   /* local: no wait counted */
     for (int64_t s = 0; err == MPI_SUCCESS && s < t->local_slots; s++)
         states[s] = words[s * words_per_slot];
     return tci_error_from_mpi(err);
@@ -438,7 +462,7 @@ static int rma_peek(tci_transport *t, tci_location loc, int64_t *state)
                                   header_disp(r, loc.slot), 1, MPI_INT64_T, MPI_NO_OP,
                                   r->win, &req);
     if (err == MPI_SUCCESS)
-        err = wait_yielding(1, &req);
+        err = wait_yielding(t, 1, &req);
     return tci_error_from_mpi(err);
 }
 
@@ -451,11 +475,11 @@ static int rma_notify(tci_transport *t, tci_location loc)
     int err = MPI_Raccumulate(&one, 1, MPI_INT64_T, loc.rank, 0, 1, MPI_INT64_T, MPI_SUM,
                               r->win, &req);
     if (err == MPI_SUCCESS)
-        err = wait_yielding(1, &req);
+        err = wait_yielding(t, 1, &req);
     /* As with the release: without a flush the notice may stay at the
      * origin (osc/pt2pt), and the early drain would wait for close. */
     if (err == MPI_SUCCESS)
-        err = MPI_Win_flush(loc.rank, r->win);
+        err = flush_counted(t, loc.rank);
     return tci_error_from_mpi(err);
 }
 
@@ -509,7 +533,7 @@ static int rma_reset(tci_transport *t, tci_location loc)
                               MPI_INT64_T, MPI_REPLACE, r->win, &req[n]);
     if (err == MPI_SUCCESS)
         n++;
-    return tci_error_from_mpi(finish_started(n, req, err));   /* the mask is reused at once */
+    return tci_error_from_mpi(finish_started(t, n, req, err));   /* the mask is reused at once */
 }
 
 /* OR the written extents into the slot's bitmap: one accumulate over the
@@ -546,7 +570,7 @@ static int rma_put(tci_transport *t, tci_location loc, const char *buf, const tc
         if (err == MPI_SUCCESS)
             n++;                  /* counted only once it has started */
     }
-    return tci_error_from_mpi(finish_started(n, req, err));
+    return tci_error_from_mpi(finish_started(t, n, req, err));
 }
 
 static int rma_get(tci_transport *t, tci_location loc, char *buf, const tci_move *m)
@@ -557,7 +581,7 @@ static int rma_get(tci_transport *t, tci_location loc, char *buf, const tci_move
     int err = MPI_Rget(buf + mt->offset, mt->count, mt->type, loc.rank,
                        data_disp(r, loc.slot) + mt->offset, mt->count, mt->type, r->win, &req);
     if (err == MPI_SUCCESS)
-        err = wait_yielding(1, &req);
+        err = wait_yielding(t, 1, &req);
     return tci_error_from_mpi(err);
 }
 
@@ -573,7 +597,7 @@ static int rma_get_all(tci_transport *t, tci_location loc, char *data, unsigned 
                        segment_bytes(r), MPI_BYTE, r->win, &req[n]);
     if (err == MPI_SUCCESS)
         n++;
-    return tci_error_from_mpi(finish_started(n, req, err));
+    return tci_error_from_mpi(finish_started(t, n, req, err));
 }
 
 static int rma_put_all(tci_transport *t, tci_location loc, const char *data,
@@ -595,7 +619,7 @@ static int rma_put_all(tci_transport *t, tci_location loc, const char *data,
         if (err == MPI_SUCCESS)
             n++;
     }
-    return tci_error_from_mpi(finish_started(n, req, err));
+    return tci_error_from_mpi(finish_started(t, n, req, err));
 }
 
 /* ---- keeping the window for the next file -------------------------------- */

@@ -319,6 +319,7 @@ static int shm_complete_all(tci_transport *t)
 static int shm_take(tci_transport *t, tci_location loc, tci_slot_header *h)
 {
     atomic_word *state = state_word(shm_of(t), loc);
+    double busy_since = 0;
     for (int tries = 0;; tries++) {
         int64_t old = atomic_load_explicit(state, memory_order_relaxed);
         if (old != TCI_STATE_LOCKED && tci_state_sharers(old) == 0) {
@@ -326,6 +327,7 @@ static int shm_take(tci_transport *t, tci_location loc, tci_slot_header *h)
                                                         memory_order_acquire,
                                                         memory_order_relaxed)) {
                 *h = tci_state_decode(old);
+                tci_transport_waited_for_slot(t, tries, busy_since);
                 return TCIO_SUCCESS;
             }
         } else if (old != TCI_STATE_LOCKED && !(old & TCI_STATE_WAITING)) {
@@ -334,8 +336,10 @@ static int shm_take(tci_transport *t, tci_location loc, tci_slot_header *h)
                                                     memory_order_relaxed,
                                                     memory_order_relaxed);
         }
-        if (tries == 0)
+        if (tries == 0) {
             t->busy_takes++;
+            busy_since = MPI_Wtime();
+        }
         /* The holder and the sharers need nobody's progress to finish
          * their moves and leave, except a combining tier's forwarder
          * (progress_comm set), whose puts may need ours. */
@@ -380,10 +384,13 @@ static int shm_take_shared(tci_transport *t, tci_location loc, int64_t segment, 
 {
     atomic_word *state = state_word(shm_of(t), loc);
     int64_t old = atomic_load_explicit(state, memory_order_relaxed);
+    double busy_since = 0;
     for (int tries = 0;;) {
         if (old == TCI_STATE_LOCKED || (old & TCI_STATE_WAITING)) {
-            if (tries == 0)
+            if (tries == 0) {
                 t->busy_takes++;
+                busy_since = MPI_Wtime();
+            }
             tci_transport_wait_progress(t, tries);
             tci_back_off(tries++);
             old = atomic_load_explicit(state, memory_order_relaxed);
@@ -391,6 +398,7 @@ static int shm_take_shared(tci_transport *t, tci_location loc, int64_t segment, 
         }
         if (!may_share(old, segment, reading)) {
             *shared = false;
+            tci_transport_waited_for_slot(t, tries, busy_since);
             return TCIO_SUCCESS;
         }
         int64_t joined = (old + TCI_ONE_SHARER) | (reading ? TCI_STATE_READERS : 0);
@@ -400,6 +408,7 @@ static int shm_take_shared(tci_transport *t, tci_location loc, int64_t segment, 
                                                   memory_order_relaxed)) {
             *h = tci_state_decode(old);
             *shared = true;
+            tci_transport_waited_for_slot(t, tries, busy_since);
             return TCIO_SUCCESS;
         }
     }

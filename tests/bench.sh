@@ -127,7 +127,9 @@ for o in objs:
     assert o["transport"] == "shm", o.get("transport")   # auto on one node
     assert set(o["seconds"]) == {"open", "write_moves", "read_moves", "loads", "spills",
                                  "early_drains", "prefetch", "close", "writes_around",
-                                 "older_segment_waits", "background_drain", "forwards"}
+                                 "older_segment_waits", "background_drain", "forwards",
+                                 "slot_waits", "one_sided_waits", "forward_waits",
+                                 "fetch_waits", "collective_waits"}
     for v in o["seconds"].values():
         assert 0 <= v["max"] <= v["sum"]
 w, r = objs

@@ -23,6 +23,7 @@
 #include <check.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -3449,6 +3450,58 @@ static long stats_sum(const char *path, const char *name)
     return sum;
 }
 
+/* The sum over the ranks of phase NAME (seconds) in the last TCIO_STATS
+ * JSON object of PATH, or -1; *SHM says whether that object's transport
+ * was shm. */
+static double stats_seconds(const char *path, const char *name, bool *shm)
+{
+    int64_t size;
+    unsigned char *raw = tu_read_file(path, &size);
+    char *text = raw ? malloc((size_t)size + 1) : NULL;
+    if (!text) {
+        free(raw);
+        return -1;
+    }
+    memcpy(text, raw, (size_t)size);
+    text[size] = '\0';
+    free(raw);
+    double sum = -1;
+    char key[64];
+    snprintf(key, sizeof key, "\"%s\":{\"sum\":", name);
+    for (char *object = text; (object = strstr(object, "{\"tcio_stats\"")) != NULL; object++) {
+        char *seconds = strstr(object, "\"seconds\":");
+        char *at = seconds ? strstr(seconds, key) : NULL;
+        if (at)
+            sum = strtod(at + strlen(key), NULL);
+        const char *transport = strstr(object, "\"transport\":");
+        *shm = transport && strncmp(transport, "\"transport\":\"shm\"", 17) == 0;
+    }
+    free(text);
+    return sum;
+}
+
+/* The waits for other ranks in the TCIO_STATS JSON of PATH are
+ * consistent: every one present and not negative, the forwards' and
+ * fetches' share of the one-sided waits within them (the printed sums
+ * are rounded to 6 digits), and none at all with shm, whose moves are
+ * copies. */
+static bool waits_consistent(const char *path, char *why, size_t len)
+{
+    bool shm = false;
+    double slot = stats_seconds(path, "slot_waits", &shm);
+    double one_sided = stats_seconds(path, "one_sided_waits", &shm);
+    double forward = stats_seconds(path, "forward_waits", &shm);
+    double fetch = stats_seconds(path, "fetch_waits", &shm);
+    double collective = stats_seconds(path, "collective_waits", &shm);
+    snprintf(why, len, "slot %g, one-sided %g (forwards %g, fetches %g), collective %g s, "
+             "transport %s", slot, one_sided, forward, fetch, collective, shm ? "shm" : "not shm");
+    if (slot < 0 || one_sided < 0 || forward < 0 || fetch < 0 || collective < 0)
+        return false;
+    if (forward + fetch > one_sided + 1e-5)
+        return false;
+    return !shm || one_sided == 0;
+}
+
 /* Each rank writes its pieces in three rounds, visiting the segments in an
  * order of its own in each round: with one slot per aggregator, segments
  * are spilled half written, claimed again and spilled again (the later
@@ -3811,6 +3864,12 @@ START_TEST(test_node_combining)
     if (tu_rank == 0)
         printf("node_combining: %d node(s): %ld forwards, %ld fetches, %ld moves between "
                "nodes for %d segments\n", nodes, forwards, fetches, crossings, NSEG);
+    char why[256] = "";
+    ok = tu_rank != 0 || waits_consistent(stats, why, sizeof why);
+    CHECK_ALL(ok, "%s: the waits for other ranks in the statistics are inconsistent: %s", ctx,
+              why);
+    if (tu_rank == 0)
+        printf("node_combining: waits: %s\n", why);
     /* Reopened for reading: no segment is in level 2, and each node's
      * fetch reads the file without taking the aggregator's slot (peek). */
     const char *stats2 = tu_path("combining-stats2");
