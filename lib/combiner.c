@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include "combiner.h"
 #include "collective.h"
+#include "comm_cache.h"
 #include "error.h"
 #include "file.h"
 #include "owner.h"
@@ -93,16 +94,12 @@ static int fetch(tcio_file *fh, int64_t segment, char *buf)
 
 /* ---- open and free -------------------------------------------------------- */
 
-/* The node's communicator, the map of every segment over its ranks, and
- * the forward's view (its marks and extents; its data is always a slot's). */
-static int prepare(tcio_file *fh)
+/* The map of every segment over the ranks of the node communicator
+ * FH->comb.comm, and the forward's view (its marks and extents; its data
+ * is always a slot's).  Local. */
+static int node_geometry(tcio_file *fh)
 {
     tci_combiner *c = &fh->comb;
-    int err = MPI_Comm_split(fh->comm, fh->aggr.node_of[fh->rank], fh->rank, &c->comm);
-    if (err != MPI_SUCCESS) {
-        c->comm = MPI_COMM_NULL;
-        return tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Comm_split (the ranks of this node)", err);
-    }
     MPI_Comm_rank(c->comm, &c->node_rank);
     MPI_Comm_size(c->comm, &c->node_size);
     int size = (int)fh->map.segment_size;
@@ -116,7 +113,23 @@ static int prepare(tcio_file *fh)
     c->map = (tci_segmap){ .segment_size = fh->map.segment_size,
                            .naggregators = c->node_size, .aggregator_rank = c->ranks,
                            .nslots = fh->map.nslots };
-    int64_t bytes = tci_transport_shm.memory_bytes(c->map.nslots, size);
+    return TCIO_SUCCESS;
+}
+
+/* The node's communicator and geometry, and whether the node holds the
+ * tier's memory. */
+static int prepare(tcio_file *fh)
+{
+    tci_combiner *c = &fh->comb;
+    int err = MPI_Comm_split(fh->comm, fh->aggr.node_of[fh->rank], fh->rank, &c->comm);
+    if (err != MPI_SUCCESS) {
+        c->comm = MPI_COMM_NULL;
+        return tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Comm_split (the ranks of this node)", err);
+    }
+    int rc = node_geometry(fh);
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    int64_t bytes = tci_transport_shm.memory_bytes(c->map.nslots, fh->map.segment_size);
     const char *limit = tci_transport_exceeds(bytes, c->node_size);
     if (limit)
         return tci_error_set(TCIO_ERR_NO_MEMORY, "the node's combining tier needs %d parts of "
@@ -124,8 +137,36 @@ static int prepare(tcio_file *fh)
     return TCIO_SUCCESS;
 }
 
-int tci_combiner_open(tcio_file *fh)
+/* The far side of the tier's slots, once it is open or adopted. */
+static void connect(tcio_file *fh)
 {
+    fh->node.store = forward;
+    fh->node.load = fetch;
+    fh->node.t.progress_comm = fh->comm;
+}
+
+/* The tier kept on the communicator by the previous file of the same
+ * geometry (comm_cache.h), set up for this one: local. */
+static int adopt(tcio_file *fh)
+{
+    tci_transport kept;
+    if (!tci_comm_take_tier(fh->comm_entry, &kept, &fh->comb.comm))
+        return tci_error_set(TCIO_ERR_MPI, "the node's combining tier kept on the "
+                             "communicator is gone");
+    int rc = node_geometry(fh);
+    tci_level2_adopt(&fh->node, &kept, &fh->comb.map);
+    if (rc == TCIO_SUCCESS) {
+        connect(fh);
+        fh->stats.count[TCI_C_REUSED_TIERS] = 1;
+    }
+    return rc;
+}
+
+int tci_combiner_open(tcio_file *fh, bool reuse)
+{
+    if (reuse)
+        return tci_agree(fh->comm, adopt(fh));
+    tci_comm_drop_tier(fh->comm_entry);
     int rc = tci_agree(fh->comm, prepare(fh));
     if (rc != TCIO_SUCCESS)
         return rc;
@@ -136,17 +177,24 @@ int tci_combiner_open(tcio_file *fh)
                       "rank of the node)", (long long)fh->comb.map.nslots,
                       (long long)fh->map.segment_size);
     rc = tci_agree(fh->comm, rc);
-    if (rc == TCIO_SUCCESS) {
-        fh->node.store = forward;
-        fh->node.load = fetch;
-        fh->node.t.progress_comm = fh->comm;
-    }
+    if (rc == TCIO_SUCCESS)
+        connect(fh);
     return rc;
+}
+
+void tci_combiner_keep(tcio_file *fh)
+{
+    tci_transport kept;
+    if (!fh->node.t.ops || !tci_level2_keep(&fh->node, &kept))
+        return;
+    if (tci_comm_keep_tier(fh->comm_entry, &kept, fh->comb.comm))
+        fh->comb.comm = MPI_COMM_NULL;       /* the cache's now */
+    else
+        tci_transport_close(&kept);
 }
 
 void tci_combiner_free(tcio_file *fh)
 {
-
     tci_combiner *c = &fh->comb;
     tci_level2_free(&fh->node);
     tci_level1_free(&c->forward);

@@ -28,10 +28,19 @@ typedef struct tci_combiner {
 
 /* Collective over FH->comm, after the file's level 2 is open, on a file
  * whose transport combines (tci_transport_combines): the node communicator,
- * the tier's shm slots (FH->node) and the forward's buffers.  Agreed:
- * every rank returns the same result; on failure tci_combiner_free still
- * runs at the handle's destruction. */
-int  tci_combiner_open(struct tcio_file *fh);
+ * the tier's shm slots (FH->node) and the forward's buffers.  With REUSE
+ * (agreed: every rank's communicator cache keeps a tier, and the window
+ * was reused) the tier kept by the previous file is taken over, with no
+ * collective step but the agreement of the outcome; otherwise a kept one
+ * is freed and a new one made.  Agreed: every rank returns the same
+ * result; on failure tci_combiner_free still runs at the handle's
+ * destruction. */
+int  tci_combiner_open(struct tcio_file *fh, bool reuse);
+
+/* Local, after a close that succeeded everywhere and kept the window on
+ * the communicator (handle.c): keep the tier beside it, emptied, for the
+ * next file of the same geometry; else leave it to tci_combiner_free. */
+void tci_combiner_keep(struct tcio_file *fh);
 
 /* Local (the node communicator is freed; the slots are unmapped): harmless
  * on a file without the tier. */

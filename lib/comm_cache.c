@@ -30,6 +30,12 @@ struct tci_comm_entry {
     bool     holds;      /* a level-2 transport T, kept for the next file */
     tci_transport t;
     tci_window_key key;
+    /* On several nodes, the node's combining tier of the same file: its
+     * transport and the communicator of the node's ranks it was made on
+     * (lib/combiner.c), kept beside the window. */
+    bool     holds_tier;
+    tci_transport tier;
+    MPI_Comm node_comm;
     tci_comm_entry *next, *prev;   /* the attached entries, oldest first */
 };
 
@@ -43,8 +49,20 @@ static void detach(tci_comm_entry *e)
     e->next = e->prev = NULL;
 }
 
+/* Local: the tier's shared memory is unmapped, its communicator freed
+ * (every rank of the node holds one alike, and frees it alike). */
+static void free_tier(tci_comm_entry *e)
+{
+    if (!e->holds_tier)
+        return;
+    tci_transport_close(&e->tier);
+    MPI_Comm_free(&e->node_comm);
+    e->holds_tier = false;
+}
+
 static void free_window(tci_comm_entry *e)
 {
+    free_tier(e);
     if (!e->holds)
         return;
     tci_transport_close(&e->t);
@@ -195,4 +213,35 @@ void tci_comm_drop_window(tci_comm_entry *entry)
 {
     if (entry)
         free_window(entry);
+}
+
+bool tci_comm_holds_tier(const tci_comm_entry *entry)
+{
+    return entry && entry->holds_tier;
+}
+
+bool tci_comm_take_tier(tci_comm_entry *entry, tci_transport *tier, MPI_Comm *node_comm)
+{
+    if (!tci_comm_holds_tier(entry))
+        return false;
+    *tier = entry->tier;
+    *node_comm = entry->node_comm;
+    entry->holds_tier = false;
+    return true;
+}
+
+void tci_comm_drop_tier(tci_comm_entry *entry)
+{
+    if (entry)
+        free_tier(entry);
+}
+
+bool tci_comm_keep_tier(tci_comm_entry *entry, const tci_transport *tier, MPI_Comm node_comm)
+{
+    if (!entry || !entry->holds || entry->holds_tier || entry->orphaned)
+        return false;
+    entry->tier = *tier;
+    entry->node_comm = node_comm;
+    entry->holds_tier = true;
+    return true;
 }

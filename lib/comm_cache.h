@@ -57,4 +57,18 @@ bool tci_comm_can_keep_window(const tci_comm_entry *entry);
 void tci_comm_keep_window(tci_comm_entry *entry, const tci_window_key *key,
                           const tci_transport *kept);
 
+/* A node's combining tier (several nodes, lib/combiner.c) kept beside the
+ * window: its shm transport, emptied by tci_level2_keep, and the
+ * communicator of the node's ranks it lives on.  All local.
+ * tci_comm_holds_tier: whether ENTRY keeps one.  tci_comm_take_tier: take
+ * it out into *TIER and *NODE_COMM (false: none).  tci_comm_drop_tier:
+ * free it (unmapped, the communicator freed).  tci_comm_keep_tier: keep
+ * TIER and NODE_COMM beside the window ENTRY keeps now; false (nothing
+ * kept, the caller still owns both) when it keeps no window or a tier
+ * already.  The window's drop frees the tier too. */
+bool tci_comm_holds_tier(const tci_comm_entry *entry);
+bool tci_comm_take_tier(tci_comm_entry *entry, tci_transport *tier, MPI_Comm *node_comm);
+void tci_comm_drop_tier(tci_comm_entry *entry);
+bool tci_comm_keep_tier(tci_comm_entry *entry, const tci_transport *tier, MPI_Comm node_comm);
+
 #endif

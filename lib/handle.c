@@ -155,4 +155,5 @@ void tci_handle_return_window(tcio_file *fh)
         !tci_level2_keep(&fh->l2, &kept))
         return;
     tci_comm_keep_window(fh->comm_entry, &key, &kept);
+    tci_combiner_keep(fh);
 }

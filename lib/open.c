@@ -9,6 +9,7 @@
 #include <string.h>
 #include "file.h"
 #include "collective.h"
+#include "comm_cache.h"
 #include "error.h"
 #include "handle.h"
 #include "background.h"
@@ -316,12 +317,16 @@ static int set_up(tcio_file *fh, const char *fname, const opened *o, int mode)
     }
     bool reused = rc == TCIO_SUCCESS && tci_handle_reuse_window(fh);
     /* The size too: every rank's own MPI_File_get_size may see a file that
-     * another program changes meanwhile; the largest is every rank's. */
-    agreement a = { .rc = rc, .nfacts = 2, .facts = { !reused, fh->size_at_open } };
+     * another program changes meanwhile; the largest is every rank's.  And
+     * whether every rank keeps a combining tier beside the reused window
+     * (lib/combiner.c): then no rank makes a new one. */
+    bool tier_kept = reused && tci_comm_holds_tier(fh->comm_entry);
+    agreement a = { .rc = rc, .nfacts = 3, .facts = { !reused, fh->size_at_open, !tier_kept } };
     final_settings(&a, fh);
     if ((rc = agree_on(fh->comm, &a)) != TCIO_SUCCESS)
         return rc;
     fh->size_at_open = a.facts[1];
+    fh->stats.count[TCI_C_REUSED_WINDOWS] = a.facts[0] == 0;
     /* A reused window needs no agreement: its slots were emptied before
      * the agreement that ended the previous close. */
     if (a.facts[0] && (rc = new_window(fh)) != TCIO_SUCCESS)
@@ -331,7 +336,7 @@ static int set_up(tcio_file *fh, const char *fname, const opened *o, int mode)
      * shared memory cannot be made (agreed), auto goes on with rma alone,
      * as it falls back from shm on one node; mixed asked for fails. */
     if (tci_transport_combines(fh->config.transport, fh->aggr.nnodes) &&
-        (rc = tci_combiner_open(fh)) != TCIO_SUCCESS) {
+        (rc = tci_combiner_open(fh, a.facts[0] == 0 && a.facts[2] == 0)) != TCIO_SUCCESS) {
         tci_combiner_free(fh);
         if (fh->config.transport != TCI_TRANSPORT_AUTO)
             return rc;

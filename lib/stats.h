@@ -40,7 +40,11 @@
      * (combiner.c), their bytes, and the segments it got from there */              \
     X(FORWARDS, "node forwards", "forwards")                                         \
     X(FORWARD_BYTES, "bytes forwarded", "forward_bytes")                             \
-    X(FETCHES, "node fetches", "fetches")
+    X(FETCHES, "node fetches", "fetches")                                           \
+    /* opens that took the level-2 window, and on several nodes the node's          \
+     * combining tier, kept on the communicator by the previous file */              \
+    X(REUSED_WINDOWS, "windows reused", "reused_windows")                            \
+    X(REUSED_TIERS, "node tiers reused", "reused_tiers")
 
 /* Phases, in seconds of MPI_Wtime; a phase inside another counts in both
  * (loads and spills happen inside moves).  CLOSE is the time inside

@@ -3885,6 +3885,13 @@ START_TEST(test_node_combining)
     fetches = tu_rank == 0 ? stats_sum(stats2, "fetches") : 0;
     CHECK_ALL(tu_rank != 0 || fetches == want, "%s, reopened: %ld fetches, expected %ld", ctx,
               fetches, want);
+    /* The reopen has the first file's geometry: every rank takes over the
+     * window and, on several nodes, the node's tier the close kept. */
+    long windows = tu_rank == 0 ? stats_sum(stats2, "reused_windows") : 0;
+    long tiers = tu_rank == 0 ? stats_sum(stats2, "reused_tiers") : 0;
+    CHECK_ALL(tu_rank != 0 || (windows == tu_nprocs && tiers == (nodes > 1 ? tu_nprocs : 0)),
+              "%s, reopened: %ld ranks reused the window and %ld the node's tier, expected %d "
+              "and %d", ctx, windows, tiers, tu_nprocs, nodes > 1 ? tu_nprocs : 0);
     /* One slot per aggregator and per node rank: every segment written is
      * spilled by the next one's claim, in the tier and in the file's level
      * 2, so after the flush the fetches of all but the last find the
