@@ -3423,20 +3423,27 @@ static size_t sv_sparse_plan(sv_piece *p, size_t cap, uint64_t seed)
     return n;
 }
 
+/* The statistics file PATH as a C string (for strstr), or NULL. */
+static char *stats_text(const char *path)
+{
+    int64_t size;
+    unsigned char *raw = tu_read_file(path, &size);
+    char *text = raw ? malloc((size_t)size + 1) : NULL;
+    if (text) {
+        memcpy(text, raw, (size_t)size);
+        text[size] = '\0';
+    }
+    free(raw);
+    return text;
+}
+
 /* The sum of counter NAME (in "counts", not the phase of the same name in
  * "seconds") of the last JSON summary in PATH, or -1. */
 static long stats_sum(const char *path, const char *name)
 {
-    int64_t size;
-    unsigned char *raw = tu_read_file(path, &size);
-    char *text = raw ? malloc((size_t)size + 1) : NULL;   /* a C string for strstr */
-    if (!text) {
-        free(raw);
+    char *text = stats_text(path);
+    if (!text)
         return -1;
-    }
-    memcpy(text, raw, (size_t)size);
-    text[size] = '\0';
-    free(raw);
     long sum = -1;
     char key[64];
     snprintf(key, sizeof key, "\"%s\":{\"sum\":", name);
@@ -3455,16 +3462,9 @@ static long stats_sum(const char *path, const char *name)
  * was shm. */
 static double stats_seconds(const char *path, const char *name, bool *shm)
 {
-    int64_t size;
-    unsigned char *raw = tu_read_file(path, &size);
-    char *text = raw ? malloc((size_t)size + 1) : NULL;
-    if (!text) {
-        free(raw);
+    char *text = stats_text(path);
+    if (!text)
         return -1;
-    }
-    memcpy(text, raw, (size_t)size);
-    text[size] = '\0';
-    free(raw);
     double sum = -1;
     char key[64];
     snprintf(key, sizeof key, "\"%s\":{\"sum\":", name);
