@@ -66,7 +66,11 @@ static int check_request(tcio_file *fh, bool writing, bool at, MPI_Offset offset
 
 /* An aggregator about to move does its early drains first (owner.c), so
  * that slots other ranks filled are freed while it is inside the library
- * anyway; level 2 itself never calls back into the owner's duties. */
+ * anyway.  Level 2 itself calls into the owner's duties in one place
+ * only: a node's tier spilling a segment forwards it (combiner.c), and a
+ * forward that completes the segment in the file's level 2 has it
+ * written (tci_owner_filled), as this function does after a write move
+ * that completes one. */
 static int move_writes(tcio_file *fh)
 {
     if (tci_level1_has_writes(&fh->l1))

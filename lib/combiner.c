@@ -54,7 +54,7 @@ static bool view_marks(tci_level1 *v, int segment_size, int64_t segment,
     return lo < hi;
 }
 
-/* level 2's store for the tier: put the node's combined bytes of SEGMENT
+/* The tier's spill, and its drains': put the node's combined bytes of SEGMENT
  * (DATA where BITMAP's bits are set) into the segment's slot in the file's
  * level 2, one move, and let its owner know if that completed it. */
 static int forward(tcio_file *fh, int64_t segment, const char *data,
@@ -82,7 +82,7 @@ static int forward(tcio_file *fh, int64_t segment, const char *data,
                              "aggregator", (long long)segment);
 }
 
-/* level 2's load for the tier: the whole segment from the file's level 2. */
+/* The tier's load: the whole segment from the file's level 2. */
 static int fetch(tcio_file *fh, int64_t segment, char *buf)
 {
     double waited0 = fh->l2.t.op_wait_seconds;
@@ -137,11 +137,15 @@ static int prepare(tcio_file *fh)
     return TCIO_SUCCESS;
 }
 
-/* The far side of the tier's slots, once it is open or adopted. */
+/* The tier's downstream: the segment's slot in the file's level 2. */
+static const tci_downstream to_the_file_level2 = {
+    .spill = forward, .load = fetch, .is_file = false
+};
+
+/* Waits for the tier's slots turn MPI's progress over the file's
+ * communicator, once the tier is open or adopted. */
 static void connect(tcio_file *fh)
 {
-    fh->node.store = forward;
-    fh->node.load = fetch;
     fh->node.t.progress_comm = fh->comm;
 }
 
@@ -154,7 +158,7 @@ static int adopt(tcio_file *fh)
         return tci_error_set(TCIO_ERR_MPI, "the node's combining tier kept on the "
                              "communicator is gone");
     int rc = node_geometry(fh);
-    tci_level2_adopt(&fh->node, &kept, &fh->comb.map);
+    tci_level2_adopt(&fh->node, &kept, &fh->comb.map, &to_the_file_level2);
     if (rc == TCIO_SUCCESS) {
         connect(fh);
         fh->stats.count[TCI_C_REUSED_TIERS] = 1;
@@ -172,7 +176,8 @@ int tci_combiner_open(tcio_file *fh, bool reuse)
         return rc;
     /* Every rank of the node holds slots: the node's segments spread
      * over all of them, and so do the forwards at close. */
-    rc = tci_level2_open(&fh->node, &tci_transport_shm, fh->comb.comm, &fh->comb.map, true);
+    rc = tci_level2_open(&fh->node, &tci_transport_shm, fh->comb.comm, &fh->comb.map, true,
+                         &to_the_file_level2);
     tci_error_explain(rc, "creating the node's combining tier (%lld slots of %lld bytes per "
                       "rank of the node)", (long long)fh->comb.map.nslots,
                       (long long)fh->map.segment_size);

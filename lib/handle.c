@@ -140,7 +140,7 @@ bool tci_handle_reuse_window(tcio_file *fh)
     if (!tci_comm_take_window(fh->comm_entry, &key, &kept))
         return false;
     fh->window_reused = true;
-    tci_level2_adopt(&fh->l2, &kept, &fh->map);
+    tci_level2_adopt(&fh->l2, &kept, &fh->map, &tci_downstream_file);
     return true;
 }
 

@@ -1,10 +1,17 @@
-/* level2.c - level 2's protocol: the moves into and out of the slots.
+/* level2.c - level 2's protocol: the moves into and out of the slots of
+ * the level 2 it is given, the file's or a node's combining tier.
  *
- * A mover holds at most one slot lock at a time and never waits, while
- * holding it, for another rank to call the library: inside the lock it may
- * write the slot's previous segment to the file (a spill) and load the
- * segment from the file, both with independent MPI-IO (segio.c).  How the
- * slot is locked and how bytes reach it is the transport's (transport.h);
+ * A mover never waits, while holding a slot lock, for another rank to call
+ * the library: inside the lock it may send the slot's previous segment
+ * downstream (a spill) and load the segment from downstream (level2.h,
+ * tci_downstream).  The file's level 2 has the file there (independent
+ * MPI-IO, segio.c), and its movers hold one lock at a time.  A node's tier
+ * has the file's level 2 there: its spill and load are a forward and a
+ * fetch (combiner.c), which come back into this file on the file's level
+ * 2 and take one of its slots; that is the only re-entry, always from the
+ * tier into the file's level 2 and never back, so a mover holds at most
+ * two locks, the tier's first, and no cycle can form.  How a slot is
+ * locked and how bytes reach it is the transport's (transport.h);
  * doc/design.md has the protocol and why it cannot deadlock. */
 #include <stdlib.h>
 #include <string.h>
@@ -15,15 +22,18 @@
 #include "maskcopy.h"
 
 int tci_level2_open(tci_level2 *l2, const tci_transport_ops *ops, MPI_Comm comm,
-                    const tci_segmap *map, bool owner)
+                    const tci_segmap *map, bool owner, const tci_downstream *down)
 {
     memset(l2, 0, sizeof *l2);
+    l2->down = down;
     return tci_transport_open(&l2->t, ops, comm, map, owner);
 }
 
-void tci_level2_adopt(tci_level2 *l2, const tci_transport *kept, const tci_segmap *map)
+void tci_level2_adopt(tci_level2 *l2, const tci_transport *kept, const tci_segmap *map,
+                      const tci_downstream *down)
 {
     memset(l2, 0, sizeof *l2);
+    l2->down = down;
     l2->t = *kept;
     tci_transport_rebind(&l2->t, map);
 }
@@ -77,18 +87,33 @@ static int fetch_slot(tci_level2 *l2, tci_location loc)
     return rc != TCIO_SUCCESS ? rc : l2->t.ops->get_all(&l2->t, loc, l2->scratch, l2->bitmap);
 }
 
-/* Where L2's segments go when they leave it: the file, or (a node's
- * combining tier) the segment's slot in the file's level 2. */
-static int store_segment(tcio_file *fh, tci_level2 *l2, int64_t segment, const char *data,
+/* The file's level 2: a spill writes the segment's bytes to the file. */
+static int spill_to_file(tcio_file *fh, int64_t segment, const char *data,
                          const unsigned char *bitmap)
 {
-    if (l2->store)
-        return l2->store(fh, segment, data, bitmap);
-    return tci_segio_write(tci_file_segio(fh), segment, data, bitmap);
+    double t0 = MPI_Wtime();
+    int rc = tci_segio_write(tci_file_segio(fh), segment, data, bitmap);
+    fh->stats.count[TCI_C_SPILLS]++;
+    fh->stats.time[TCI_T_SPILLS] += MPI_Wtime() - t0;
+    return rc;
 }
 
-/* The slot holds another segment with unsaved bytes: write them to the
- * file (or forward them) before the slot changes hands (the spill path). */
+/* The file's level 2: a load reads the whole segment from the file. */
+static int load_from_file(tcio_file *fh, int64_t segment, char *buf)
+{
+    double t0 = MPI_Wtime();
+    int rc = tci_segio_read(fh->file, &fh->map, segment, buf);
+    fh->stats.count[TCI_C_LOADS]++;
+    fh->stats.time[TCI_T_LOADS] += MPI_Wtime() - t0;
+    return rc;
+}
+
+const tci_downstream tci_downstream_file = {
+    .spill = spill_to_file, .load = load_from_file, .is_file = true
+};
+
+/* The slot holds another segment with unsaved bytes: send them downstream
+ * before the slot changes hands (the spill path). */
 static int spill_slot(tcio_file *fh, tci_level2 *l2, tci_location loc, int64_t victim)
 {
     int rc = fetch_slot(l2, loc);
@@ -96,13 +121,7 @@ static int spill_slot(tcio_file *fh, tci_level2 *l2, tci_location loc, int64_t v
         return rc;
     /* A failed spill keeps the victim in its slot (close tries again), but
      * the handle remembers it so that close cannot report success. */
-    double t0 = MPI_Wtime();
-    rc = tci_note_failure(fh, store_segment(fh, l2, victim, l2->scratch, l2->bitmap));
-    if (!l2->store) {            /* a forward counts as one (combiner.c) */
-        fh->stats.count[TCI_C_SPILLS]++;
-        fh->stats.time[TCI_T_SPILLS] += MPI_Wtime() - t0;
-    }
-    return rc;
+    return tci_note_failure(fh, l2->down->spill(fh, victim, l2->scratch, l2->bitmap));
 }
 
 /* Make the locked slot hold SEGMENT, spilling its previous segment and
@@ -143,7 +162,7 @@ static void count_move(tcio_file *fh, const tci_level2 *l2, tci_location loc, in
 {
     fh->stats.count[kind]++;
     const int *node_of = fh->aggr.node_of;
-    if (l2 == &fh->l2 && node_of && node_of[loc.rank] != node_of[fh->rank]) {
+    if (l2->down->is_file && node_of && node_of[loc.rank] != node_of[fh->rank]) {
         fh->stats.count[TCI_C_OFF_NODE_MOVES]++;
         fh->stats.count[TCI_C_OFF_NODE_BYTES] += bytes;
     }
@@ -224,7 +243,7 @@ static int put_shared(tcio_file *fh, tci_level2 *l2, const tci_level1 *l1, tci_l
 static bool older_being_filled(const tcio_file *fh, const tci_level2 *l2,
                                const tci_slot_header *h, int64_t segment)
 {
-    return fh->config.early_drain && !l2->store && h->segment != TCI_SLOT_EMPTY &&
+    return fh->config.early_drain && l2->down->is_file && h->segment != TCI_SLOT_EMPTY &&
            h->segment < segment &&
            (h->flags & TCI_SLOT_DIRTY) && !(h->flags & TCI_SLOT_FULL);
 }
@@ -272,7 +291,7 @@ static void wait_for_older(tcio_file *fh, tci_level2 *l2, tci_location loc, int6
  * that holds their slot (locked by the caller): every write of this
  * segment's bytes to the file happens under this slot's lock (the segment
  * has no other slot), so the sieve's read-modify-write is as safe as a
- * spill's.  The older segment stays for the ranks filling it, and the
+ * spill's.  Only in the file's level 2 (older_being_filled).  The older segment stays for the ranks filling it, and the
  * rank ahead pays, which slows it down without making it wait for them. */
 static int write_around(tcio_file *fh, tci_level2 *l2, const tci_level1 *l1)
 {
@@ -282,7 +301,7 @@ static int write_around(tcio_file *fh, tci_level2 *l2, const tci_level1 *l1)
     double t0 = MPI_Wtime();
     const unsigned char *bitmap =
         tci_level1_marked_bitmap(l1, l2->bitmap, (int)fh->map.segment_size);
-    rc = tci_note_failure(fh, store_segment(fh, l2, l1->segment, l1->buf, bitmap));
+    rc = tci_note_failure(fh, tci_segio_write(tci_file_segio(fh), l1->segment, l1->buf, bitmap));
     double spent = MPI_Wtime() - t0;
     l2->around_cost = l2->around_cost > 0 ? 0.75 * l2->around_cost + 0.25 * spent : spent;
     fh->stats.count[TCI_C_WRITES_AROUND]++;
@@ -470,14 +489,7 @@ static int load_into_slot(tcio_file *fh, tci_level2 *l2, tci_location loc, tci_s
         if (rc != TCIO_SUCCESS)
             return rc;
     }
-    double t0 = MPI_Wtime();
-    if (l2->load) {              /* counted as a fetch (combiner.c) */
-        rc = l2->load(fh, h->segment, seg);
-    } else {
-        rc = tci_segio_read(fh->file, &fh->map, h->segment, seg);
-        fh->stats.count[TCI_C_LOADS]++;
-        fh->stats.time[TCI_T_LOADS] += MPI_Wtime() - t0;
-    }
+    rc = l2->down->load(fh, h->segment, seg);
     if (rc != TCIO_SUCCESS)
         return rc;
     int size = (int)fh->map.segment_size;

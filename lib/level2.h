@@ -13,6 +13,28 @@
 
 struct tcio_file;
 
+/* A level 2's downstream: where a segment goes when it leaves a slot
+ * and where a slot's content comes from when it is loaded.  The file's
+ * level 2 has the file (tci_downstream_file, through segio.c); a node's
+ * combining tier has the segment's slot in the file's level 2
+ * (combiner.c).  Every member is set: level2.c never asks which it has. */
+typedef struct tci_downstream {
+    /* SEGMENT leaves its slot, which is claimed for another (a spill):
+     * DATA where BITMAP's bits are set.  Counts itself in TCIO_STATS. */
+    int  (*spill)(struct tcio_file *fh, int64_t segment, const char *data,
+                  const unsigned char *bitmap);
+    /* SEGMENT's bytes, for a slot being loaded, into BUF (a whole
+     * segment).  Counts itself in TCIO_STATS. */
+    int  (*load)(struct tcio_file *fh, int64_t segment, char *buf);
+    /* The downstream is the file: the level 2 spans every node (its moves
+     * may cross nodes, counted as off_node_moves) and its segments fill
+     * with every node's bytes, so the drift policy applies ("a rank ahead
+     * of the others"); a node's tier holds one node's bytes, on its node. */
+    bool is_file;
+} tci_downstream;
+
+extern const tci_downstream tci_downstream_file;
+
 typedef struct tci_level2 {
     tci_transport  t;
     char          *scratch;    /* one segment (spills, loads of written
@@ -28,26 +50,21 @@ typedef struct tci_level2 {
     double         around_cost;
     int            wait_score;
     int            waits_skipped;
-    /* Where segments leaving this level 2 go, and where a load finds
-     * them: NULL for the file's level 2 (the file, through segio.c).  A
-     * node's combining tier (combiner.c) forwards them to their slot in
-     * the file's level 2 instead, and loads them from there; such a tier
-     * has no drift policy ("a rank ahead of the others"). */
-    int          (*store)(struct tcio_file *fh, int64_t segment, const char *data,
-                          const unsigned char *bitmap);
-    int          (*load)(struct tcio_file *fh, int64_t segment, char *buf);
+    const struct tci_downstream *down;   /* set at open and adopt */
 } tci_level2;
 
-/* Collective over COMM: open transport OPS with MAP's geometry; an OWNER
- * (aggregator) holds MAP->nslots slots, the other ranks none. */
+/* Collective over COMM: open transport OPS with MAP's geometry, in front
+ * of DOWN; an OWNER (aggregator) holds MAP->nslots slots, the other ranks
+ * none. */
 int  tci_level2_open(tci_level2 *l2, const tci_transport_ops *ops, MPI_Comm comm,
-                     const tci_segmap *map, bool owner);
+                     const tci_segmap *map, bool owner, const tci_downstream *down);
 
 /* Local: set L2 up on KEPT, the transport of an earlier file with the
  * same geometry and transport on the same communicator, emptied by
  * tci_level2_keep, now for the file whose geometry is MAP.  tcio_open
  * reuses the previous file's slots this way (lib/comm_cache.c). */
-void tci_level2_adopt(tci_level2 *l2, const tci_transport *kept, const tci_segmap *map);
+void tci_level2_adopt(tci_level2 *l2, const tci_transport *kept, const tci_segmap *map,
+                      const tci_downstream *down);
 
 /* Local, after the close drain (no other rank accesses the slots): empty
  * this rank's slots and hand the transport over to *KEPT for a later

@@ -250,7 +250,8 @@ static int open_level2(tcio_file *fh)
 {
     /* Ranks that are not aggregators hold no slots. */
     const tci_transport_ops *transport = tci_handle_transport(fh);
-    int rc = tci_level2_open(&fh->l2, transport, fh->comm, &fh->map, fh->aggr.index >= 0);
+    int rc = tci_level2_open(&fh->l2, transport, fh->comm, &fh->map, fh->aggr.index >= 0,
+                             &tci_downstream_file);
     tci_error_explain(rc, "creating level 2 (the %s transport's window, %lld slots of %lld "
                       "bytes per aggregator)", transport->name, (long long)fh->map.nslots,
                       (long long)fh->map.segment_size);
