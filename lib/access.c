@@ -407,27 +407,11 @@ static int progress_call(tcio_file *fh)
     return fh->failure != TCIO_SUCCESS ? tci_failed_earlier(fh) : TCIO_SUCCESS;
 }
 
-/* With a node's combining tier: once every rank of the file has moved its
- * level 1 into its node's tier (the barrier), each rank forwards the
- * segments its slots of the tier hold and empties them. */
-static int settle_tier(tcio_file *fh)
-{
-    if (!fh->node.t.ops)
-        return TCIO_SUCCESS;
-    int rc = tci_level2_complete_all(&fh->node);
-    int barrier_rc = tci_error_from_mpi(tci_barrier(fh->comm));
-    int drain_rc = tci_combiner_drain_all(fh);
-    if (rc == TCIO_SUCCESS)
-        rc = barrier_rc;
-    return tci_error_explain(rc != TCIO_SUCCESS ? rc : drain_rc, "forwarding the segments "
-                             "of the node's combining tier");
-}
-
 int tci_access_settle(tcio_file *fh)
 {
     int rc = complete_reads(fh);
     int put_rc = move_writes(fh);
-    int tier_rc = settle_tier(fh);
+    int tier_rc = fh->node.t.ops ? tci_level2_complete_all(&fh->node) : TCIO_SUCCESS;
     if (put_rc == TCIO_SUCCESS)
         put_rc = tier_rc;
     int done_rc = tci_level2_complete_all(&fh->l2);

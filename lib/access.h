@@ -5,8 +5,9 @@
 #include "file.h"
 
 /* Complete this rank's pending reads, move its buffered writes to level 2
- * and complete every one-sided operation it issued at its target: the
- * local half of tcio_flush and tcio_close.  Local. */
+ * (on several nodes: its node's combining tier) and complete every
+ * one-sided operation it issued at its target: the local half of
+ * tcio_flush and tcio_close, before tci_combiner_settle.  Local. */
 int tci_access_settle(tcio_file *fh);
 
 #endif

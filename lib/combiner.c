@@ -249,7 +249,10 @@ int tci_combiner_filled(tcio_file *fh)
     return forward_slot(fh, l2->filled, true);
 }
 
-int tci_combiner_drain_all(tcio_file *fh)
+/* Forward every dirty slot this rank holds in the tier and empty all of
+ * them (loaded ones too, so that later reads fetch what other nodes wrote
+ * meanwhile). */
+static int drain_all(tcio_file *fh)
 {
     if (!fh->node.t.ops)
         return TCIO_SUCCESS;
@@ -261,4 +264,17 @@ int tci_combiner_drain_all(tcio_file *fh)
             rc = slot_rc;
     }
     return rc;
+}
+
+int tci_combiner_settle(tcio_file *fh)
+{
+    if (!fh->node.t.ops)
+        return TCIO_SUCCESS;
+    /* Every rank has moved its level 1 into its node's tier. */
+    int rc = tci_error_from_mpi(tci_barrier(fh->comm));
+    int drain_rc = drain_all(fh);
+    int done_rc = tci_level2_complete_all(&fh->l2);
+    if (rc == TCIO_SUCCESS)
+        rc = drain_rc != TCIO_SUCCESS ? drain_rc : done_rc;
+    return tci_error_explain(rc, "forwarding the segments of the node's combining tier");
 }

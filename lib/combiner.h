@@ -42,6 +42,14 @@ int  tci_combiner_open(struct tcio_file *fh, bool reuse);
  * next file of the same geometry; else leave it to tci_combiner_free. */
 void tci_combiner_keep(struct tcio_file *fh);
 
+/* Collective over FH->comm on a file with the tier, after every rank's
+ * tci_access_settle (lib/access.h): once every rank has moved its level 1
+ * into its node's tier (a barrier), each rank forwards the dirty segments
+ * its slots of the tier hold, empties them and completes its moves into
+ * the file's level 2 (tcio_flush and the close).  Returns the first
+ * failure, explained.  Without the tier: nothing, local. */
+int  tci_combiner_settle(struct tcio_file *fh);
+
 /* Local (the node communicator is freed; the slots are unmapped): harmless
  * on a file without the tier. */
 void tci_combiner_free(struct tcio_file *fh);
@@ -50,12 +58,5 @@ void tci_combiner_free(struct tcio_file *fh);
  * node wrote every byte of the segment: FH->node.filled_valid): forward it
  * at once rather than when the slot is needed again.  Local. */
 int  tci_combiner_filled(struct tcio_file *fh);
-
-/* Forward every dirty slot this rank holds in the tier and empty all of
- * them (loaded ones too, so that later reads fetch what other nodes wrote
- * meanwhile).  Collective phase of tcio_flush and the close: between a
- * barrier that ends every rank's moves into the tier and the completion of
- * the forwards (the caller's). */
-int  tci_combiner_drain_all(struct tcio_file *fh);
 
 #endif
