@@ -27,7 +27,7 @@ typedef struct tci_combiner {
 } tci_combiner;
 
 /* Collective over FH->comm, after the file's level 2 is open, on a file
- * whose transport combines (tci_transport_combines): the node communicator,
+ * whose plan has a tier (tci_transport_plan_for): the node communicator,
  * the tier's shm slots (FH->node) and the forward's buffers.  With REUSE
  * (agreed: every rank's communicator cache keeps a tier, and the window
  * was reused) the tier kept by the previous file is taken over, with no

@@ -31,7 +31,7 @@ enum { TCI_DRAIN_OFF = 0, TCI_DRAIN_OWNER = 1, TCI_DRAIN_MOVER = 2 };
 /* The transports a user can ask for (tcio_transport; transport.h). */
 typedef enum tci_transport_kind {
     TCI_TRANSPORT_AUTO = 0,   /* the library chooses: shm on one node,
-                                 mixed on several (tci_transport_choose) */
+                                 mixed on several (tci_transport_plan_for) */
     TCI_TRANSPORT_RMA,        /* MPI one-sided operations */
     TCI_TRANSPORT_SHM,        /* node-shared memory, CPU atomics */
     TCI_TRANSPORT_MIXED       /* shm inside each node (the node's pieces

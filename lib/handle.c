@@ -112,11 +112,14 @@ void tci_handle_destroy(tcio_file *fh)
 
 /* ---- the window borrowed from the communicator ---------------------------- */
 
+tci_transport_plan tci_handle_plan(const tcio_file *fh)
+{
+    return tci_transport_plan_for(fh->config.transport, fh->aggr.nnodes, fh->shm_refused);
+}
+
 const tci_transport_ops *tci_handle_transport(const tcio_file *fh)
 {
-    if (fh->shm_refused)
-        return &tci_transport_rma;
-    return tci_transport_choose(fh->config.transport, fh->aggr.nnodes);
+    return tci_handle_plan(fh).level2;
 }
 
 const char *tci_handle_transport_name(const tcio_file *fh)

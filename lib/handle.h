@@ -32,8 +32,11 @@ void tci_handle_remember_closing(tcio_file *fh);
 void tci_handle_forget_closing(tcio_file *fh);
 tcio_file *tci_handle_oldest_closing(void);
 
-/* The transport of FH: its setting on the nodes its communicator spans
- * (known on every rank once the open has found the nodes). */
+/* The transports of FH (tci_transport_plan_for): its setting on the
+ * nodes its communicator spans (known on every rank once the open has
+ * found the nodes), and whether auto's shm was refused; and the file's
+ * level 2's of them. */
+tci_transport_plan tci_handle_plan(const tcio_file *fh);
 const tci_transport_ops *tci_handle_transport(const tcio_file *fh);
 
 /* The transport as TCIO_STATS and tcio_get_info name it: "mixed" with a

@@ -179,7 +179,8 @@ static int level2_fits(const tci_config *c, const tci_aggregators *aggr, int me)
     /* Before the nodes are known (AGGR NULL) auto counts as rma: both
      * transports lay level 2 out alike (slot.h). */
     int nnodes = aggr ? aggr->nnodes : 0;
-    int64_t bytes = tci_transport_choose(c->transport, nnodes)->memory_bytes(slots, size);
+    int64_t bytes =
+        tci_transport_plan_for(c->transport, nnodes, false).level2->memory_bytes(slots, size);
     const char *limit = tci_transport_exceeds(bytes, windows);
     if (!limit)
         return TCIO_SUCCESS;
@@ -336,7 +337,7 @@ static int set_up(tcio_file *fh, const char *fname, const opened *o, int mode)
      * rank has the same node map, so every rank decides alike).  If its
      * shared memory cannot be made (agreed), auto goes on with rma alone,
      * as it falls back from shm on one node; mixed asked for fails. */
-    if (tci_transport_combines(fh->config.transport, fh->aggr.nnodes) &&
+    if (tci_handle_plan(fh).tier &&
         (rc = tci_combiner_open(fh, a.facts[0] == 0 && a.facts[2] == 0)) != TCIO_SUCCESS) {
         tci_combiner_free(fh);
         if (fh->config.transport != TCI_TRANSPORT_AUTO)

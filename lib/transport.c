@@ -12,28 +12,26 @@
 #include "collective.h"
 #include "error.h"
 
-const tci_transport_ops *tci_transport_choose(tci_transport_kind kind, int nnodes)
+tci_transport_plan tci_transport_plan_for(tci_transport_kind kind, int nnodes, bool shm_refused)
 {
     switch (kind) {
     case TCI_TRANSPORT_SHM:
-        return &tci_transport_shm;
+        return (tci_transport_plan){ .level2 = &tci_transport_shm };
     case TCI_TRANSPORT_RMA:
-        return &tci_transport_rma;
+        return (tci_transport_plan){ .level2 = &tci_transport_rma };
     case TCI_TRANSPORT_AUTO:
     case TCI_TRANSPORT_MIXED:
     default:
         /* One node: every slot is reachable by address, and moves need no
          * progress from their target (doc/design.md, "Choosing the
          * transport").  On several, rma holds the segments, and the
-         * node's combining tier in front of it (tci_transport_combines)
-         * is shm. */
-        return nnodes == 1 ? &tci_transport_shm : &tci_transport_rma;
+         * node's combining tier in front of it is shm. */
+        if (nnodes == 1)
+            return (tci_transport_plan){ .level2 = shm_refused ? &tci_transport_rma
+                                                               : &tci_transport_shm };
+        return (tci_transport_plan){ .level2 = &tci_transport_rma,
+                                     .tier = nnodes > 1 ? &tci_transport_shm : NULL };
     }
-}
-
-bool tci_transport_combines(tci_transport_kind kind, int nnodes)
-{
-    return (kind == TCI_TRANSPORT_AUTO || kind == TCI_TRANSPORT_MIXED) && nnodes > 1;
 }
 
 void tci_transport_waited_for_slot(tci_transport *t, int tries, double busy_since)

@@ -207,15 +207,21 @@ struct tci_transport {
 extern const tci_transport_ops tci_transport_rma;
 extern const tci_transport_ops tci_transport_shm;
 
-/* The transport for KIND on a communicator that spans NNODES nodes
- * (local): auto and mixed are shm on one node, rma otherwise (also when
- * NNODES is not known, 0), with a node's combining tier in front on
- * several (tci_transport_combines). */
-const tci_transport_ops *tci_transport_choose(tci_transport_kind kind, int nnodes);
+/* What a file's moves go through: the file's level 2 (LEVEL2) and, on
+ * several nodes, a combining tier in each node in front of it (TIER, the
+ * shm transport; NULL without one, lib/combiner.c). */
+typedef struct tci_transport_plan {
+    const tci_transport_ops *level2;
+    const tci_transport_ops *tier;
+} tci_transport_plan;
 
-/* Whether a file with transport KIND on NNODES nodes has a combining tier
- * in each node (lib/combiner.c): auto and mixed on several nodes. */
-bool tci_transport_combines(tci_transport_kind kind, int nnodes);
+/* The one place the transports are chosen (local): for setting KIND on a
+ * communicator that spans NNODES nodes (0: not known yet).  auto and
+ * mixed: shm on one node; rma with a shm tier in front on several; rma
+ * when the count is unknown.  rma and shm: themselves, on any count.
+ * SHM_REFUSED (auto's shm segment could not be made on one node, open.c):
+ * rma instead. */
+tci_transport_plan tci_transport_plan_for(tci_transport_kind kind, int nnodes, bool shm_refused);
 
 /* A take of T ends after TRIES busy looks (0: it found the slot free),
  * the first at BUSY_SINCE (MPI_Wtime): add the wait to

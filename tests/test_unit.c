@@ -473,19 +473,31 @@ START_TEST(transport_chooser_auto_rma_shm)
     /* auto: shm on one node, rma on several or when the count is unknown
      * (0), with a combining tier in front on several (mixed); asked for by
      * name, each is itself on any node count, and mixed is shm on one. */
-    ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_AUTO, 1), &tci_transport_shm);
-    ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_AUTO, 2), &tci_transport_rma);
-    ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_AUTO, 0), &tci_transport_rma);
-    for (int nodes = 0; nodes <= 3; nodes++) {
-        ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_RMA, nodes), &tci_transport_rma);
-        ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_SHM, nodes), &tci_transport_shm);
-        ck_assert(!tci_transport_combines(TCI_TRANSPORT_RMA, nodes));
-        ck_assert(!tci_transport_combines(TCI_TRANSPORT_SHM, nodes));
-        ck_assert(tci_transport_combines(TCI_TRANSPORT_AUTO, nodes) == (nodes > 1));
-        ck_assert(tci_transport_combines(TCI_TRANSPORT_MIXED, nodes) == (nodes > 1));
+    for (int refused = 0; refused <= 1; refused++) {
+        tci_transport_plan one = tci_transport_plan_for(TCI_TRANSPORT_AUTO, 1, refused);
+        ck_assert_ptr_eq(one.level2, refused ? &tci_transport_rma : &tci_transport_shm);
+        ck_assert_ptr_null(one.tier);
+        one = tci_transport_plan_for(TCI_TRANSPORT_MIXED, 1, refused);
+        ck_assert_ptr_eq(one.level2, refused ? &tci_transport_rma : &tci_transport_shm);
+        ck_assert_ptr_null(one.tier);
     }
-    ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_MIXED, 1), &tci_transport_shm);
-    ck_assert_ptr_eq(tci_transport_choose(TCI_TRANSPORT_MIXED, 2), &tci_transport_rma);
+    tci_transport_plan unknown = tci_transport_plan_for(TCI_TRANSPORT_AUTO, 0, false);
+    ck_assert_ptr_eq(unknown.level2, &tci_transport_rma);
+    ck_assert_ptr_null(unknown.tier);
+    for (int nodes = 0; nodes <= 3; nodes++) {
+        tci_transport_plan rma = tci_transport_plan_for(TCI_TRANSPORT_RMA, nodes, false);
+        tci_transport_plan shm = tci_transport_plan_for(TCI_TRANSPORT_SHM, nodes, false);
+        ck_assert_ptr_eq(rma.level2, &tci_transport_rma);
+        ck_assert_ptr_eq(shm.level2, &tci_transport_shm);
+        ck_assert_ptr_null(rma.tier);
+        ck_assert_ptr_null(shm.tier);
+        const tci_transport_kind combining[] = { TCI_TRANSPORT_AUTO, TCI_TRANSPORT_MIXED };
+        for (int k = 0; nodes > 1 && k < 2; k++) {
+            tci_transport_plan several = tci_transport_plan_for(combining[k], nodes, false);
+            ck_assert_ptr_eq(several.level2, &tci_transport_rma);
+            ck_assert_ptr_eq(several.tier, &tci_transport_shm);
+        }
+    }
     tci_transport_kind kind = TCI_TRANSPORT_AUTO;
     ck_assert_int_eq(tci_parse_transport("mixed", &kind), 0);
     ck_assert_int_eq(kind, TCI_TRANSPORT_MIXED);
