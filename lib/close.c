@@ -29,10 +29,7 @@ static int flush_call(tcio_file *fh)
         return tci_error_bad_handle(fh);
     tci_collective_enter("tcio_flush");
     double waited0 = tci_collective_waited();
-    int rc = tci_access_settle(fh);
-    int tier_rc = tci_combiner_settle(fh);
-    if (rc == TCIO_SUCCESS)
-        rc = tier_rc;
+    int rc = tci_combiner_settle(fh, tci_access_settle(fh));
     rc = tci_collective_result(fh->comm, own_result(fh, rc));
     fh->stats.time[TCI_T_COLLECTIVE_WAITS] += tci_collective_waited() - waited0;
     return rc;
@@ -72,10 +69,7 @@ static void begin_close(tcio_file *fh, bool background)
 {
     tci_handle_forget(fh);
     double t0 = MPI_Wtime(), waited0 = tci_collective_waited();
-    int rc = tci_access_settle(fh);
-    int tier_rc = tci_combiner_settle(fh);
-    if (rc == TCIO_SUCCESS)
-        rc = tier_rc;
+    int rc = tci_combiner_settle(fh, tci_access_settle(fh));
     /* No rank drains before every rank's last put has completed. */
     tci_barrier(fh->comm);
     int drain_rc = tci_background_drain(fh, background);

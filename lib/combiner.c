@@ -266,15 +266,16 @@ static int drain_all(tcio_file *fh)
     return rc;
 }
 
-int tci_combiner_settle(tcio_file *fh)
+int tci_combiner_settle(tcio_file *fh, int settled)
 {
     if (!fh->node.t.ops)
-        return TCIO_SUCCESS;
+        return settled;
     /* Every rank has moved its level 1 into its node's tier. */
     int rc = tci_error_from_mpi(tci_barrier(fh->comm));
     int drain_rc = drain_all(fh);
     int done_rc = tci_level2_complete_all(&fh->l2);
     if (rc == TCIO_SUCCESS)
         rc = drain_rc != TCIO_SUCCESS ? drain_rc : done_rc;
-    return tci_error_explain(rc, "forwarding the segments of the node's combining tier");
+    tci_error_explain(rc, "forwarding the segments of the node's combining tier");
+    return settled != TCIO_SUCCESS ? settled : rc;
 }

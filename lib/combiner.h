@@ -42,13 +42,16 @@ int  tci_combiner_open(struct tcio_file *fh, bool reuse);
  * next file of the same geometry; else leave it to tci_combiner_free. */
 void tci_combiner_keep(struct tcio_file *fh);
 
-/* Collective over FH->comm on a file with the tier, after every rank's
- * tci_access_settle (lib/access.h): once every rank has moved its level 1
- * into its node's tier (a barrier), each rank forwards the dirty segments
- * its slots of the tier hold, empties them and completes its moves into
- * the file's level 2 (tcio_flush and the close).  Returns the first
- * failure, explained.  Without the tier: nothing, local. */
-int  tci_combiner_settle(struct tcio_file *fh);
+/* The collective half of tcio_flush, tcio_close and every call that
+ * needs every rank's writes in the file's level 2, after this rank's
+ * tci_access_settle (lib/access.h) returned SETTLED: on a file with the
+ * tier, once every rank has moved its level 1 into its node's tier (a
+ * barrier over FH->comm), each rank forwards the dirty segments its
+ * slots of the tier hold, empties them and completes its moves into the
+ * file's level 2.  Returns SETTLED if it is a failure, else the first
+ * failure here, explained.  Without the tier: SETTLED, local.  Usage:
+ * rc = tci_combiner_settle(fh, tci_access_settle(fh)). */
+int  tci_combiner_settle(struct tcio_file *fh, int settled);
 
 /* Local (the node communicator is freed; the slots are unmapped): harmless
  * on a file without the tier. */
