@@ -2,7 +2,8 @@
  *
  * Placements:
  *   spread  A ranks evenly spaced over the communicator, i * P / A (the
- *           activePEs/skipPEs layout of the Charm++ output paper);
+ *           activePEs/skipPEs layout of the Charm++ output paper), the
+ *           ranks counted node by node;
  *   node    the same number on every node (nodes found with
  *           MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)), evenly spaced
  *           within each node and ordered so that consecutive segments go
@@ -192,10 +193,33 @@ int tci_aggregators_default(int nprocs, int nnodes, int64_t stripe_factor)
     return 1;
 }
 
-static void place_spread(int count, int nprocs, int *ranks)
+/* COUNT ranks evenly spaced over the ranks taken node by node (each
+ * node's in rank order): i * P / A of that order.  Where ranks fill the
+ * nodes in blocks (the usual mapping) this is i * P / A itself; where they
+ * are dealt round robin (mpiexec's --map-by node, MPICH's cliques) it
+ * still spreads the aggregators over the nodes, instead of putting them
+ * all on the nodes that the evenly spaced ranks happen to share.
+ * Returns COUNT, or -1 without memory. */
+static int place_spread(int count, int nprocs, int nnodes, const int *node_of, int *ranks)
 {
+    int *start = calloc((size_t)nnodes + 1, sizeof *start);
+    int *order = malloc((size_t)nprocs * sizeof *order);
+    if (!start || !order) {
+        free(start);
+        free(order);
+        return -1;
+    }
+    for (int r = 0; r < nprocs; r++)          /* a counting sort by node */
+        start[node_of[r] + 1]++;
+    for (int n = 0; n < nnodes; n++)
+        start[n + 1] += start[n];
+    for (int r = 0; r < nprocs; r++)
+        order[start[node_of[r]]++] = r;
     for (int i = 0; i < count; i++)
-        ranks[i] = (int)((int64_t)i * nprocs / count);
+        ranks[i] = order[(int64_t)i * nprocs / count];
+    free(start);
+    free(order);
+    return count;
 }
 
 /* COUNT rounded up to a multiple of the node count, at most the smallest
@@ -290,7 +314,7 @@ int tci_aggregators_choose_agreed(const tci_config *cfg, MPI_Comm comm, int64_t 
     else if (cfg->placement == TCI_PLACE_NODE)
         count = place_on_nodes(count, nprocs, out->nnodes, out->node_of, out->ranks);
     else
-        place_spread(count, nprocs, out->ranks);
+        count = place_spread(count, nprocs, out->nnodes, out->node_of, out->ranks);
     if (rc == TCIO_SUCCESS && count < 0)
         rc = tci_error_set(TCIO_ERR_NO_MEMORY, "no memory to place the aggregators on %d "
                            "nodes", out->nnodes);

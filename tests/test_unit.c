@@ -916,6 +916,35 @@ START_TEST(aggregators_choose_on_one_rank)
         tci_aggregators_free(&a);
         tci_config_free(&c);
     }
+    /* spread counts the ranks node by node: on 8 ranks dealt round robin
+     * over 2 nodes (cyclic, as MPICH's cliques) 2 aggregators are ranks 0
+     * and 1, one per node, not 0 and 4 (both on node 0); 4 are 0, 4, 1,
+     * 5.  Dealt in blocks, the ranks i * P / A themselves. */
+    {
+        static const int cyclic_two[] = { 0, 1 }, cyclic_four[] = { 0, 4, 1, 5 };
+        static const int block_four[] = { 0, 2, 4, 6 };
+        const struct { bool cyclic; int count; const int *want; } cases[] = {
+            { true, 2, cyclic_two }, { true, 4, cyclic_four }, { false, 4, block_four }
+        };
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            clear_env();
+            setenv("TCIO_AGGREGATORS", cases[k].count == 2 ? "2" : "4", 1);
+            ck_assert_int_eq(tci_config_from_user(MPI_INFO_NULL, &c), TCIO_SUCCESS);
+            bool cached;
+            ck_assert_int_eq(tci_aggregators_prepare(MPI_COMM_SELF, 8, &a, &cached),
+                             TCIO_SUCCESS);
+            for (int r = 0; r < 8; r++)
+                a.node_of[r] = cases[k].cyclic ? r % 2 : r / 4;
+            a.nnodes = 2;
+            ck_assert_int_eq(tci_aggregators_choose_agreed(&c, MPI_COMM_SELF, 0, &a),
+                             TCIO_SUCCESS);
+            ck_assert_int_eq(a.count, cases[k].count);
+            for (int i = 0; i < a.count; i++)
+                ck_assert_int_eq(a.ranks[i], cases[k].want[i]);
+            tci_aggregators_free(&a);
+            tci_config_free(&c);
+        }
+    }
     /* More aggregators than ranks, a rank out of range. */
     clear_env();
     setenv("TCIO_AGGREGATORS", "2", 1);
