@@ -677,15 +677,15 @@ int tci_level2_fetch(tcio_file *fh, int64_t segment, char *buf)
     bool may = true;
     int rc = slot_may_hold(t, loc, segment, &may);
     if (rc == TCIO_SUCCESS && !may && (rc = fetch_from_file(fh, segment, buf)) == TCIO_SUCCESS)
-        count_move(fh, l2, loc, fh->map.segment_size, TCI_C_FETCHES);
+        fh->stats.count[TCI_C_FETCHES]++;
     if (rc != TCIO_SUCCESS || !may)
         return rc;
     tci_slot_header h;
     rc = t->ops->take(t, loc, &h);
     if (rc != TCIO_SUCCESS)
         return rc;
-    bool modified = false;
-    if (h.segment != segment) {
+    bool modified = false, from_file = h.segment != segment;
+    if (from_file) {
         rc = fetch_from_file(fh, segment, buf);
     } else if (!(h.flags & TCI_SLOT_LOADED)) {
         modified = true;                 /* loaded for the next fetch too */
@@ -695,7 +695,12 @@ int tci_level2_fetch(tcio_file *fh, int64_t segment, char *buf)
     }
     int release_rc = t->ops->release(t, loc, &h, modified);
     count_busy_takes(fh, l2);
-    if (rc == TCIO_SUCCESS)
+    /* Only a segment that came out of the slot crossed to this node; one
+     * read from the file is a segment load (and fetch_from_file counted
+     * it so). */
+    if (rc == TCIO_SUCCESS && from_file)
+        fh->stats.count[TCI_C_FETCHES]++;
+    else if (rc == TCIO_SUCCESS)
         count_move(fh, l2, loc, fh->map.segment_size, TCI_C_FETCHES);
     return rc != TCIO_SUCCESS ? rc : release_rc;
 }

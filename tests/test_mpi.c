@@ -3885,6 +3885,11 @@ START_TEST(test_node_combining)
     fetches = tu_rank == 0 ? stats_sum(stats2, "fetches") : 0;
     CHECK_ALL(tu_rank != 0 || fetches == want, "%s, reopened: %ld fetches, expected %ld", ctx,
               fetches, want);
+    /* Every fetch of the reopened file read the file (no slot held its
+     * segment): nothing came out of another node's slot. */
+    crossings = tu_rank == 0 ? stats_sum(stats2, "off_node_moves") : 0;
+    CHECK_ALL(tu_rank != 0 || crossings == 0, "%s, reopened: %ld moves between nodes counted "
+              "for fetches that read the file", ctx, crossings);
     /* The reopen has the first file's geometry: every rank takes over the
      * window and, on several nodes, the node's tier the close kept. */
     long windows = tu_rank == 0 ? stats_sum(stats2, "reused_windows") : 0;
