@@ -19,10 +19,10 @@
  * segment size every segment comes from one rank).  The data read back is
  * checked.
  *
- *   mpicc -O2 -I../include -Iinclude bench/scale_probe.c lib/.libs/libtcio.a \
- *         -lpthread -o scale_probe          (in a build tree; see scale.md)
+ *   mpicc -O2 -I../include -Iinclude ../bench/scale_probe.c \
+ *         lib/.libs/libtcio.a -lpthread -lm -o scale_probe   (in a build tree)
  *   mpiexec -n 8 ./scale_probe -p i -l 262144 -o /dev/shm/probe.dat
- *   mpiexec -n 8 ./scale_probe -p b -l 24 -b 1048576 -o /dev/shm/probe.dat
+ *   mpiexec -n 8 ./scale_probe -p b -l 3 -b 1048576 -o /dev/shm/probe.dat
  *
  * -l is elements per rank (pattern i) or blocks per rank (pattern b);
  * -f 0 skips the tcio_flush after the writes (the close forwards then). */
@@ -384,7 +384,7 @@ int main(int argc, char **argv)
     if (me == 0) {
         printf("# scale_probe: %d ranks, %d nodes, pattern %c, len %ld, block %ld, flush %d\n",
                nprocs, nnodes, pattern, len, pattern == 'b' ? block : 12, flush);
-        printf("# node of each rank:");
+        printf("# node of each rank (its lowest rank):");
         for (int r = 0; r < nprocs; r++)
             printf(" %d", node_of[r]);
         printf("\nphase,counter,sum,max_per_rank\n");
