@@ -19,13 +19,13 @@
  * segment size every segment comes from one rank).  The data read back is
  * checked.
  *
- *   mpicc -O2 -I../include -Iinclude ../bench/scale_probe.c \
- *         lib/.libs/libtcio.a -lpthread -lm -o scale_probe   (in a build tree)
- *   mpiexec -n 8 ./scale_probe -p i -l 262144 -o /dev/shm/probe.dat
- *   mpiexec -n 8 ./scale_probe -p b -l 3 -b 1048576 -o /dev/shm/probe.dat
+ *   make bench/scale_probe          (in a build tree; not installed)
+ *   mpiexec -n 8 bench/scale_probe -p i -l 262144 -o /dev/shm/probe.dat
+ *   mpiexec -n 8 bench/scale_probe -p b -l 3 -b 1048576 -o /dev/shm/probe.dat
  *
  * -l is elements per rank (pattern i) or blocks per rank (pattern b);
  * -f 0 skips the tcio_flush after the writes (the close forwards then). */
+#define _POSIX_C_SOURCE 200809L   /* getopt */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
