@@ -29,6 +29,7 @@
 #include "error.h"
 #include "file.h"
 #include "owner.h"
+#include "slot_drain.h"
 
 /* ---- the far side of the tier's slots ------------------------------------- */
 
@@ -139,7 +140,7 @@ static int prepare(tcio_file *fh)
 
 /* The tier's downstream: the segment's slot in the file's level 2. */
 static const tci_downstream to_the_file_level2 = {
-    .spill = forward, .load = fetch, .is_file = false
+    .spill = forward, .drain = forward, .load = fetch, .is_file = false
 };
 
 /* Waits for the tier's slots turn MPI's progress over the file's
@@ -211,33 +212,16 @@ void tci_combiner_free(tcio_file *fh)
 
 /* ---- forwards ------------------------------------------------------------- */
 
-/* Take slot LOC of the tier; if it holds a dirty segment (with ONLY_FULL,
- * one whose node share is complete), forward it; then leave the slot
- * empty, unless it kept bytes that a failed forward could not deliver
- * (the failure sticks to the handle). */
+/* Forward the segment of tier slot LOC if it is dirty (with ONLY_FULL,
+ * only if the node wrote all of it) and empty the slot (the drain engine,
+ * slot_drain.h), unless a failed forward left bytes in it (the failure
+ * sticks to the handle). */
 static int forward_slot(tcio_file *fh, tci_location loc, bool only_full)
 {
-    tci_transport *t = &fh->node.t;
-    tci_slot_header h;
-    int rc = t->ops->take(t, loc, &h);
-    if (rc != TCIO_SUCCESS)
-        return rc;
-    bool dirty = (h.flags & TCI_SLOT_DIRTY) != 0;
-    bool modified = false;
-    if (!only_full || (dirty && (h.flags & TCI_SLOT_FULL))) {
-        if (dirty) {
-            unsigned char *bitmap;
-            char *data = t->ops->memory(t, loc, &bitmap);
-            rc = tci_note_failure(fh, forward(fh, h.segment, data, bitmap));
-        }
-        if (rc == TCIO_SUCCESS && h.segment != TCI_SLOT_EMPTY) {
-            t->ops->clear_in_memory(t, loc);
-            h = (tci_slot_header){ .segment = TCI_SLOT_EMPTY, .flags = 0 };
-            modified = true;
-        }
-    }
-    int release_rc = t->ops->release(t, loc, &h, modified);
-    return rc != TCIO_SUCCESS ? rc : release_rc;
+    bool forwarded;
+    return tci_slot_drain(fh, &fh->node, loc,
+                          (tci_drain_rule){ .only_complete = only_full, .keep_loaded = false },
+                          &forwarded);
 }
 
 int tci_combiner_filled(tcio_file *fh)

@@ -108,8 +108,15 @@ static int load_from_file(tcio_file *fh, int64_t segment, char *buf)
     return rc;
 }
 
+/* The file's level 2: a drain writes the segment's bytes to the file. */
+static int drain_to_file(tcio_file *fh, int64_t segment, const char *data,
+                         const unsigned char *bitmap)
+{
+    return tci_segio_write(tci_file_segio(fh), segment, data, bitmap);
+}
+
 const tci_downstream tci_downstream_file = {
-    .spill = spill_to_file, .load = load_from_file, .is_file = true
+    .spill = spill_to_file, .drain = drain_to_file, .load = load_from_file, .is_file = true
 };
 
 /* The slot holds another segment with unsaved bytes: send them downstream

@@ -23,6 +23,13 @@ typedef struct tci_downstream {
      * DATA where BITMAP's bits are set.  Counts itself in TCIO_STATS. */
     int  (*spill)(struct tcio_file *fh, int64_t segment, const char *data,
                   const unsigned char *bitmap);
+    /* SEGMENT leaves its slot because it is done with there (an
+     * aggregator's early drain, a node's forward of the tier at flush or
+     * close or when the node wrote all of it; slot_drain.h): DATA where
+     * BITMAP's bits are set.  A forward counts itself; a write to the file
+     * is counted by the caller, who knows which drain it is. */
+    int  (*drain)(struct tcio_file *fh, int64_t segment, const char *data,
+                  const unsigned char *bitmap);
     /* SEGMENT's bytes, for a slot being loaded, into BUF (a whole
      * segment).  Counts itself in TCIO_STATS. */
     int  (*load)(struct tcio_file *fh, int64_t segment, char *buf);

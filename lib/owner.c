@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include "owner.h"
 #include "segio.h"
+#include "slot_drain.h"
 #include "error.h"
 
 static tci_location own_slot(const tcio_file *fh, int64_t slot)
@@ -95,64 +96,18 @@ int tci_owner_drain_all(tcio_file *fh)
 
 /* ---- early drain ---------------------------------------------------------- */
 
-static bool segment_complete(const tcio_file *fh, const unsigned char *bitmap)
-{
-    int size = (int)fh->map.segment_size, end;
-    return tci_bitmap_next_run(bitmap, 0, size, 0, &end) == size;
-}
-
-/* Lock slot LOC and decide: returns true, keeping the lock, when the slot
- * holds a complete segment to drain; otherwise releases it (dropping a
- * FULL mark that overwrites caused). */
-static bool take_if_complete(tcio_file *fh, tci_location loc, tci_slot_header *h)
-{
-    tci_transport *t = &fh->l2.t;
-    int rc = tci_note_failure(fh, t->ops->take(t, loc, h));
-    fh->stats.count[TCI_C_BUSY_TAKES] += t->busy_takes;
-    t->busy_takes = 0;
-    if (rc != TCIO_SUCCESS)
-        return false;
-    if ((h->flags & TCI_SLOT_FULL) && (h->flags & TCI_SLOT_DIRTY)) {
-        t->ops->sync(t);             /* see the movers' completed updates */
-        unsigned char *bitmap;
-        t->ops->memory(t, loc, &bitmap);
-        if (segment_complete(fh, bitmap))
-            return true;
-        h->flags &= ~TCI_SLOT_FULL;  /* overwrites, not every byte */
-    }
-    tci_note_failure(fh, t->ops->release(t, loc, h, false));
-    return false;
-}
-
-/* The segment of locked slot LOC reached the file: the slot is clean and
- * loaded (its bytes are the file's), its bitmap and counter cleared. */
-static void release_drained(tcio_file *fh, tci_location loc, tci_slot_header *h, bool written)
-{
-    tci_transport *t = &fh->l2.t;
-    if (written) {
-        t->ops->clear_in_memory(t, loc);
-        h->flags = TCI_SLOT_LOADED;
-        t->ops->sync(t);             /* our stores before the release */
-        fh->stats.count[TCI_C_EARLY_DRAINS]++;
-    }
-    tci_note_failure(fh, t->ops->release(t, loc, h, false));
-}
-
 /* Write slot LOC's segment if it is complete, straight from the slot's
- * memory while the slot is locked.  Returns whether it was written. */
+ * memory while the slot is locked, and keep it clean and loaded (the drain
+ * engine, slot_drain.h).  Returns whether it was written. */
 static bool drain_if_complete(tcio_file *fh, tci_location loc)
 {
-    tci_slot_header h;
-    if (!take_if_complete(fh, loc, &h))
-        return false;
-    unsigned char *bitmap;
-    const char *data = fh->l2.t.ops->memory(&fh->l2.t, loc, &bitmap);
-    int rc = tci_segio_write(tci_file_segio(fh), h.segment, data, bitmap);
-    /* A failed write keeps the segment dirty (close tries again), but the
-     * handle remembers it so that close cannot report success. */
-    tci_note_failure(fh, rc);
-    release_drained(fh, loc, &h, rc == TCIO_SUCCESS);
-    return rc == TCIO_SUCCESS;
+    bool written = false;
+    tci_note_failure(fh, tci_slot_drain(fh, &fh->l2, loc,
+                                        (tci_drain_rule){ .only_complete = true,
+                                                          .keep_loaded = true },
+                                        &written));
+    fh->stats.count[TCI_C_EARLY_DRAINS] += written;
+    return written;
 }
 
 /* Write the complete segments of own slots, one at a time, each straight
