@@ -1,7 +1,10 @@
 /* owner.h - the drains: early drains of complete segments while the file
  * is open (by their aggregator, or by the mover that completed them), the
- * drain of everything left at close.  Driven from
- * the API side (progress.c, access.c, close.c), never from inside a move. */
+ * drain of everything left at close.  Driven from the API side
+ * (progress.c, access.c, close.c), and from inside a move in one place
+ * only: a node's forward (combiner.c, a spill or drain of its tier) that
+ * completes a segment in the file's level 2 calls tci_owner_filled, as
+ * access.c does after a write move that completes one. */
 #ifndef TCIO_OWNER_H
 #define TCIO_OWNER_H
 
