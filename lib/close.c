@@ -140,11 +140,11 @@ static int end_close(tcio_file *fh)
      * for the next file on the communicator (every rank finished its
      * accesses before the drain; the next open's first agreement orders
      * the emptying before that file's accesses).  Otherwise destroy frees
-     * it, collectively: the outcome is agreed. */
-    if (rc == TCIO_SUCCESS) {
-        fh->window_reused = true;
-        tci_handle_return_window(fh);
-    }
+     * it, and the node's tier, collectively: the outcome is agreed (a
+     * window this file took over must not go back to the cache with what
+     * a failed drain or forward left in its slots). */
+    fh->window_reused = rc == TCIO_SUCCESS;
+    tci_handle_return_window(fh);
     fh->stats.time[TCI_T_CLOSE] += MPI_Wtime() - t0;
     if (fh->config.stats)
         tci_stats_report(&fh->stats, fh->comm, fh->name, fh->aggr.count, transport_name,

@@ -37,9 +37,11 @@ typedef struct tci_combiner {
  * destruction. */
 int  tci_combiner_open(struct tcio_file *fh, bool reuse);
 
-/* Local, after a close that succeeded everywhere and kept the window on
- * the communicator (handle.c): keep the tier beside it, emptied, for the
- * next file of the same geometry; else leave it to tci_combiner_free. */
+/* Local, where the window goes back to the communicator's cache
+ * (handle.c: after a close that succeeded everywhere, or an open that
+ * failed after taking a kept window over, before any access): keep the
+ * tier beside it, emptied, for the next file of the same geometry; else
+ * leave it to tci_combiner_free. */
 void tci_combiner_keep(struct tcio_file *fh);
 
 /* The collective half of tcio_flush, tcio_close and every call that

@@ -183,7 +183,8 @@ static bool same_key(const tci_window_key *a, const tci_window_key *b)
 {
     return a->transport == b->transport && a->nslots == b->nslots &&
            a->segment_size == b->segment_size &&
-           a->aggregators_digest == b->aggregators_digest && a->owner == b->owner;
+           a->aggregators_digest == b->aggregators_digest && a->nnodes == b->nnodes &&
+           a->owner == b->owner;
 }
 
 bool tci_comm_take_window(tci_comm_entry *entry, const tci_window_key *key,

@@ -15,6 +15,7 @@ typedef struct tci_comm_entry tci_comm_entry;
 typedef struct tci_window_key {
     const tci_transport_ops *transport;
     int64_t nslots, segment_size, aggregators_digest;
+    int     nnodes;    /* the node split, which a kept tier was made on */
     bool    owner;
 } tci_window_key;
 
@@ -59,13 +60,15 @@ void tci_comm_keep_window(tci_comm_entry *entry, const tci_window_key *key,
 
 /* A node's combining tier (several nodes, lib/combiner.c) kept beside the
  * window: its shm transport, emptied by tci_level2_keep, and the
- * communicator of the node's ranks it lives on.  All local.
+ * communicator of the node's ranks it lives on.
  * tci_comm_holds_tier: whether ENTRY keeps one.  tci_comm_take_tier: take
  * it out into *TIER and *NODE_COMM (false: none).  tci_comm_drop_tier:
  * free it (unmapped, the communicator freed).  tci_comm_keep_tier: keep
  * TIER and NODE_COMM beside the window ENTRY keeps now; false (nothing
  * kept, the caller still owns both) when it keeps no window or a tier
- * already.  The window's drop frees the tier too. */
+ * already.  The window's drop frees the tier too.  Local, but for the
+ * drop's MPI_Comm_free of the node communicator (collective over the
+ * node's ranks, which all drop alike: the cache is the same everywhere). */
 bool tci_comm_holds_tier(const tci_comm_entry *entry);
 bool tci_comm_take_tier(tci_comm_entry *entry, tci_transport *tier, MPI_Comm *node_comm);
 void tci_comm_drop_tier(tci_comm_entry *entry);

@@ -133,6 +133,7 @@ static tci_window_key window_key(const tcio_file *fh)
                              .nslots = fh->map.nslots,
                              .segment_size = fh->map.segment_size,
                              .aggregators_digest = tci_aggregators_digest(&fh->aggr),
+                             .nnodes = fh->aggr.nnodes,
                              .owner = fh->aggr.index >= 0 };
 }
 

@@ -298,8 +298,9 @@ static void wait_for_older(tcio_file *fh, tci_level2 *l2, tci_location loc, int6
  * that holds their slot (locked by the caller): every write of this
  * segment's bytes to the file happens under this slot's lock (the segment
  * has no other slot), so the sieve's read-modify-write is as safe as a
- * spill's.  Only in the file's level 2 (older_being_filled).  The older segment stays for the ranks filling it, and the
- * rank ahead pays, which slows it down without making it wait for them. */
+ * spill's.  Only in the file's level 2 (older_being_filled).  The older
+ * segment stays for the ranks filling it, and the rank ahead pays, which
+ * slows it down without making it wait for them. */
 static int write_around(tcio_file *fh, tci_level2 *l2, const tci_level1 *l1)
 {
     int rc = have_scratch(l2);

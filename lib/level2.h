@@ -17,7 +17,8 @@ struct tcio_file;
  * and where a slot's content comes from when it is loaded.  The file's
  * level 2 has the file (tci_downstream_file, through segio.c); a node's
  * combining tier has the segment's slot in the file's level 2
- * (combiner.c).  Every member is set: level2.c never asks which it has. */
+ * (combiner.c).  Every member is set: level2.c asks nothing of it but
+ * what the table says (is_file). */
 typedef struct tci_downstream {
     /* SEGMENT leaves its slot, which is claimed for another (a spill):
      * DATA where BITMAP's bits are set.  Counts itself in TCIO_STATS. */

@@ -337,6 +337,11 @@ static int set_up(tcio_file *fh, const char *fname, const opened *o, int mode)
      * rank has the same node map, so every rank decides alike).  If its
      * shared memory cannot be made (agreed), auto goes on with rma alone,
      * as it falls back from shm on one node; mixed asked for fails. */
+    /* A file of the same geometry without the tier (rma asked for) frees
+     * a kept one rather than leave its memory mapped beside the window
+     * (the plan and the cache are alike on every rank). */
+    if (!tci_handle_plan(fh).tier)
+        tci_comm_drop_tier(fh->comm_entry);
     if (tci_handle_plan(fh).tier &&
         (rc = tci_combiner_open(fh, a.facts[0] == 0 && a.facts[2] == 0)) != TCIO_SUCCESS) {
         tci_combiner_free(fh);

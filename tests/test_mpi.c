@@ -3897,6 +3897,25 @@ START_TEST(test_node_combining)
     CHECK_ALL(tu_rank != 0 || (windows == tu_nprocs && tiers == (nodes > 1 ? tu_nprocs : 0)),
               "%s, reopened: %ld ranks reused the window and %ld the node's tier, expected %d "
               "and %d", ctx, windows, tiers, tu_nprocs, nodes > 1 ? tu_nprocs : 0);
+    /* A file of the same geometry without the tier (rma asked for) takes
+     * the window over but frees the kept tier, so the next file on
+     * several nodes makes a new one (unless TCIO_TRANSPORT, which takes
+     * precedence over the info key, makes every file alike). */
+    const char *stats3 = tu_path("combining-stats3");
+    const char *kv_rma[] = { "tcio_transport", "rma", "tcio_aggregators", "1",
+                             "tcio_aggregator_placement", "0", NULL };
+    const char *kv3[] = { "tcio_stats", "json", "tcio_stats_file", stats3,
+                          "tcio_aggregators", "1", "tcio_aggregator_placement", "0", NULL };
+    expect_success(tu_open_kv(path, MPI_MODE_RDONLY, "4k", slots, kv_rma, &fh), ctx,
+                   "tcio_open_comm (rma)");
+    expect_success(tu_close(fh), ctx, "tcio_close (rma)");
+    expect_success(tu_open_kv(path, MPI_MODE_RDONLY, "4k", slots, kv3, &fh), ctx,
+                   "tcio_open_comm (after rma)");
+    expect_success(tu_close(fh), ctx, "tcio_close (after rma)");
+    tiers = tu_rank == 0 ? stats_sum(stats3, "reused_tiers") : 0;
+    CHECK_ALL(tu_rank != 0 || getenv("TCIO_TRANSPORT") || tiers == 0,
+              "%s: %ld ranks reused a node's tier that an rma file in between should have "
+              "freed", ctx, tiers);
     /* One slot per aggregator and per node rank: every segment written is
      * spilled by the next one's claim, in the tier and in the file's level
      * 2, so after the flush the fetches of all but the last find the
