@@ -66,6 +66,7 @@ struct opts {
     int nslices;
     int slice_us[MAX_SLICES];  /* owner's poll-mode slices */
     double busy_s;             /* owner's busy-mode computation, 0: none */
+    int barrier;               /* the owner waits in MPI_Barrier instead */
     int rounds;
     int use[NMECHS];
 };
@@ -301,6 +302,8 @@ static void forwarder_trial(struct probe *p, int mech)
     }
     while (p->nfreed < p->o.k) /* staging still in flight: not counted as blocked */
         fwd_poll(p, mech);
+    if (p->o.barrier) /* the owner's "user barrier" ends when every forward is out */
+        MPI_Barrier(MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -428,6 +431,10 @@ static double owner_trial(struct probe *p, int mech, int slice_us)
     t0 = now();
     busy_until = slice_us > 0 ? t0 : t0 + p->o.busy_s;
     spin(busy_until - now()); /* busy mode: no MPI call at all */
+    /* Barrier mode: the owner sits in a user's collective, in MPI but not in
+     * the library; only MPI's progress can complete the forwards meanwhile. */
+    if (p->o.barrier)
+        MPI_Barrier(MPI_COMM_WORLD);
     while (p->arrived < p->total && p->bad == 0) {
         if (slice_us > 0)
             spin(1e-6 * slice_us);
@@ -487,9 +494,16 @@ static struct result pool(struct probe *p, const double *all, const int *offnode
     return r;
 }
 
+static int nmodes(const struct opts *o)
+{
+    return o->barrier ? 1 : o->nslices + (o->busy_s > 0);
+}
+
 static const char *mode_name(const struct probe *p, int mode, char *buf, size_t len)
 {
-    if (mode < p->o.nslices)
+    if (p->o.barrier)
+        snprintf(buf, len, "barrier");
+    else if (mode < p->o.nslices)
         snprintf(buf, len, "poll%dus", p->o.slice_us[mode]);
     else
         snprintf(buf, len, "busy%gs", p->o.busy_s);
@@ -512,7 +526,7 @@ static void print_result(const char *tag, const char *mech, const char *mode, in
 static struct trial_out trial(struct probe *p, int mech, int mode, int round, const int *offnode)
 {
     struct trial_out out = { 0 };
-    int k = p->o.k, slice = mode < p->o.nslices ? p->o.slice_us[mode] : 0;
+    int k = p->o.k, slice = p->o.barrier ? 1 : mode < p->o.nslices ? p->o.slice_us[mode] : 0;
     double secs = 0, *mine = xcalloc(2 * (size_t)k, sizeof *mine), *all = NULL;
     if (p->rank == 0) {
         secs = owner_trial(p, mech, slice);
@@ -548,10 +562,10 @@ static struct trial_out trial(struct probe *p, int mech, int mode, int round, co
 
 /* The median over the rounds of one figure of one (mode, mechanism, group). */
 static double round_median(const struct probe *p, const struct trial_out *res, double *v,
-                           int nmodes, int mode, int mech, int g, int which)
+                           int nm, int mode, int mech, int g, int which)
 {
     for (int i = 0; i < p->o.rounds; i++) {
-        const struct trial_out *t = &res[((size_t)i * (size_t)nmodes + (size_t)mode) * NMECHS + (size_t)mech];
+        const struct trial_out *t = &res[((size_t)i * (size_t)nm + (size_t)mode) * NMECHS + (size_t)mech];
         const struct result *r = &t->g[g];
         double f[] = { r->blocked_mean, r->blocked_max, r->freed_med, r->freed_max,
                        r->lat_med, r->lat_max, t->mbps, t->poll_us, r->blocked_med };
@@ -562,11 +576,11 @@ static double round_median(const struct probe *p, const struct trial_out *res, d
 
 static void summary(const struct probe *p, const struct trial_out *res)
 {
-    int nmodes = p->o.nslices + (p->o.busy_s > 0);
+    int nm = nmodes(&p->o);
     double *v = xcalloc((size_t)p->o.rounds, sizeof *v);
     printf("# medians over %d rounds of each trial's figures (each trial's median, mean"
            " and largest over its forwards)\n", p->o.rounds);
-    for (int mode = 0; mode < nmodes; mode++)
+    for (int mode = 0; mode < nm; mode++)
         for (int m = 0; m < NMECHS; m++)
             for (int g = 0; p->o.use[m] && g < NGROUPS; g++) {
                 struct result r = { 0 };
@@ -574,16 +588,16 @@ static void summary(const struct probe *p, const struct trial_out *res)
                 r.n = res[(size_t)mode * NMECHS + (size_t)m].g[g].n;
                 if (!r.n)
                     continue;
-                r.blocked_med = round_median(p, res, v, nmodes, mode, m, g, 8);
-                r.blocked_mean = round_median(p, res, v, nmodes, mode, m, g, 0);
-                r.blocked_max = round_median(p, res, v, nmodes, mode, m, g, 1);
-                r.freed_med = round_median(p, res, v, nmodes, mode, m, g, 2);
-                r.freed_max = round_median(p, res, v, nmodes, mode, m, g, 3);
-                r.lat_med = round_median(p, res, v, nmodes, mode, m, g, 4);
-                r.lat_max = round_median(p, res, v, nmodes, mode, m, g, 5);
+                r.blocked_med = round_median(p, res, v, nm, mode, m, g, 8);
+                r.blocked_mean = round_median(p, res, v, nm, mode, m, g, 0);
+                r.blocked_max = round_median(p, res, v, nm, mode, m, g, 1);
+                r.freed_med = round_median(p, res, v, nm, mode, m, g, 2);
+                r.freed_max = round_median(p, res, v, nm, mode, m, g, 3);
+                r.lat_med = round_median(p, res, v, nm, mode, m, g, 4);
+                r.lat_max = round_median(p, res, v, nm, mode, m, g, 5);
                 print_result("median  ", mech_name[m], mode_name(p, mode, mname, sizeof mname), g,
-                             &r, round_median(p, res, v, nmodes, mode, m, g, 6),
-                             round_median(p, res, v, nmodes, mode, m, g, 7));
+                             &r, round_median(p, res, v, nm, mode, m, g, 6),
+                             round_median(p, res, v, nm, mode, m, g, 7));
             }
     free(v);
 }
@@ -602,6 +616,9 @@ static void usage(FILE *to)
             "  -x LIST   owner's poll-mode slices, microseconds, comma-separated (default 100,1000)\n"
             "  -t SEC    owner's busy-mode computation without MPI calls (default 1; 0: no busy mode)\n"
             "  -r N      rounds; every round runs every mode and mechanism in turn (default 3)\n"
+            "  -b        instead of -x and -t: the owner waits in MPI_Barrier, which the forwarders\n"
+            "            join when their forwards are out, then polls (get is left out: a pull\n"
+            "            needs the owner's own call, so it would never finish)\n"
             "  -h        this text\n"
             "Prints one line per trial and group of forwarders (off or on rank 0's node, from\n"
             "MPI_Comm_split_type), then the medians over the rounds.  Times in ms: blocked = the\n"
@@ -638,7 +655,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     *o = (struct opts){ .k = 16, .size = 1048576, .depth = 0, .gap_us = 500, .nslices = 2,
                         .slice_us = { 100, 1000 }, .busy_s = 1.0, .rounds = 3,
                         .use = { 1, 1, 1, 1 } };
-    while ((c = getopt(argc, argv, "m:k:s:d:g:x:t:r:h")) != -1) {
+    while ((c = getopt(argc, argv, "m:k:s:d:g:x:t:r:bh")) != -1) {
         switch (c) {
         case 'm': if (parse_mechs(optarg, o->use)) return -1; break;
         case 'k': o->k = atoi(optarg); break;
@@ -648,12 +665,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         case 'x': o->nslices = parse_list(optarg, o->slice_us, MAX_SLICES); break;
         case 't': o->busy_s = atof(optarg); break;
         case 'r': o->rounds = atoi(optarg); break;
+        case 'b': o->barrier = 1; break;
         case 'h': return 1;
         default: return -1;
         }
     }
     if (o->depth <= 0)
         o->depth = o->k;
+    if (o->barrier)
+        o->use[MECH_GET] = 0;
     if (o->k < 1 || o->size < 64 || o->size % 8 || o->rounds < 1 || o->gap_us < 0
         || o->size + o->size / 8 > (size_t)1 << 30)
         return -1;
@@ -746,7 +766,7 @@ int main(int argc, char **argv)
 {
     struct probe p = { 0 };
     struct trial_out *res = NULL;
-    int *offnode, rc, nmodes;
+    int *offnode, rc, nm;
     MPI_Init(&argc, &argv);
     rc = parse_opts(argc, argv, &p.o);
     MPI_Comm_size(MPI_COMM_WORLD, &p.nranks);
@@ -760,8 +780,8 @@ int main(int argc, char **argv)
     setup(&p);
     offnode = xcalloc((size_t)p.nranks, sizeof *offnode);
     MPI_Gather(&p.offnode, 1, MPI_INT, offnode, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    nmodes = p.o.nslices + (p.o.busy_s > 0);
-    res = xcalloc((size_t)p.o.rounds * (size_t)nmodes * NMECHS, sizeof *res);
+    nm = nmodes(&p.o);
+    res = xcalloc((size_t)p.o.rounds * (size_t)nm * NMECHS, sizeof *res);
     if (p.rank == 0)
         print_setup(&p, offnode);
     /* An uncounted pass first: the first transfers into fresh window memory
@@ -772,10 +792,10 @@ int main(int argc, char **argv)
     /* Interleaved: every round runs every mode and mechanism once, so a
      * change in the machine's load falls on all of them. */
     for (int round = 0; round < p.o.rounds; round++)
-        for (int mode = 0; mode < nmodes; mode++)
+        for (int mode = 0; mode < nm; mode++)
             for (int m = 0; m < NMECHS; m++)
                 if (p.o.use[m])
-                    res[((size_t)round * (size_t)nmodes + (size_t)mode) * NMECHS + (size_t)m] =
+                    res[((size_t)round * (size_t)nm + (size_t)mode) * NMECHS + (size_t)m] =
                         trial(&p, m, mode, round, offnode);
     if (p.rank == 0)
         summary(&p, res);
