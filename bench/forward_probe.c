@@ -7,7 +7,9 @@
  * node takes to fill the next tier slot).  The owner either computes in
  * slices of X microseconds and polls between slices ("poll"), or computes
  * for T seconds without any MPI call and then polls until everything has
- * arrived ("busy").  Mechanisms, run in turn inside one run (interleaved,
+ * arrived ("busy"); with -b it waits in MPI_Barrier instead, in MPI but not
+ * in the library, as an owner inside a user's collective would.
+ * Mechanisms, run in turn inside one run (interleaved,
  * so that the machine's load hits them alike):
  *
  *   send   MPI_Isend from the tier slot + MPI_Wait; the owner pre-posts
