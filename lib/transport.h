@@ -228,10 +228,11 @@ void tci_transport_wait_progress(tci_transport *t, int polls);
 
 /* Run MPI's whole progress engine once, so that other ranks' one-sided
  * operations on our windows that need it (MPICH's, Open MPI's osc/pt2pt
- * and osc/ucx with emulated atomics) move: MPI_Test on a generalized
- * request of the library's that stays pending until MPI_Finalize.  If
- * that request cannot be made, an MPI_Iprobe on COMM (which Open MPI's
- * pml/ucx turns fully only every 100th time). */
+ * and osc/ucx with emulated atomics) move: under Open MPI, MPI_Test on a
+ * generalized request of the library's that stays pending until
+ * MPI_Finalize (its pml/ucx turns the whole engine only on every 100th
+ * MPI_Iprobe); under other MPIs, or if that request cannot be made, an
+ * MPI_Iprobe on COMM. */
 void tci_mpi_progress(MPI_Comm comm);
 
 /* Local: TCIO_SUCCESS unless KIND is shm and the communicator spans
