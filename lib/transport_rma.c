@@ -348,8 +348,9 @@ static int flush_counted(tci_transport *t, int rank)
  * enters its progress engine.  The holder's MPI_Win_flush (osc/pt2pt) or
  * release accumulate (osc/ucx with emulated atomics), which need us to
  * progress, then wait forever while we wait for them (doc/design.md).
- * tci_mpi_progress makes such a test call (not MPI_Iprobe, which Open
- * MPI's pml/ucx turns fully only every 100th time). */
+ * tci_mpi_progress makes such a test call, one that each MPI answers
+ * with its whole engine (under Open MPI not MPI_Iprobe, which its pml/ucx
+ * turns fully only every 100th time). */
 static void let_others_progress(rma *r)
 {
     tci_mpi_progress(r->comm);
