@@ -5,14 +5,13 @@
 
 void tci_progress(tcio_file *fh)
 {
-    /* Any call into MPI runs its progress engine; a probe that matches
-     * nothing is the cheapest such call for a window's passive target.
-     * Moves through shared memory need nobody's progress, and MPICH's
-     * engine is not cheap (a few microseconds a call with ch4:ucx). */
-    if (fh->l2.t.ops->needs_progress) {
-        int flag;
-        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, fh->comm, &flag, MPI_STATUS_IGNORE);
-    }
+    /* A window's passive target serves others' operations only inside
+     * MPI's progress engine (tci_mpi_progress says which call turns it
+     * under every MPI).  Moves through shared memory need nobody's
+     * progress, and MPICH's engine is not cheap (a few microseconds a call
+     * with ch4:ucx). */
+    if (fh->l2.t.ops->needs_progress)
+        tci_mpi_progress(fh->comm);
     tci_owner_early_drains(fh);
 }
 

@@ -11,6 +11,7 @@
 #include "tcio.h"
 #include "collective.h"
 #include "error.h"
+#include "finalize.h"
 
 tci_transport_plan tci_transport_plan_for(tci_transport_kind kind, int nnodes, bool shm_refused)
 {
@@ -44,10 +45,91 @@ void tci_transport_wait_progress(tci_transport *t, int polls)
 {
     /* Every 16th poll is cheap enough and keeps the puts of a rank that
      * waits for us, meanwhile, moving. */
-    if (t->progress_comm != MPI_COMM_NULL && polls % 16 == 0) {
-        int found;
-        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, t->progress_comm, &found, MPI_STATUS_IGNORE);
+    if (t->progress_comm != MPI_COMM_NULL && polls % 16 == 0)
+        tci_mpi_progress(t->progress_comm);
+}
+
+/* ---- turning MPI's progress engine ---------------------------------------
+ *
+ * MPI must progress a process that keeps calling a test procedure that
+ * returns false; MPI_Iprobe that finds nothing is one, and MPICH runs its
+ * whole engine on every such probe.  Open MPI's pml/ucx does not: it runs
+ * opal_progress, which serves osc/ucx's worker and with it the emulated
+ * atomics that other ranks' slot locks wait for, only on every 100th
+ * probe (osc_ucx_progress_iterations) and turns only the point-to-point
+ * worker on the others.  Under osc/ucx with 4 ranks on two "nodes" that
+ * left the forwards' locks waiting for targets that never served them
+ * (doc/perf/nodes.md).  So under Open MPI the call is MPI_Test on a
+ * generalized request that stays pending until MPI_Finalize:
+ * ompi_request_default_test runs opal_progress on every call, whatever
+ * the pml.  Other MPIs keep the probe, which MPICH serves as well for
+ * about as little (0.05 us a call here) and which was measured there. */
+
+#if defined(OPEN_MPI) && OPEN_MPI
+enum { PROGRESS_BY_REQUEST = 1 };
+#else
+enum { PROGRESS_BY_REQUEST = 0 };
+#endif
+
+static MPI_Request progress_request = MPI_REQUEST_NULL;
+static bool progress_request_failed;   /* then probe instead */
+
+static int progress_query(void *extra, MPI_Status *status)
+{
+    (void)extra;
+    MPI_Status_set_elements(status, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(status, 0);
+    status->MPI_SOURCE = MPI_UNDEFINED;
+    status->MPI_TAG = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+static int progress_free(void *extra)
+{
+    (void)extra;
+    return MPI_SUCCESS;
+}
+
+static int progress_cancel(void *extra, int complete)
+{
+    (void)extra, (void)complete;
+    return MPI_SUCCESS;
+}
+
+/* At MPI_Finalize: no request may be left pending. */
+static void end_progress_request(void)
+{
+    if (progress_request == MPI_REQUEST_NULL)
+        return;
+    MPI_Grequest_complete(progress_request);
+    MPI_Wait(&progress_request, MPI_STATUS_IGNORE);
+}
+
+static bool start_progress_request(void)
+{
+    if (MPI_Grequest_start(progress_query, progress_free, progress_cancel, NULL,
+                           &progress_request) != MPI_SUCCESS) {
+        progress_request = MPI_REQUEST_NULL;
+        return false;
     }
+    if (tci_at_finalize(end_progress_request) != 0) {   /* cannot end it: do without */
+        end_progress_request();
+        return false;
+    }
+    return true;
+}
+
+void tci_mpi_progress(MPI_Comm comm)
+{
+    if (PROGRESS_BY_REQUEST && progress_request == MPI_REQUEST_NULL && !progress_request_failed)
+        progress_request_failed = !start_progress_request();
+    if (progress_request != MPI_REQUEST_NULL) {
+        int done = 0;
+        MPI_Test(&progress_request, &done, MPI_STATUS_IGNORE);
+        return;
+    }
+    int found = 0;   /* libtcio sends no messages on COMM: finds nothing */
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &found, MPI_STATUS_IGNORE);
 }
 
 const char *tci_transport_exceeds(int64_t bytes, int windows)

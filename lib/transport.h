@@ -229,8 +229,17 @@ tci_transport_plan tci_transport_plan_for(tci_transport_kind kind, int nnodes, b
 void tci_transport_waited_for_slot(tci_transport *t, int tries, double busy_since);
 
 /* In a wait for a slot (POLLS so far): let MPI progress on T's
- * progress_comm, if it has one (an MPI_Iprobe now and then). */
+ * progress_comm, if it has one (tci_mpi_progress now and then). */
 void tci_transport_wait_progress(tci_transport *t, int polls);
+
+/* Run MPI's whole progress engine once, so that other ranks' one-sided
+ * operations on our windows that need it (MPICH's, Open MPI's osc/pt2pt
+ * and osc/ucx with emulated atomics) move: under Open MPI, MPI_Test on a
+ * generalized request of the library's that stays pending until
+ * MPI_Finalize (its pml/ucx turns the whole engine only on every 100th
+ * MPI_Iprobe); under other MPIs, or if that request cannot be made, an
+ * MPI_Iprobe on COMM. */
+void tci_mpi_progress(MPI_Comm comm);
 
 /* Local: TCIO_SUCCESS unless KIND is shm and the communicator spans
  * NNODES > 1 nodes (TCIO_ERR_BAD_CONFIG, naming the node count).  Every

@@ -347,13 +347,13 @@ static int flush_counted(tci_transport *t, int rank)
  * completes at once, so MPI_Testall returns true and Open MPI 4.1 never
  * enters its progress engine.  The holder's MPI_Win_flush (osc/pt2pt) or
  * release accumulate (osc/ucx with emulated atomics), which need us to
- * progress, then wait forever while we wait for them (doc/design.md).  A
- * probe that finds nothing is such a test call; libtcio sends no messages
- * on its communicator, so it never finds one. */
+ * progress, then wait forever while we wait for them (doc/design.md).
+ * tci_mpi_progress makes such a test call, one that each MPI answers
+ * with its whole engine (under Open MPI not MPI_Iprobe, which its pml/ucx
+ * turns fully only every 100th time). */
 static void let_others_progress(rma *r)
 {
-    int found = 0;
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, r->comm, &found, MPI_STATUS_IGNORE);
+    tci_mpi_progress(r->comm);
 }
 
 /* Take the slot: swap TCI_STATE_LOCKED into its state word.  If the old word
