@@ -96,9 +96,11 @@ static int progress_cancel(void *extra, int complete)
     return MPI_SUCCESS;
 }
 
-/* At MPI_Finalize: no request may be left pending. */
+/* At MPI_Finalize: no request may be left pending, and none is made again
+ * by a later finalize hook's call (it probes instead). */
 static void end_progress_request(void)
 {
+    progress_request_failed = true;
     if (progress_request == MPI_REQUEST_NULL)
         return;
     MPI_Grequest_complete(progress_request);
