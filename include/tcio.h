@@ -19,13 +19,14 @@
  * ---------------------------------------------------------------------------
  *
  * Collective and local calls
- *   tcio_open, tcio_open_comm, tcio_read_session, tcio_flush, tcio_close,
- *   tcio_close_begin and tcio_close_end are collective over the file's
- *   communicator: every rank must call them, in the same order for all
- *   files.  tcio_write, tcio_write_at,
- *   tcio_read, tcio_read_at, tcio_seek, tcio_fetch, tcio_prefetch and
- *   tcio_progress are local: a rank may call them any number of times, and
- *   no other rank needs to enter the library for them to finish.
+ *   tcio_open, tcio_open_comm, tcio_read_session, tcio_flush, tcio_sync,
+ *   tcio_set_size, tcio_close, tcio_close_begin and tcio_close_end are
+ *   collective over the file's communicator: every rank must call them, in
+ *   the same order for all files.  tcio_write, tcio_write_at,
+ *   tcio_read, tcio_read_at, tcio_seek, tcio_get_size, tcio_fetch,
+ *   tcio_prefetch and tcio_progress are local: a rank may call them any
+ *   number of times, and no other rank needs to enter the library for them
+ *   to finish.
  *
  * Visibility of data
  *   - Read-your-writes: a rank's read returns its own earlier writes,
@@ -36,18 +37,21 @@
  *     ranks writing the same bytes between two flushes leave, per byte, one
  *     value or the other.
  *   - The file on disk holds the data after tcio_close (or tcio_close_end)
- *     returns 0 on every rank.  Bytes that no rank wrote keep what the file had: holes read as
+ *     returns 0 on every rank, and every write made before a tcio_sync
+ *     once it returns 0 on every rank (the file staying open).  Bytes
+ *     that no rank wrote keep what the file had: holes read as
  *     zero and the existing content of a file opened for update is
  *     preserved.  A segment written in many small pieces may reach the file
  *     as a read-modify-write of the span of its written bytes (data
  *     sieving), which writes the file's own bytes back between them (a
  *     sparse hole inside that span then holds allocated zeros), so the file
  *     must not be changed by other means between tcio_open and tcio_close
- *     (another tcio or MPI-IO handle, or POSIX calls, count as such).
+ *     (another tcio or MPI-IO handle, or POSIX calls, count as such;
+ *     reading it by other means after a tcio_sync is fine).
  *   - Reading past the end of the file is defined: the bytes past the end
  *     (and in holes) read as zero.  The end of the file is the larger of
- *     its size at open and the end of any byte written through the library
- *     that the reader can see.
+ *     its size at open (or as the last tcio_set_size set it) and the end
+ *     of any byte written through the library that the reader can see.
  *
  * Threads
  *   Not thread-safe: calls on one file must not run concurrently.  The
@@ -78,7 +82,8 @@
  *   while data is being moved or written (a spill, an early drain) sticks
  *   to the handle: every later call on it that can fail (tcio_write*,
  *   tcio_read*, tcio_fetch, tcio_prefetch, tcio_progress, and the
- *   collective tcio_flush, tcio_read_session and tcio_close) returns it,
+ *   collective tcio_flush, tcio_sync, tcio_set_size, tcio_read_session
+ *   and tcio_close) returns it,
  *   and tcio_close (tcio_close_end) returns an error on every rank.
  */
 #ifndef TCIO_H
@@ -307,9 +312,9 @@ int tcio_read_at(tcio_file *fh, MPI_Offset offset, void *data, int count,
 /*
  * Set the rank's file position: to OFFSET (MPI_SEEK_SET), to the position
  * plus OFFSET (MPI_SEEK_CUR) or to the end of the file plus OFFSET
- * (MPI_SEEK_END; the end as defined in the header comment above, as far as
- * this rank can see it without communication: the size at open and this
- * rank's own writes).  Local.  Returns TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE, or
+ * (MPI_SEEK_END; the end as tcio_get_size returns it: the size the ranks
+ * last agreed on, at open or at the last tcio_flush, tcio_sync or
+ * tcio_set_size, and this rank's own writes since).  Local.  Returns TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE, or
  * TCIO_ERR_BAD_ARG for a bad whence, a resulting position < 0 or past the
  * largest addressable offset (about 2^63 - segment size), or an overflow;
  * the position is then unchanged.
@@ -320,13 +325,87 @@ int tcio_seek(tcio_file *fh, MPI_Offset offset, int whence);
  * Collective.  Move this rank's buffered writes to level 2, complete its
  * pending reads, then synchronise: when tcio_flush has returned on every
  * rank, every rank's reads see every write made before it.  The data is not
- * necessarily in the file yet (tcio_close writes it).  Returns
+ * necessarily in the file yet (tcio_sync or tcio_close writes it).  The
+ * ranks also agree on the end of the file (see tcio_get_size).  Returns
  * TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE, TCIO_ERR_IO, TCIO_ERR_NO_SPACE,
  * TCIO_ERR_MPI (also a failure that an earlier call of this rank met and
  * that stuck to the handle), or TCIO_ERR_REMOTE if only another rank
  * failed.
  */
 int tcio_flush(tcio_file *fh);
+
+/*
+ * Collective.  Put every rank's writes made before it into the file,
+ * which stays open and writable: complete this rank's pending reads, move
+ * its buffered writes to level 2, wait for every rank, make each
+ * aggregator write the level-2 segments that hold unwritten bytes (its
+ * segments stay in level 2, clean, for later reads and writes), and
+ * MPI_File_sync every rank's handle on both sides of a barrier (MPI's
+ * sync-barrier-sync).  When tcio_sync has returned 0 on every rank, the
+ * file holds every byte written through FH before it, on every rank, and
+ * another MPI-IO handle, process or program (after MPI_File_sync of its
+ * own handle, if it had the file open already) reads them; every rank's
+ * reads through FH see them too, as after tcio_flush.  Writes after it
+ * are buffered again and reach the file at the next tcio_sync or at
+ * tcio_close; a segment written in part again is written back with the
+ * bytes of the file around the new ones, so nothing written before the
+ * sync is lost or replaced by older bytes.  The file must still not be
+ * changed by other means while FH is open (see Visibility above).  The
+ * ranks agree on the end of the file: afterwards tcio_get_size returns
+ * the same size on every rank, counting every rank's writes.  On a file
+ * opened MPI_MODE_RDONLY it is tcio_flush (nothing to write or sync).
+ * Returns TCIO_SUCCESS on every rank, or this rank's own error:
+ * TCIO_ERR_BAD_HANDLE (FH NULL, closed or closing: nothing happened, and
+ * the other ranks wait, as for any collective call a rank skips),
+ * TCIO_ERR_IO, TCIO_ERR_NO_SPACE or TCIO_ERR_MPI (a segment or the sync
+ * failed; a segment that could not be written stays buffered for
+ * tcio_close, which reports the failure again: it sticks to the handle;
+ * also a failure that an earlier call of this rank met), or
+ * TCIO_ERR_REMOTE if only another rank failed.
+ */
+int tcio_sync(tcio_file *fh);
+
+/*
+ * Local.  Store in *SIZE the size of the file as this rank knows it,
+ * without communication: the size the ranks last agreed on (the file's
+ * size at open, then at each tcio_flush, tcio_sync and tcio_set_size),
+ * or the end of this rank's own writes since, if that is further.  Right
+ * after a tcio_flush or tcio_sync it is the same on every rank and counts
+ * every rank's writes made before it (as MPI_File_get_size after
+ * MPI_File_sync); other ranks' writes after it are not counted until the
+ * next one.  Bytes are counted when written, buffered or not: the size
+ * of the file on disk reaches it at tcio_sync or tcio_close (holes
+ * included, which read as zero).  Returns TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE
+ * or TCIO_ERR_BAD_ARG (SIZE NULL); *SIZE is set only on success.
+ */
+int tcio_get_size(tcio_file *fh, MPI_Offset *size);
+
+/*
+ * Collective; every rank passes the same SIZE.  Make the file SIZE bytes
+ * long, as MPI_File_set_size does: truncate it, or extend it with bytes
+ * that read as zero.  Every rank's buffered writes below SIZE are kept
+ * (they reach the file at tcio_sync or tcio_close, and reads see them);
+ * every byte at or past SIZE, in the file or still buffered anywhere, is
+ * dropped and never written later (a write after the call past SIZE
+ * extends the file again, with zeros between).  File positions do not
+ * change.  When it returns 0 on every rank, the file on disk is SIZE
+ * bytes long (with the bytes written before any earlier tcio_sync, not
+ * yet with those still buffered below SIZE), and tcio_get_size returns
+ * SIZE on every rank.
+ * Arguments are checked on every rank before anything happens: if any
+ * rank's are bad, every rank fails and neither the file nor anything
+ * buffered changes.  Returns TCIO_SUCCESS on every rank, or:
+ * TCIO_ERR_BAD_HANDLE (FH NULL, closed or closing: nothing happened, and
+ * the other ranks wait, as for any collective call a rank skips);
+ * TCIO_ERR_BAD_ARG (SIZE negative or past the largest addressable offset,
+ * on this rank; or SIZE differs between ranks: then every rank returns
+ * it); TCIO_ERR_READ_ONLY (opened MPI_MODE_RDONLY, the same on every
+ * rank); TCIO_ERR_IO, TCIO_ERR_NO_SPACE or TCIO_ERR_MPI (moving buffered
+ * data, or the truncation itself, failed; also a failure that an earlier
+ * call of this rank met, which refuses the call); TCIO_ERR_REMOTE where
+ * this rank's part (or its arguments) was fine and another rank's was not.
+ */
+int tcio_set_size(tcio_file *fh, MPI_Offset size);
 
 /*
  * Local.  Complete this rank's pending reads: on return every buffer given

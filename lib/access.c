@@ -12,6 +12,7 @@
 #include "handle.h"
 #include "owner.h"
 #include "progress.h"
+#include "size.h"
 
 /* ---- argument checks shared by reads and writes ------------------------ */
 
@@ -343,20 +344,6 @@ static int write_call(tcio_file *fh, const void *data, int count, MPI_Datatype t
 
 /* ---- position, fetch, progress ------------------------------------------ */
 
-/* The end of the file as this rank sees it without communication: its
- * size at open, and the end of this rank's writes (moved ones, and those
- * level 1 still holds). */
-static MPI_Offset rank_end(const tcio_file *fh)
-{
-    MPI_Offset end = fh->size_at_open > fh->written_end ? fh->size_at_open : fh->written_end;
-    if (fh->l1.mode == TCI_L1_WRITING) {
-        MPI_Offset buffered = tci_level1_marked_end(&fh->l1);
-        if (buffered > end)
-            end = buffered;
-    }
-    return end;
-}
-
 static int seek_call(tcio_file *fh, MPI_Offset offset, int whence)
 {
     if (!fh || !tci_handle_is_open(fh))
@@ -367,7 +354,7 @@ static int seek_call(tcio_file *fh, MPI_Offset offset, int whence)
     case MPI_SEEK_SET: base = 0; from = "MPI_SEEK_SET"; break;
     case MPI_SEEK_CUR: base = fh->position; from = "MPI_SEEK_CUR"; break;
     case MPI_SEEK_END:
-        base = rank_end(fh);
+        base = tci_size_rank_end(fh);
         from = "MPI_SEEK_END";
         break;
     default:

@@ -13,6 +13,7 @@
 #include "finalize.h"
 #include "handle.h"
 #include "owner.h"
+#include "size.h"
 
 /* A failure that an earlier call met (an early drain, a spill) is this
  * rank's failure too. */
@@ -30,18 +31,11 @@ static int flush_call(tcio_file *fh)
     tci_collective_enter("tcio_flush");
     double waited0 = tci_collective_waited();
     int rc = tci_combiner_settle(fh, tci_access_settle(fh));
-    rc = tci_collective_result(fh->comm, own_result(fh, rc));
+    /* The ranks agree on the end of the file in the same step: after a
+     * flush every rank's reads see every write, so its end too. */
+    rc = tci_size_agree(fh, own_result(fh, rc));
     fh->stats.time[TCI_T_COLLECTIVE_WAITS] += tci_collective_waited() - waited0;
     return rc;
-}
-
-/* The handle is not open: say why, for the calls that find a closing one. */
-static int not_open(const tcio_file *fh, const char *call)
-{
-    if (fh && tci_handle_is_closing(fh))
-        return tci_error_set(TCIO_ERR_BAD_HANDLE, "%s: the handle is closing (tcio_close_begin "
-                             "was called): only tcio_close_end may use it", call);
-    return tci_error_bad_handle(fh);
 }
 
 /* ---- the two halves of a close --------------------------------------------- */
@@ -183,7 +177,7 @@ static void end_unended_closes(void)
 static int close_call(tcio_file *fh)
 {
     if (!fh || !tci_handle_is_open(fh))
-        return not_open(fh, "tcio_close");
+        return tci_handle_refuse(fh, "tcio_close");
     tci_collective_enter("tcio_close");
     begin_close(fh, false);
     return end_close(fh);
@@ -192,7 +186,7 @@ static int close_call(tcio_file *fh)
 static int close_begin_call(tcio_file *fh)
 {
     if (!fh || !tci_handle_is_open(fh))
-        return not_open(fh, "tcio_close_begin");
+        return tci_handle_refuse(fh, "tcio_close_begin");
     tci_collective_enter("tcio_close_begin");
     begin_close(fh, arrange_finalize());
     return TCIO_SUCCESS;
@@ -212,7 +206,7 @@ static int close_end_call(tcio_file *fh)
 
 int tcio_flush(tcio_file *fh)
 {
-    int rc = fh && !tci_handle_is_open(fh) ? not_open(fh, "tcio_flush") : flush_call(fh);
+    int rc = fh && !tci_handle_is_open(fh) ? tci_handle_refuse(fh, "tcio_flush") : flush_call(fh);
     return tci_error_note("tcio_flush", rc);
 }
 

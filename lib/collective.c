@@ -121,10 +121,10 @@ int tci_agree(MPI_Comm comm, int rc)
     return all;
 }
 
-int tci_collective_result(MPI_Comm comm, int local)
+/* The end of every agreement on an outcome: GLOBAL is the largest code
+ * of all ranks (ERR: the allreduce that found it failed). */
+static int collective_outcome(MPI_Comm comm, int local, int64_t global, int err)
 {
-    int global = local;
-    int err = tci_allreduce(&local, &global, 1, MPI_INT, MPI_MAX, comm);
     if (err != MPI_SUCCESS)
         return local != TCIO_SUCCESS
                    ? local
@@ -136,4 +136,22 @@ int tci_collective_result(MPI_Comm comm, int local)
      * learn which rank failed and why (one more collective, failures only). */
     tci_error_share_remote(comm, local);
     return local != TCIO_SUCCESS ? local : TCIO_ERR_REMOTE;
+}
+
+int tci_collective_result(MPI_Comm comm, int local)
+{
+    int global = local;
+    int err = tci_allreduce(&local, &global, 1, MPI_INT, MPI_MAX, comm);
+    return collective_outcome(comm, local, global, err);
+}
+
+int tci_collective_result_max(MPI_Comm comm, int local, int64_t *value)
+{
+    /* One allreduce for both: the codes are positive, so MPI_MAX serves
+     * the outcome and the value alike. */
+    int64_t in[2] = { local, *value }, out[2] = { local, *value };
+    int err = tci_allreduce(in, out, 2, MPI_INT64_T, MPI_MAX, comm);
+    if (err == MPI_SUCCESS)
+        *value = out[1];
+    return collective_outcome(comm, local, out[0], err);
 }

@@ -3,6 +3,7 @@
 #ifndef TCIO_COLLECTIVE_H
 #define TCIO_COLLECTIVE_H
 
+#include <stdint.h>
 #include <mpi.h>
 
 /* Name the public call whose collective steps follow ("tcio_close"), for
@@ -23,6 +24,12 @@ int tci_agree(MPI_Comm comm, int rc);
  * rank's own error, else TCIO_ERR_REMOTE if another rank failed (with the
  * reason of the lowest rank that failed on its own, tci_error_share_remote). */
 int tci_collective_result(MPI_Comm comm, int local);
+
+/* The same, agreeing in the same step on the largest of every rank's
+ * *VALUE (stored back in *VALUE; left as it was if the agreement itself
+ * failed): tcio_flush and tcio_sync agree on the end of the file this way
+ * (size.c). */
+int tci_collective_result_max(MPI_Comm comm, int local, int64_t *value);
 
 /* Wait for a collective request: poll, yielding the processor, then
  * sleeping longer and longer, so that ranks waiting for one that is late

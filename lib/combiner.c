@@ -220,7 +220,7 @@ static int forward_slot(tcio_file *fh, tci_location loc, bool only_full)
 {
     bool forwarded;
     return tci_slot_drain(fh, &fh->node, loc,
-                          (tci_drain_rule){ .only_complete = only_full, .keep_loaded = false },
+                          (tci_drain_rule){ .only_complete = only_full, .keep = false },
                           &forwarded);
 }
 

@@ -62,6 +62,10 @@ struct tcio_file {
                                   out of level 1 (level2.c) */
     MPI_Offset  max_end;       /* no byte at or past it is addressable: its
                                   segment must fit a slot's state word */
+    MPI_Offset  agreed_size;   /* the end of the file as every rank agreed
+                                  on it at the last tcio_flush, tcio_sync or
+                                  tcio_set_size (size.c) */
+    bool        size_agreed;   /* there was one: else SIZE_AT_OPEN serves */
     int64_t     notices_seen;  /* an aggregator's notice word at its last look */
     tci_stats   stats;
     char       *name;          /* for the statistics and segio's reader */

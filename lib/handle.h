@@ -32,6 +32,17 @@ void tci_handle_remember_closing(tcio_file *fh);
 void tci_handle_forget_closing(tcio_file *fh);
 tcio_file *tci_handle_oldest_closing(void);
 
+/* TCIO_ERR_BAD_HANDLE for FH, which CALL found not open, with the
+ * reason: a handle between tcio_close_begin and tcio_close_end is named
+ * as closing (only tcio_close_end may use it). */
+static inline int tci_handle_refuse(const tcio_file *fh, const char *call)
+{
+    if (fh && tci_handle_is_closing(fh))
+        return tci_error_set(TCIO_ERR_BAD_HANDLE, "%s: the handle is closing (tcio_close_begin "
+                             "was called): only tcio_close_end may use it", call);
+    return tci_error_bad_handle(fh);
+}
+
 /* The transports of FH (tci_transport_plan_for): its setting on the
  * nodes its communicator spans (known on every rank once the open has
  * found the nodes), and whether auto's shm was refused; and the file's

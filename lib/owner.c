@@ -11,9 +11,14 @@
  * Close drain: after the barrier of tcio_close, every dirty slot's written
  * bytes go to the file.
  *
+ * Sync drain (tcio_sync): the same while the file stays open; the slots
+ * stay with their segments, clean.  Cut (tcio_set_size): the slots drop
+ * every byte past the file's new end.
+ *
  * The owner reads its slots in place, through the transport's view of
  * them (transport.h). */
 #include <stdlib.h>
+#include <string.h>
 #include "owner.h"
 #include "segio.h"
 #include "slot_drain.h"
@@ -104,7 +109,7 @@ static bool drain_if_complete(tcio_file *fh, tci_location loc)
     bool written = false;
     tci_note_failure(fh, tci_slot_drain(fh, &fh->l2, loc,
                                         (tci_drain_rule){ .only_complete = true,
-                                                          .keep_loaded = true },
+                                                          .keep = true },
                                         &written));
     fh->stats.count[TCI_C_EARLY_DRAINS] += written;
     return written;
@@ -193,4 +198,91 @@ int tci_owner_filled(tcio_file *fh)
         fh->stats.count[TCI_C_MOVER_DRAINS]++;
     fh->stats.time[TCI_T_EARLY_DRAINS] += MPI_Wtime() - t0;
     return TCIO_SUCCESS;
+}
+
+/* ---- tcio_sync and tcio_set_size ------------------------------------------ */
+
+/* The slot engine drains each dirty own slot (slot_drain.c) and keeps it,
+ * clean: its bitmap and counter cleared, so that later writes of the
+ * segment mark their own bytes only and the next write-back (a sieve's
+ * read-modify-write too) takes the bytes written now from the file; a
+ * slot stays loaded if it was (its bytes and the file's agree now) and
+ * one that held only some written bytes stays unloaded (its other bytes
+ * are not the file's): the first read loads it from the file, which holds
+ * the bytes written now. */
+int tci_owner_sync_slots(tcio_file *fh)
+{
+    tci_transport *t = &fh->l2.t;
+    const tci_drain_rule every_dirty = { .only_complete = false, .keep = true };
+    int rc = TCIO_SUCCESS;
+    /* Keep going after a failed slot, so that the others still reach the
+     * file (the engine makes a failure stick). */
+    for (int64_t s = 0; s < t->local_slots; s++) {
+        bool drained = false;
+        int slot_rc = tci_slot_drain(fh, &fh->l2, own_slot(fh, s), every_dirty, &drained);
+        fh->stats.count[TCI_C_SYNC_DRAINS] += drained;
+        if (rc == TCIO_SUCCESS)
+            rc = tci_note_failure(fh, slot_rc);
+    }
+    return rc;
+}
+
+/* In the slot at DATA and BITMAP, holding a segment of SIZE bytes under
+ * header H, drop the bytes from FROM on: unmarked, so that no write-back
+ * puts them into the file again, and zeroed if the slot holds the file's
+ * bytes (the file has zeros there now: nothing, or an extension).
+ * Returns whether any byte is still marked. */
+static bool cut_inside(char *data, unsigned char *bitmap, int size, int from,
+                       const tci_slot_header *h)
+{
+    tci_bitmap_clear_range(bitmap, from, size);
+    if (h->flags & TCI_SLOT_LOADED)
+        memset(data + from, 0, (size_t)(size - from));
+    int lo, hi;
+    return tci_bitmap_shape(bitmap, size, &lo, &hi) > 0;
+}
+
+/* Own slot LOC, taken, under header *H: cut at the file offset END. */
+static int cut_taken(tcio_file *fh, tci_location loc, tci_slot_header *h, MPI_Offset end)
+{
+    tci_transport *t = &fh->l2.t;
+    int64_t size = fh->map.segment_size;
+    if (h->segment == TCI_SLOT_EMPTY || end >= (MPI_Offset)(h->segment + 1) * size)
+        return TCIO_SUCCESS;             /* wholly below the end: kept */
+    int rc = t->ops->sync(t);            /* see the movers' completed updates */
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    MPI_Offset start = (MPI_Offset)h->segment * size;
+    unsigned char *bitmap;
+    char *data = t->ops->memory(t, loc, &bitmap);
+    if (end <= start) {                  /* wholly past it: the slot is empty */
+        t->ops->clear_in_memory(t, loc);
+        *h = (tci_slot_header){ .segment = TCI_SLOT_EMPTY, .flags = 0 };
+    } else if (!cut_inside(data, bitmap, (int)size, (int)(end - start), h)) {
+        t->ops->clear_in_memory(t, loc);  /* nothing of it left to write */
+        h->flags &= TCI_SLOT_LOADED;
+    } else {
+        h->flags &= ~TCI_SLOT_FULL;      /* not full any more */
+    }
+    return t->ops->sync(t);              /* our stores before the release */
+}
+
+int tci_owner_cut_slots(tcio_file *fh, MPI_Offset size)
+{
+    tci_transport *t = &fh->l2.t;
+    int rc = TCIO_SUCCESS;
+    for (int64_t s = 0; s < t->local_slots; s++) {
+        tci_location loc = own_slot(fh, s);
+        tci_slot_header h;
+        int slot_rc = t->ops->take(t, loc, &h);
+        if (slot_rc == TCIO_SUCCESS) {
+            slot_rc = cut_taken(fh, loc, &h, size);
+            int release_rc = t->ops->release(t, loc, &h, false);
+            if (slot_rc == TCIO_SUCCESS)
+                slot_rc = release_rc;
+        }
+        if (rc == TCIO_SUCCESS)
+            rc = tci_note_failure(fh, slot_rc);
+    }
+    return rc;
 }

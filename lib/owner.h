@@ -36,4 +36,19 @@ int tci_owner_drain_all(tcio_file *fh);
 int tci_owner_dirty_slots(tcio_file *fh, tci_drain_slot *dirty, int *ndirty);
 int tci_owner_drain_slots(tcio_file *fh, const tci_drain_slot *slots, int n);
 
+/* tcio_sync, after the barrier that ends every other rank's access to
+ * this rank's slots: write every dirty own slot to the file and keep it,
+ * clean (bitmap and counter cleared; still loaded if it was, its bytes
+ * being the file's now), for later reads and writes of its segment.  A
+ * failure sticks to the handle and leaves the slot dirty for the close.
+ * Local. */
+int tci_owner_sync_slots(tcio_file *fh);
+
+/* tcio_set_size, between the two agreements that keep every other rank
+ * out of this rank's slots: forget every byte at or past SIZE in the own
+ * slots (a slot whose segment starts there is emptied; in the segment
+ * that SIZE ends, the bytes from it on are unmarked, and zeroed where the
+ * slot holds the file's bytes).  A failure sticks to the handle.  Local. */
+int tci_owner_cut_slots(tcio_file *fh, MPI_Offset size);
+
 #endif

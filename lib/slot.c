@@ -20,6 +20,22 @@ void tci_bitmap_set_range(unsigned char *bitmap, int from, int to)
     }
 }
 
+void tci_bitmap_clear_range(unsigned char *bitmap, int from, int to)
+{
+    while (from < to && (from & 7)) {
+        bitmap[from >> 3] &= (unsigned char)~(1u << (from & 7));
+        from++;
+    }
+    if (to - from >= 8) {
+        memset(bitmap + (from >> 3), 0, (size_t)((to - from) >> 3));
+        from += (to - from) & ~7;
+    }
+    while (from < to) {
+        bitmap[from >> 3] &= (unsigned char)~(1u << (from & 7));
+        from++;
+    }
+}
+
 /* First index in [from, limit) whose bit equals WANT, a 64-bit word at a
  * time: a drain's check that a segment is complete and a spill's runs
  * cost a few instructions per 64 bytes, not per byte. */

@@ -134,8 +134,9 @@ static inline void tci_bitmap_set_word(unsigned char *bitmap, int64_t word, uint
  * last set bit (both 0 when none is set).  One pass, a word at a time. */
 int64_t tci_bitmap_shape(const unsigned char *bitmap, int size, int *lo, int *hi);
 
-/* Set bits [from, to) of BITMAP. */
+/* Set, or clear, bits [from, to) of BITMAP. */
 void tci_bitmap_set_range(unsigned char *bitmap, int from, int to);
+void tci_bitmap_clear_range(unsigned char *bitmap, int from, int to);
 
 /* Next run of set (WANT=1) or clear (WANT=0) bits at or after FROM, below
  * LIMIT: returns its start (LIMIT if none) and stores its end in *END. */

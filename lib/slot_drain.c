@@ -30,14 +30,25 @@ static bool wanted(tci_level2 *l2, tci_location loc, tci_slot_header *h, tci_dra
 }
 
 /* The taken slot's segment went downstream (or, emptying, was clean):
- * clear it, and keep it loaded or empty it by RULE. */
+ * clear it, and keep it or empty it by RULE.  A kept slot is loaded when
+ * every byte of it is the downstream's now: it was loaded before, or
+ * every byte was written (a complete segment); a slot that held only some
+ * written bytes (tcio_sync's drain of a partly written segment) stays
+ * unloaded, and its first read loads it from downstream. */
 static int settle_slot(tci_level2 *l2, tci_location loc, tci_slot_header *h,
                        tci_drain_rule rule)
 {
     tci_transport *t = &l2->t;
+    bool loaded = false;
+    if (rule.keep) {
+        unsigned char *bitmap;
+        t->ops->memory(t, loc, &bitmap);
+        loaded = rule.only_complete || (h->flags & TCI_SLOT_LOADED) ||
+                 segment_complete(t->map->segment_size, bitmap);
+    }
     t->ops->clear_in_memory(t, loc);
-    if (rule.keep_loaded)
-        h->flags = TCI_SLOT_LOADED;
+    if (rule.keep)
+        h->flags = loaded ? TCI_SLOT_LOADED : 0;
     else
         *h = (tci_slot_header){ .segment = TCI_SLOT_EMPTY, .flags = 0 };
     return t->ops->sync(t);              /* our stores before the release */
@@ -64,7 +75,7 @@ int tci_slot_drain(tcio_file *fh, tci_level2 *l2, tci_location loc, tci_drain_ru
         *drained = rc == TCIO_SUCCESS;
     }
     /* Emptying: a clean segment leaves the slot too. */
-    bool settle = *drained || (rc == TCIO_SUCCESS && !rule.only_complete && !rule.keep_loaded &&
+    bool settle = *drained || (rc == TCIO_SUCCESS && !rule.only_complete && !rule.keep &&
                                h.segment != TCI_SLOT_EMPTY);
     if (settle)
         rc = settle_slot(l2, loc, &h, rule);

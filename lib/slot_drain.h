@@ -1,6 +1,7 @@
 /* slot_drain.h - the drain engine: one slot of a level 2 sent downstream
- * under its lock, for an aggregator's early drains of its own slots
- * (owner.c) and for a node's forwards of its combining tier (combiner.c).
+ * under its lock, for an aggregator's early drains and tcio_sync's drains
+ * of its own slots (owner.c) and for a node's forwards of its combining
+ * tier (combiner.c).
  * Where the bytes go is the level 2's downstream (level2.h): the file for
  * the file's level 2, the segment's slot in the file's level 2 for a
  * tier.  The close drain of the file's level 2 reads the slots without
@@ -17,11 +18,13 @@ typedef struct tci_drain_rule {
      * (overwrites count twice); a FULL mark the bitmap refutes is dropped.
      * Otherwise every dirty segment is drained. */
     bool only_complete;
-    /* After the drain the slot keeps its segment, clean and loaded (its
-     * bytes are the downstream's now: an aggregator's slot, which goes on
-     * serving reads); otherwise it is emptied, clean ones too (a node's
-     * tier, whose later reads must fetch what other nodes wrote). */
-    bool keep_loaded;
+    /* After the drain the slot keeps its segment, clean (an aggregator's
+     * slot, which goes on serving reads and writes), and loaded if every
+     * byte of it is the downstream's now (it was loaded, or the segment
+     * was complete; not a partly written one that tcio_sync drained);
+     * otherwise it is emptied, clean ones too (a node's tier, whose later
+     * reads must fetch what other nodes wrote). */
+    bool keep;
 } tci_drain_rule;
 
 /* Take slot LOC of L2 (a slot this rank reaches by address: its own, or

@@ -21,6 +21,7 @@
     X(SPILLS, "spills", "spills")                                                    \
     X(EARLY_DRAINS, "segments drained early", "segments_drained_early")              \
     X(CLOSE_DRAINS, "segments drained at close", "segments_drained_at_close")        \
+    X(SYNC_DRAINS, "segments drained at sync", "segments_drained_at_sync")          \
     X(PREFETCHED, "segments prefetched", "segments_prefetched")                      \
     X(SHARED_MOVES, "shared moves", "shared_moves")                                  \
     X(MOVER_DRAINS, "drained by the mover", "segments_drained_by_mover")             \
@@ -48,7 +49,8 @@
 
 /* Phases, in seconds of MPI_Wtime; a phase inside another counts in both
  * (loads and spills happen inside moves).  CLOSE is the time inside
- * tcio_close, or tcio_close_begin and tcio_close_end together; BACKGROUND
+ * tcio_close, or tcio_close_begin and tcio_close_end together, SYNC and
+ * SET_SIZE the time inside tcio_sync and tcio_set_size; BACKGROUND
  * the drain thread's, which no call waits for unless tcio_close_end comes
  * before it is done.  The *_WAITS phases are time spent waiting for
  * other ranks (doc/configuration.md): for a slot another rank held, for
@@ -64,6 +66,8 @@
     X(EARLY_DRAINS, "early drains", "early_drains")                                  \
     X(PREFETCH, "prefetch", "prefetch")                                              \
     X(CLOSE, "close", "close")                                                       \
+    X(SYNC, "sync", "sync")                                                          \
+    X(SET_SIZE, "set size", "set_size")                                              \
     X(WRITES_AROUND, "writes around", "writes_around")                               \
     X(OLDER_WAITS, "waits for older segments", "older_segment_waits")                \
     X(BACKGROUND, "background drain", "background_drain")                            \
