@@ -1619,6 +1619,7 @@ static void all_calls_return(tcio_file *fh, int want, tu_status *st, const char 
 {
     char buf[16] = "";
     MPI_Info info = MPI_INFO_NULL;
+    MPI_Offset size = 0;
 #define EXPECT(call) expect_refused(st, (call), want, ctx, #call)
     EXPECT(tcio_write(fh, buf, 4, MPI_BYTE));
     EXPECT(tcio_write_at(fh, 0, buf, 4, MPI_BYTE));
@@ -1630,7 +1631,10 @@ static void all_calls_return(tcio_file *fh, int want, tu_status *st, const char 
     EXPECT(tcio_prefetch(fh, 0, 4));
     EXPECT(tcio_read_session(fh, 0, 4));
     EXPECT(tcio_get_info(fh, &info));
+    EXPECT(tcio_get_size(fh, &size));
     EXPECT(tcio_flush(fh));
+    EXPECT(tcio_sync(fh));
+    EXPECT(tcio_set_size(fh, 0));
     EXPECT(tcio_close(fh));
 #undef EXPECT
 }
@@ -3935,6 +3939,386 @@ START_TEST(test_node_combining)
 }
 END_TEST
 
+/* ---- sync, the size of the file ------------------------------------------------------------------ */
+
+/* tcio_sync puts every rank's writes into the file while it stays open;
+ * tcio_get_size gives the end every rank agreed on; tcio_set_size cuts or
+ * extends the file, dropping what lies past the new end wherever it is
+ * buffered.  Small segments and few slots, so that the writes spill and
+ * sieve (read-modify-write) before and after each sync and cut. */
+#define SY_SEG      "256"
+#define SY_SEGMENTS 10
+
+/* IMAGE (at least P->end bytes) with the plan's chunks laid on top, in
+ * plan order, as tu_plan_write_reference lays them on a file. */
+static void apply_plan(unsigned char *image, const tu_plan *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        tu_fill_pattern(image + p->chunks[i].off, (size_t)p->chunks[i].len, p->chunks[i].seed);
+}
+
+/* write_plan from position 0, where it starts tracking the position. */
+static void sy_write_plan(tcio_file *fh, const tu_plan *p, uint64_t seed, tu_status *st,
+                          const char *ctx)
+{
+    tu_expect_rc(st, tcio_seek(fh, 0, MPI_SEEK_SET), TCIO_SUCCESS, "%s: tcio_seek", ctx);
+    write_plan(fh, p, seed, st, ctx);
+}
+
+/* Collective: every rank reads PATH with plain POSIX calls and compares it
+ * with IMAGE of SIZE bytes, so that each rank sees the others' writes. */
+static void expect_file_image_everywhere(const char *path, const unsigned char *image,
+                                         int64_t size, const char *ctx)
+{
+    char why[400] = "";
+    int ok = tu_compare_file_mem(path, image, size, why, sizeof why) == 0;
+    CHECK_ALL(ok, "%s: file (read with POSIX calls on every rank) differs from the expected "
+              "bytes: %s", ctx, why);
+}
+
+/* Collective: tcio_get_size must give WANT on every rank. */
+static void expect_size_everywhere(tcio_file *fh, int64_t want, const char *ctx)
+{
+    MPI_Offset size = -1;
+    int rc = tcio_get_size(fh, &size);
+    CHECK_ALL(rc == TCIO_SUCCESS && size == want, "%s: tcio_get_size returned %d and size "
+              "%lld, expected %lld", ctx, rc, (long long)size, (long long)want);
+}
+
+/* Read N random ranges of IMAGE (SIZE bytes; zeros past it) back through
+ * FH and compare (collective: a barrier at the end). */
+static void sy_read_back(tcio_file *fh, const unsigned char *image, int64_t size, uint64_t seed,
+                         int n, tu_status *st, const char *ctx)
+{
+    enum { MAXLEN = 300 };
+    unsigned char *got = malloc((size_t)n * MAXLEN), *want = malloc(MAXLEN);
+    int64_t *off = malloc((size_t)n * sizeof *off), *len = malloc((size_t)n * sizeof *len);
+    if (!got || !want || !off || !len) {
+        tu_fail(st, "%s: out of memory", ctx);
+        n = 0;
+    }
+    tu_rng r;
+    tu_rng_seed(&r, tu_mix(seed, 500 + (uint64_t)tu_rank));
+    for (int i = 0; i < n && st->ok; i++) {
+        off[i] = tu_rng_range(&r, 0, size + 64);
+        len[i] = tu_rng_range(&r, 1, MAXLEN);
+        memset(got + (size_t)i * MAXLEN, 0xAA, MAXLEN);
+        tu_expect_rc(st, tcio_read_at(fh, off[i], got + (size_t)i * MAXLEN, (int)len[i], MPI_BYTE),
+                     TCIO_SUCCESS, "%s: tcio_read_at(%lld, %lld)", ctx, (long long)off[i],
+                     (long long)len[i]);
+    }
+    if (n > 0)
+        tu_expect_rc(st, tcio_fetch(fh), TCIO_SUCCESS, "%s: tcio_fetch", ctx);
+    for (int i = 0; i < n && st->ok; i++) {
+        expected_range(image, size, off[i], len[i], want);
+        tu_expect_mem(st, got + (size_t)i * MAXLEN, want, (size_t)len[i],
+                      "%s: read [%lld, +%lld) after the sync", ctx, (long long)off[i],
+                      (long long)len[i]);
+    }
+    free(got);
+    free(want);
+    free(off);
+    free(len);
+    /* No rank writes again before every rank's reads are complete: a read
+     * that races another rank's later write may return either. */
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Three phases of random pieces (the second and third rewrite parts of
+ * segments that the syncs before them wrote), a tcio_sync after the first
+ * two, a close after the third; after each, the file must hold every
+ * phase so far, read with POSIX calls by every rank, and tcio_get_size
+ * must give its size on every rank. */
+static void sy_round(int mode, uint64_t seed, const char *what)
+{
+    const int64_t size = (int64_t)SY_SEGMENTS * 256 * tu_scale();
+    const char *path = tu_path("sync");
+    tu_plan plans[3];
+    tu_plan_random(&plans[0], seed, size, 40, 24, tu_nprocs);
+    for (int k = 1; k < 3; k++) {
+        tu_plan_random(&plans[k], seed + 10 * (uint64_t)k, size + 300, 40, 24, tu_nprocs);
+        thin_plan(&plans[k], seed + 20 * (uint64_t)k, 4);
+    }
+    unsigned char *image = tu_zalloc((size_t)size + 400);
+    CHECK_ALL(image && plans[0].chunks && plans[1].chunks && plans[2].chunks, "out of memory");
+    tcio_file *fh = NULL;
+    expect_success(tu_open(path, mode, SY_SEG, "2", &fh), what, "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    int64_t end = 0;
+    for (int k = 0; k < 3; k++) {
+        char ctx[160];
+        snprintf(ctx, sizeof ctx, "%s, phase %d (%zu pieces)", what, k, plans[k].n);
+        sy_write_plan(fh, &plans[k], seed + (uint64_t)k, &st, ctx);
+        apply_plan(image, &plans[k]);
+        if (plans[k].end > end)
+            end = plans[k].end;
+        if (k == 2)
+            break;
+        tu_expect_rc(&st, tcio_sync(fh), TCIO_SUCCESS, "%s: tcio_sync", ctx);
+        CHECK_STATUS(st);
+        expect_file_image_everywhere(path, image, end, ctx);
+        expect_size_everywhere(fh, end, ctx);
+        if (mode & MPI_MODE_RDWR)
+            sy_read_back(fh, image, end, seed + (uint64_t)k, 24, &st, ctx);
+    }
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, what, "tcio_close");
+    expect_file_image_everywhere(path, image, end, what);
+    for (int k = 0; k < 3; k++)
+        tu_plan_free(&plans[k]);
+    free(image);
+}
+
+START_TEST(test_sync)
+{
+    TU_BEGIN();
+    sy_round(MODE_NEW_RDWR, 0x5c0001, "tcio_sync, RDWR");
+    /* Write-only: the sieve reads the file through a read-only handle of
+     * its own, which must see what the sync wrote. */
+    sy_round(MODE_NEW_WRONLY, 0x5c0002, "tcio_sync, WRONLY");
+
+    /* Read-only: nothing to write, the sync is a flush. */
+    const char *ctx = "tcio_sync on a read-only file";
+    const char *path = tu_path("sync-ro");
+    unsigned char data[777];
+    tu_fill_pattern(data, sizeof data, 0x5c0003);
+    posix_prefill(path, data, sizeof data, ctx);
+    tcio_file *fh = NULL;
+    expect_success(tu_open(path, MPI_MODE_RDONLY, SY_SEG, "2", &fh), ctx, "tcio_open_comm");
+    expect_success(tcio_sync(fh), ctx, "tcio_sync");
+    expect_size_everywhere(fh, (int64_t)sizeof data, ctx);
+    expect_success(tu_close(fh), ctx, "tcio_close");
+}
+END_TEST
+
+START_TEST(test_get_size)
+{
+    TU_BEGIN();
+    const char *ctx = "tcio_get_size";
+    const char *path = tu_path("get-size");
+    const int64_t prefill = 300;
+    unsigned char pre[300], buf[100];
+    tu_fill_pattern(pre, sizeof pre, 0x6e0001);
+    tu_fill_pattern(buf, sizeof buf, 0x6e0002 + (uint64_t)tu_rank);
+    posix_prefill(path, pre, sizeof pre, ctx);
+    tcio_file *fh = NULL;
+    expect_success(tu_open(path, MPI_MODE_RDWR, SY_SEG, "2", &fh), ctx, "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    MPI_Offset size = -1;
+    /* At open: the file's size on every rank. */
+    expect_size_everywhere(fh, prefill, "at open");
+    /* Each rank's end differs; before any collective call a rank sees its own. */
+    const int64_t mine = 1000 + 517 * (int64_t)((tu_rank * 3) % tu_nprocs) + 10 * tu_rank;
+    tu_expect_rc(&st, tcio_write_at(fh, mine - 10, buf, 10, MPI_BYTE), 0, "%s: write", ctx);
+    tu_expect_rc(&st, tcio_get_size(fh, &size), 0, "%s: tcio_get_size", ctx);
+    if (st.ok && size != mine)
+        tu_fail(&st, "%s: before any flush tcio_get_size gave %lld, its own end is %lld", ctx,
+                (long long)size, (long long)mine);
+    CHECK_STATUS(st);
+    int64_t all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    expect_success(tcio_flush(fh), ctx, "tcio_flush");
+    expect_size_everywhere(fh, all, "after tcio_flush: the largest end");
+    /* One rank writes further: it knows at once, the others after a sync. */
+    const int last = tu_nprocs - 1;
+    if (tu_rank == last)
+        tu_expect_rc(&st, tcio_write_at(fh, all + 4000, buf, 7, MPI_BYTE), 0, "%s: write", ctx);
+    tu_expect_rc(&st, tcio_get_size(fh, &size), 0, "%s: tcio_get_size", ctx);
+    if (st.ok && size != (tu_rank == last ? all + 4007 : all))
+        tu_fail(&st, "%s: after rank %d's write past the end, rank %d's tcio_get_size gave %lld",
+                ctx, last, tu_rank, (long long)size);
+    CHECK_STATUS(st);
+    expect_success(tcio_sync(fh), ctx, "tcio_sync");
+    expect_size_everywhere(fh, all + 4007, "after tcio_sync");
+    CHECK_ALL(tu_file_size(path) == all + 4007, "%s: after tcio_sync the file has %lld bytes, "
+              "expected %lld", ctx, (long long)tu_file_size(path), (long long)(all + 4007));
+    /* MPI_SEEK_END uses the same end. */
+    tu_expect_rc(&st, tcio_seek(fh, -7, MPI_SEEK_END), 0, "%s: seek", ctx);
+    unsigned char back[7];
+    tu_expect_rc(&st, tcio_read(fh, back, 7, MPI_BYTE), 0, "%s: read", ctx);
+    tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: fetch", ctx);
+    if (st.ok) {
+        unsigned char want[7];
+        tu_fill_pattern(buf, sizeof buf, 0x6e0002 + (uint64_t)last);
+        memcpy(want, buf, 7);
+        tu_expect_mem(&st, back, want, 7, "%s: read at MPI_SEEK_END - 7 after the sync", ctx);
+    }
+    /* Refusals: no size pointer, no handle. */
+    expect_refused(&st, tcio_get_size(fh, NULL), TCIO_ERR_BAD_ARG, ctx, "tcio_get_size(fh, NULL)");
+    expect_refused(&st, tcio_get_size(NULL, &size), TCIO_ERR_BAD_HANDLE, ctx,
+                   "tcio_get_size(NULL, &size)");
+    CHECK_STATUS(st);
+    expect_success(tu_close(fh), ctx, "tcio_close");
+}
+END_TEST
+
+/* One round of cuts and extensions: pieces A, set_size(CUT), pieces B
+ * (also past CUT), set_size(UP), pieces C, close.  The file must hold A
+ * cut at CUT (A's bytes past it are gone, though buffered when the cut
+ * came, also where B's later writes past CUT leave holes), B, zeros up to
+ * UP, and C. */
+static void ss_round(int mode, int64_t cut, uint64_t seed, const char *what)
+{
+    const int64_t size = (int64_t)SY_SEGMENTS * 256 * tu_scale();
+    const int64_t up = size + 1000 + 33;
+    const char *path = tu_path("set-size");
+    tu_plan a, b, c;
+    tu_plan_random(&a, seed, size, 40, 24, tu_nprocs);
+    tu_plan_random(&b, seed + 1, size, 40, 24, tu_nprocs);
+    thin_plan(&b, seed + 2, 5);
+    tu_plan_random(&c, seed + 3, size, 40, 24, tu_nprocs);
+    thin_plan(&c, seed + 4, 5);
+    unsigned char *image = tu_zalloc((size_t)up + 64);
+    CHECK_ALL(image && a.chunks && b.chunks && c.chunks, "out of memory");
+    tcio_file *fh = NULL;
+    expect_success(tu_open(path, mode, SY_SEG, "2", &fh), what, "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    write_plan(fh, &a, seed, &st, what);
+    apply_plan(image, &a);
+    memset(image + cut, 0, (size_t)(up + 64 - cut));
+    tu_expect_rc(&st, tcio_set_size(fh, cut), TCIO_SUCCESS, "%s: tcio_set_size(%lld)", what,
+                 (long long)cut);
+    CHECK_STATUS(st);
+    expect_size_everywhere(fh, cut, what);
+    CHECK_ALL(tu_file_size(path) == cut, "%s: after tcio_set_size(%lld) the file has %lld "
+              "bytes", what, (long long)cut, (long long)tu_file_size(path));
+    sy_write_plan(fh, &b, seed + 1, &st, what);
+    apply_plan(image, &b);
+    tu_expect_rc(&st, tcio_set_size(fh, up), TCIO_SUCCESS, "%s: tcio_set_size(%lld)", what,
+                 (long long)up);
+    CHECK_STATUS(st);
+    expect_size_everywhere(fh, up, what);
+    CHECK_ALL(tu_file_size(path) == up, "%s: after tcio_set_size(%lld) the file has %lld bytes",
+              what, (long long)up, (long long)tu_file_size(path));
+    if (mode & MPI_MODE_RDWR)
+        sy_read_back(fh, image, up, seed + 5, 24, &st, what);
+    sy_write_plan(fh, &c, seed + 3, &st, what);
+    apply_plan(image, &c);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, what, "tcio_close");
+    expect_file_image_everywhere(path, image, c.end > up ? c.end : up, what);
+    tu_plan_free(&a);
+    tu_plan_free(&b);
+    tu_plan_free(&c);
+    free(image);
+}
+
+START_TEST(test_set_size)
+{
+    TU_BEGIN();
+    const int64_t size = (int64_t)SY_SEGMENTS * 256 * tu_scale();
+    ss_round(MODE_NEW_RDWR, size / 2 + 101, 0x55e001, "tcio_set_size, RDWR, cut inside a segment");
+    ss_round(MODE_NEW_WRONLY, 3 * 256, 0x55e002, "tcio_set_size, WRONLY, cut at a segment boundary");
+    ss_round(MODE_NEW_RDWR, 0, 0x55e003, "tcio_set_size, RDWR, cut to nothing");
+
+    /* After a sync: the cut takes bytes that are in the file already, and
+     * the segment it ends, written and clean, gets new bytes. */
+    const char *ctx = "tcio_set_size after tcio_sync";
+    const char *path = tu_path("set-size-sync");
+    tu_plan a;
+    tu_plan_random(&a, 0x55e004, size, 40, 0, tu_nprocs);
+    unsigned char *image = tu_zalloc((size_t)size + 64), tail[50];
+    CHECK_ALL(image && a.chunks, "out of memory");
+    tcio_file *fh = NULL;
+    expect_success(tu_open(path, MODE_NEW_RDWR, SY_SEG, "2", &fh), ctx, "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    write_plan(fh, &a, 0x55e004, &st, ctx);
+    apply_plan(image, &a);
+    tu_expect_rc(&st, tcio_sync(fh), TCIO_SUCCESS, "%s: tcio_sync", ctx);
+    const int64_t cut = size / 3 + 77;
+    memset(image + cut, 0, (size_t)(size + 64 - cut));
+    tu_expect_rc(&st, tcio_set_size(fh, cut), TCIO_SUCCESS, "%s: tcio_set_size", ctx);
+    /* Rank 0 writes 50 bytes 10 past the cut: 10 zeros between. */
+    tu_fill_pattern(tail, sizeof tail, 0x55e005);
+    if (tu_rank == 0)
+        tu_expect_rc(&st, tcio_write_at(fh, cut + 10, tail, 50, MPI_BYTE), TCIO_SUCCESS,
+                     "%s: write past the cut", ctx);
+    memcpy(image + cut + 10, tail, 50);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    expect_file_image_everywhere(path, image, cut + 60, ctx);
+    tu_plan_free(&a);
+    free(image);
+}
+END_TEST
+
+START_TEST(test_set_size_refused)
+{
+    TU_BEGIN();
+    const char *ctx = "tcio_set_size refused";
+    const char *path = tu_path("set-size-bad");
+    enum { PRE = 5000 };
+    unsigned char *image = tu_zalloc(PRE), mine[64];
+    CHECK_ALL(image != NULL, "out of memory");
+    tu_fill_pattern(image, PRE, 0xbad5001);
+    posix_prefill(path, image, PRE, ctx);
+    tu_fill_pattern(mine, sizeof mine, 0xbad5002 + (uint64_t)tu_rank);
+    tcio_file *fh = NULL;
+    expect_success(tu_open(path, MPI_MODE_RDWR, SY_SEG, "2", &fh), ctx, "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    /* Buffered writes, which the refused calls must leave alone. */
+    for (int i = 0; i < tu_nprocs; i++)
+        if (i == tu_rank)
+            tu_expect_rc(&st, tcio_write_at(fh, 100 + 64 * (int64_t)i, mine, 64, MPI_BYTE), 0,
+                         "%s: write", ctx);
+    for (int i = 0; i < tu_nprocs; i++) {
+        unsigned char theirs[64];
+        tu_fill_pattern(theirs, sizeof theirs, 0xbad5002 + (uint64_t)i);
+        memcpy(image + 100 + 64 * i, theirs, 64);
+    }
+    const char *const negative[] = { "negative", NULL };
+    const char *const differs[] = { "differs", NULL };
+    const char *const addressable[] = { "addressable", NULL };
+    int rc = tcio_set_size(fh, -1);
+    if (tu_expect_rc(&st, rc, TCIO_ERR_BAD_ARG, "%s: tcio_set_size(-1)", ctx))
+        tu_expect_reason(&st, rc, "tcio_set_size", negative, "tcio_set_size(-1)");
+    rc = tcio_set_size(fh, INT64_MAX);
+    if (tu_expect_rc(&st, rc, TCIO_ERR_BAD_ARG, "%s: tcio_set_size(INT64_MAX)", ctx))
+        tu_expect_reason(&st, rc, "tcio_set_size", addressable, "tcio_set_size(INT64_MAX)");
+    CHECK_STATUS(st);
+    if (tu_nprocs > 1) {
+        /* Sizes that differ: every rank fails. */
+        rc = tcio_set_size(fh, 1000 + tu_rank);
+        if (tu_expect_rc(&st, rc, TCIO_ERR_BAD_ARG, "%s: tcio_set_size(1000 + rank)", ctx))
+            tu_expect_reason(&st, rc, "tcio_set_size", differs, "tcio_set_size(1000 + rank)");
+        /* One rank's size is negative: it says so, the others that the
+         * sizes differ. */
+        int last = tu_rank == tu_nprocs - 1;
+        rc = tcio_set_size(fh, last ? -5 : 1000);
+        if (tu_expect_rc(&st, rc, TCIO_ERR_BAD_ARG, "%s: one rank's size negative", ctx))
+            tu_expect_reason(&st, rc, "tcio_set_size", last ? negative : differs,
+                             "one rank's size negative");
+        CHECK_STATUS(st);
+    }
+    /* Nothing changed: the file keeps its size, and after the close holds
+     * the prefill and every rank's writes. */
+    CHECK_ALL(tu_file_size(path) == PRE, "%s: the file has %lld bytes after refused calls, "
+              "expected %d", ctx, (long long)tu_file_size(path), PRE);
+    expect_size_everywhere(fh, PRE, ctx);
+    rc = tu_close(fh);
+    expect_success(rc, ctx, "tcio_close");
+    expect_file_image_everywhere(path, image, PRE, ctx);
+
+    /* Read-only: refused on every rank. */
+    expect_success(tu_open(path, MPI_MODE_RDONLY, SY_SEG, "2", &fh), ctx, "tcio_open_comm");
+    rc = tcio_set_size(fh, 10);
+    if (tu_expect_rc(&st, rc, TCIO_ERR_READ_ONLY, "%s: tcio_set_size on a read-only file", ctx))
+        tu_expect_reason(&st, rc, "tcio_set_size", NULL, "tcio_set_size on a read-only file");
+    CHECK_STATUS(st);
+    expect_success(tu_close(fh), ctx, "tcio_close");
+    CHECK_ALL(tu_file_size(path) == PRE, "%s: a read-only file changed size", ctx);
+    free(image);
+}
+END_TEST
+
 static Suite *mpi_suite(void)
 {
     Suite *s = suite_create("tcio_mpi");
@@ -3962,6 +4346,10 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "node_combining", test_node_combining);
     tu_add_case(s, "concurrent_writes", test_concurrent_writes);
     tu_add_case(s, "concurrent_reads", test_concurrent_reads);
+    tu_add_case(s, "sync", test_sync);
+    tu_add_case(s, "get_size", test_get_size);
+    tu_add_case(s, "set_size", test_set_size);
+    tu_add_case(s, "set_size_refused", test_set_size_refused);
     return s;
 }
 
