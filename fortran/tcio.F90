@@ -80,6 +80,7 @@ module tcio
   public :: tcio_open, tcio_is_open, tcio_open_comm
   public :: tcio_write, tcio_write_at, tcio_read, tcio_read_at
   public :: tcio_seek, tcio_flush, tcio_fetch, tcio_close
+  public :: tcio_sync, tcio_get_size, tcio_set_size
   public :: tcio_close_begin, tcio_close_end
   public :: tcio_prefetch, tcio_read_session, tcio_progress
   public :: tcio_error_string, tcio_last_error, tcio_get_info, tcio_version
@@ -173,6 +174,20 @@ module tcio
     integer(c_int) function c_flush(fh) bind(C, name="tcio_flush")
       import :: c_ptr, c_int
       type(c_ptr), value :: fh
+    end function
+    integer(c_int) function c_sync(fh) bind(C, name="tcio_sync")
+      import :: c_ptr, c_int
+      type(c_ptr), value :: fh
+    end function
+    integer(c_int) function c_get_size(fh, size) bind(C, name="tcio_get_size")
+      import :: c_ptr, c_int, c_long_long
+      type(c_ptr), value :: fh
+      integer(c_long_long), intent(inout) :: size
+    end function
+    integer(c_int) function c_set_size(fh, size) bind(C, name="tcio_set_size")
+      import :: c_ptr, c_int, c_long_long
+      type(c_ptr), value :: fh
+      integer(c_long_long), value :: size
     end function
     integer(c_int) function c_fetch(fh) bind(C, name="tcio_fetch")
       import :: c_ptr, c_int
@@ -388,6 +403,31 @@ contains
   integer function tcio_flush(fh) result(rc)
     type(tcio_file), intent(in) :: fh
     rc = c_flush(fh%handle)
+  end function
+
+  ! Collective: every rank's writes so far into the file, which stays open.
+  integer function tcio_sync(fh) result(rc)
+    type(tcio_file), intent(in) :: fh
+    rc = c_sync(fh%handle)
+  end function
+
+  ! Local: the file's size as this rank knows it (agreed at the last flush,
+  ! sync or set_size, and this rank's own writes since).  SIZE is set only
+  ! on success.
+  integer function tcio_get_size(fh, size) result(rc)
+    type(tcio_file), intent(in) :: fh
+    integer(MPI_OFFSET_KIND), intent(inout) :: size
+    integer(c_long_long) :: c_size
+    c_size = int(size, c_long_long)
+    rc = c_get_size(fh%handle, c_size)
+    if (rc == TCIO_SUCCESS) size = int(c_size, MPI_OFFSET_KIND)
+  end function
+
+  ! Collective, the same SIZE on every rank: truncate or extend the file.
+  integer function tcio_set_size(fh, size) result(rc)
+    type(tcio_file), intent(in) :: fh
+    integer(MPI_OFFSET_KIND), intent(in) :: size
+    rc = c_set_size(fh%handle, int(size, c_long_long))
   end function
 
   integer function tcio_fetch(fh) result(rc)

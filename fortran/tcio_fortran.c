@@ -228,7 +228,8 @@ int tcio_f_get_info(tcio_file *fh, MPI_Fint *info)
 }
 
 /* ---- the rest take no MPI handles or buffers: the module binds tcio_open,
- * tcio_seek, tcio_flush, tcio_fetch, tcio_close, tcio_close_begin,
+ * tcio_seek, tcio_flush, tcio_sync, tcio_get_size (MPI_Offset is long
+ * long), tcio_set_size, tcio_fetch, tcio_close, tcio_close_begin,
  * tcio_close_end, tcio_prefetch,
  * tcio_read_session, tcio_progress, tcio_error_string, tcio_last_error and
  * tcio_version directly ------------------------------------------------- */

@@ -105,7 +105,7 @@ subroutine integer_handle_tests()
   character(len=32) :: c_version
   character(len=:), allocatable :: name
   type(tcio_file) :: fh, never_opened
-  integer(MPI_OFFSET_KIND) :: block, base
+  integer(MPI_OFFSET_KIND) :: block, base, fsize
 
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
@@ -230,6 +230,18 @@ subroutine integer_handle_tests()
     call MPI_Info_free(info, ierr)
   end if
   call check_rc(tcio_flush(fh), TCIO_SUCCESS, 'flush')
+  ! The size, agreed by the flush; a sync; the size extended and cut back
+  ! (the buffered blocks below it stay); refusals.
+  fsize = -1
+  call check_rc(tcio_get_size(fh, fsize), TCIO_SUCCESS, 'get_size after flush')
+  call check(fsize == block * nprocs, 'get_size: every rank''s block')
+  call check_rc(tcio_sync(fh), TCIO_SUCCESS, 'sync')
+  call check_rc(tcio_set_size(fh, block * nprocs + 100), TCIO_SUCCESS, 'set_size up')
+  call check_rc(tcio_get_size(fh, fsize), TCIO_SUCCESS, 'get_size after set_size')
+  call check(fsize == block * nprocs + 100, 'get_size: the size set')
+  call check_rc(tcio_set_size(fh, block * nprocs), TCIO_SUCCESS, 'set_size back')
+  call check_rc(tcio_set_size(fh, -1_MPI_OFFSET_KIND), TCIO_ERR_BAD_ARG, 'set_size -1')
+  call check_reason(TCIO_ERR_BAD_ARG, 'tcio_set_size', 'negative', 'set_size -1')
 
   ! Read the next rank's block back: lazy until tcio_fetch.
   base = block * mod(rank + 1, nprocs)
@@ -276,6 +288,9 @@ subroutine integer_handle_tests()
   call check(tcio_is_open(fh), 'tcio_open read-only')
   call check_rc(tcio_write(fh, ints, 1, MPI_INTEGER), TCIO_ERR_READ_ONLY, 'write to a read-only file')
   call check_reason(TCIO_ERR_READ_ONLY, 'tcio_write', 'MPI_MODE_RDONLY', 'write to a read-only file')
+  call check_rc(tcio_set_size(fh, 0_MPI_OFFSET_KIND), TCIO_ERR_READ_ONLY, &
+      'set_size of a read-only file')
+  call check_rc(tcio_sync(fh), TCIO_SUCCESS, 'sync of a read-only file')
   call check_rc(tcio_read_session(fh, 0_MPI_OFFSET_KIND, block), TCIO_SUCCESS, 'read_session')
   back = 0
   call check_rc(tcio_read_at(fh, 0_MPI_OFFSET_KIND, back, 2 * N, MPI_INTEGER), TCIO_SUCCESS, &
@@ -297,6 +312,7 @@ subroutine integer_handle_tests()
   call check_rc(tcio_close_begin(fh), TCIO_SUCCESS, 'close_begin')
   call check(tcio_is_open(fh), 'tcio_is_open between close_begin and close_end')
   call check_rc(tcio_flush(fh), TCIO_ERR_BAD_HANDLE, 'flush of a closing handle')
+  call check_rc(tcio_sync(fh), TCIO_ERR_BAD_HANDLE, 'sync of a closing handle')
   call check_rc(tcio_close_end(fh), TCIO_SUCCESS, 'close_end')
   call check(.not. tcio_is_open(fh), 'tcio_is_open after close_end')
   call MPI_Barrier(MPI_COMM_WORLD, ierr)

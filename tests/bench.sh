@@ -126,7 +126,8 @@ for o in objs:
     assert o["file"].endswith("st.dat")
     assert o["transport"] == "shm", o.get("transport")   # auto on one node
     assert set(o["seconds"]) == {"open", "write_moves", "read_moves", "loads", "spills",
-                                 "early_drains", "prefetch", "close", "writes_around",
+                                 "early_drains", "prefetch", "close", "sync", "set_size",
+                                 "writes_around",
                                  "older_segment_waits", "background_drain", "forwards",
                                  "slot_waits", "one_sided_waits", "forward_waits",
                                  "fetch_waits", "collective_waits"}

@@ -533,6 +533,13 @@ START_TEST(test_closing_handle)
     expect_all(tcio_progress(fh), TCIO_ERR_BAD_HANDLE, ctx, "tcio_progress");
     expect_all(tcio_get_info(fh, &info), TCIO_ERR_BAD_HANDLE, ctx, "tcio_get_info");
     expect_all(tcio_flush(fh), TCIO_ERR_BAD_HANDLE, ctx, "tcio_flush");
+    expect_all(tcio_get_size(fh, &off), TCIO_ERR_BAD_HANDLE, ctx, "tcio_get_size");
+    expect_all(tcio_set_size(fh, 0), TCIO_ERR_BAD_HANDLE, ctx, "tcio_set_size");
+    tcio_last_error(why, sizeof why);
+    CHECK_ALL(strstr(why, "closing") != NULL, "%s: tcio_last_error says \"%s\"", ctx, why);
+    expect_all(tcio_sync(fh), TCIO_ERR_BAD_HANDLE, ctx, "tcio_sync");
+    tcio_last_error(why, sizeof why);
+    CHECK_ALL(strstr(why, "closing") != NULL, "%s: tcio_last_error says \"%s\"", ctx, why);
     expect_all(tcio_close_begin(fh), TCIO_ERR_BAD_HANDLE, ctx, "tcio_close_begin again");
     expect_all(tcio_close(fh), TCIO_ERR_BAD_HANDLE, ctx, "tcio_close");
     tcio_last_error(why, sizeof why);
