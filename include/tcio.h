@@ -389,9 +389,9 @@ int tcio_get_size(tcio_file *fh, MPI_Offset *size);
  * dropped and never written later (a write after the call past SIZE
  * extends the file again, with zeros between).  File positions do not
  * change.  When it returns 0 on every rank, the file on disk is SIZE
- * bytes long (with the bytes written before any earlier tcio_sync, not
- * yet with those still buffered below SIZE), and tcio_get_size returns
- * SIZE on every rank.
+ * bytes long (the buffered bytes below SIZE reach it later, at tcio_sync
+ * or tcio_close), and tcio_get_size returns SIZE on every rank until the
+ * next write past it.
  * Arguments are checked on every rank before anything happens: if any
  * rank's are bad, every rank fails and neither the file nor anything
  * buffered changes.  Returns TCIO_SUCCESS on every rank, or:

@@ -20,7 +20,9 @@
 # The concurrency tests (concurrent_writes, concurrent_reads: racing
 # moves, spills, early drains, loads and prefetches on few small slots)
 # run under one configuration per aggregator count at 4 ranks, and in
-# every 2-rank configuration.
+# every 2-rank configuration; so do sync and set_size (tcio_sync,
+# tcio_set_size: every level-2 segment written or cut while the file stays
+# open, under spills, sieves and early drains).
 #
 # Every configuration runs twice, with TCIO_TRANSPORT=rma and with
 # TCIO_TRANSPORT=shm (auto would take shm on one node), so that both
@@ -40,7 +42,8 @@ fi
 
 PE=paper_example RP=random_patterns RYW=span_overwrite_ryw UM=update_mode
 MF=multiple_files CW=concurrent_writes CR=concurrent_reads
-OTHERS="sparse_file empty_file noncontig_types seek_append bad_input fs_errors sieved_spills"
+SZ="sync set_size"
+OTHERS="sparse_file empty_file noncontig_types seek_append bad_input fs_errors sieved_spills $SZ"
 ALL="$PE $RP $RYW $UM $MF $CW $CR $OTHERS"
 
 # Only the settings below apply (and every case they name runs).
@@ -100,11 +103,11 @@ run() {
 #   ranks aggr  placement   drain stats prefetch cases
 run 4     1     spread      off   -     local    $PE $UM
 run 4     2     node        on    -     session  $PE $CR
-run 4     4     3,2,1,0     off   -     -        $PE $CW
+run 4     4     3,2,1,0     off   -     -        $PE $CW $SZ
 run 4     -     2           on    -     session  $RP $MF
-run 4     2     spread      off   -     local    $RP $CW
+run 4     2     spread      off   -     local    $RP $CW $SZ
 run 4     4     node        on    -     -        $RP $UM
-run 4     1     node        on    on    -        $RYW $CW $CR
+run 4     1     node        on    on    -        $RYW $CW $CR $SZ
 run 4     -     3,1         off   -     -        $RYW $UM
 run 4     4     spread      off   -     -        $RYW $MF $CR
 run 3     2     spread      on    -     session  $RP $UM $MF

@@ -4090,6 +4090,22 @@ START_TEST(test_sync)
     expect_success(tcio_sync(fh), ctx, "tcio_sync");
     expect_size_everywhere(fh, (int64_t)sizeof data, ctx);
     expect_success(tu_close(fh), ctx, "tcio_close");
+
+    /* TCIO_STATS counts the segments that the sync wrote: the last one
+     * is never complete, so its aggregator writes it in the sync. */
+    ctx = "tcio_sync, TCIO_STATS";
+    stats_env saved = stats_env_unset();
+    const char *stats = tu_path("sync-stats");
+    const char *const kv[] = { "tcio_stats", "json", "tcio_stats_file", stats, NULL };
+    expect_success(tu_open_kv(tu_path("sync-counted"), MODE_NEW_RDWR, SY_SEG, "2", kv, &fh), ctx,
+                   "tcio_open_comm");
+    expect_success(tcio_write_at(fh, 100 * (MPI_Offset)tu_rank, data, 100, MPI_BYTE), ctx,
+                   "tcio_write_at");
+    expect_success(tcio_sync(fh), ctx, "tcio_sync");
+    expect_success(tu_close(fh), ctx, "tcio_close");
+    long long at_sync = ss_stat_all(stats, "segments_drained_at_sync");
+    stats_env_restore(&saved);
+    CHECK_ALL(at_sync >= 1, "%s: segments_drained_at_sync is %lld", ctx, at_sync);
 }
 END_TEST
 
