@@ -357,10 +357,11 @@ int tcio_flush(tcio_file *fh);
  * Returns TCIO_SUCCESS on every rank, or this rank's own error:
  * TCIO_ERR_BAD_HANDLE (FH NULL, closed or closing: nothing happened, and
  * the other ranks wait, as for any collective call a rank skips),
- * TCIO_ERR_IO, TCIO_ERR_NO_SPACE or TCIO_ERR_MPI (a segment or the sync
- * failed; a segment that could not be written stays buffered for
- * tcio_close, which reports the failure again: it sticks to the handle;
- * also a failure that an earlier call of this rank met), or
+ * TCIO_ERR_IO, TCIO_ERR_NO_SPACE or TCIO_ERR_MPI (a segment or the
+ * MPI_File_sync failed: the failure sticks to the handle, and tcio_close
+ * fails too; a segment that could not be written stays buffered, and the
+ * close tries again; also a failure that an earlier call of this rank
+ * met), or
  * TCIO_ERR_REMOTE if only another rank failed.
  */
 int tcio_sync(tcio_file *fh);
@@ -401,8 +402,10 @@ int tcio_get_size(tcio_file *fh, MPI_Offset *size);
  * on this rank; or SIZE differs between ranks: then every rank returns
  * it); TCIO_ERR_READ_ONLY (opened MPI_MODE_RDONLY, the same on every
  * rank); TCIO_ERR_IO, TCIO_ERR_NO_SPACE or TCIO_ERR_MPI (moving buffered
- * data, or the truncation itself, failed; also a failure that an earlier
- * call of this rank met, which refuses the call); TCIO_ERR_REMOTE where
+ * data failed: nothing was cut; or the truncation itself failed: the
+ * failure sticks to the handle, and tcio_close fails too; also a failure
+ * that an earlier call of this rank met, which refuses the call);
+ * TCIO_ERR_REMOTE where
  * this rank's part (or its arguments) was fine and another rank's was not.
  */
 int tcio_set_size(tcio_file *fh, MPI_Offset size);

@@ -125,13 +125,14 @@ static int agree_on_size(tcio_file *fh, MPI_Offset size)
  * rank has one, on MPI_COMM_SELF: MPI_File_set_size is collective over
  * that communicator only).  The other ranks' handles keep no size of
  * their own: their reads past the new end find nothing, as the sieve's
- * reads must (segio.c). */
+ * reads must (segio.c).  A failure sticks to the handle: the slots are
+ * cut already, and the file may keep bytes past the end that nothing will
+ * remove, so the close must fail too. */
 static int resize_file(tcio_file *fh, MPI_Offset size)
 {
     if (fh->rank != 0)
         return TCIO_SUCCESS;
-    int err = MPI_File_set_size(fh->file, size);
-    return err == MPI_SUCCESS ? TCIO_SUCCESS : tci_error_from_io(err);
+    return tci_note_failure(fh, tci_error_from_io(MPI_File_set_size(fh->file, size)));
 }
 
 /* The size changes, with every rank's arguments agreed. */

@@ -37,13 +37,15 @@
 #include "size.h"
 
 /* A file that was opened read-only has no write of its own to sync, and
- * MPI_File_sync may refuse such a handle. */
+ * MPI_File_sync may refuse such a handle.  A failure sticks to the handle:
+ * after a failed fsync the written bytes may never reach the storage, and
+ * a later sync that succeeds does not say they did (Linux reports a
+ * write-back error to one fsync only), so the close must fail too. */
 static int sync_handle(tcio_file *fh)
 {
     if (!fh->can_write)
         return TCIO_SUCCESS;
-    int err = MPI_File_sync(fh->file);
-    return err == MPI_SUCCESS ? TCIO_SUCCESS : tci_error_from_io(err);
+    return tci_note_failure(fh, tci_error_from_io(MPI_File_sync(fh->file)));
 }
 
 /* The first failure, with its own reason, is this rank's result. */

@@ -1172,6 +1172,82 @@ START_TEST(test_fast_path_bounds)
 }
 END_TEST
 
+/* ---- 18: a failed MPI_File_sync or MPI_File_set_size sticks ---------------------------- */
+
+/* The rank (in MPI_COMM_WORLD) whose next MPI_File_sync, or
+ * MPI_File_set_size, fails with MPI_ERR_IO; -1: none. */
+static int sync_fails_on = -1, set_size_fails_on = -1;
+
+int MPI_File_sync(MPI_File fh)
+{
+    if (sync_fails_on == tu_rank) {
+        sync_fails_on = -1;
+        return MPI_ERR_IO;
+    }
+    return PMPI_File_sync(fh);
+}
+
+int MPI_File_set_size(MPI_File fh, MPI_Offset size)
+{
+    if (set_size_fails_on == tu_rank) {
+        set_size_fails_on = -1;
+        return MPI_ERR_IO;
+    }
+    return PMPI_File_set_size(fh, size);
+}
+
+/* The last rank's MPI_File_sync fails inside tcio_sync: that rank returns
+ * TCIO_ERR_IO naming it, the others TCIO_ERR_REMOTE with its reason; the
+ * failure sticks (after a failed fsync the bytes may never reach the
+ * storage), so a later sync and the close fail too.  Then rank 0's
+ * MPI_File_set_size fails inside tcio_set_size, which sticks the same
+ * way. */
+START_TEST(test_sync_failures)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    const int victim = tu_nprocs - 1;
+    const char *ctx = "MPI_File_sync fails on the last rank";
+    unsigned char data[300];
+    tu_fill_pattern(data, sizeof data, 1800 + (uint64_t)tu_rank);
+    tcio_file *fh = NULL;
+    expect_all(tu_open(tu_path("sync-fails"), MODE_NEW_RDWR, "1k", "4", &fh), TCIO_SUCCESS, ctx,
+               "open");
+    expect_all(tcio_write_at(fh, 300 * (MPI_Offset)tu_rank, data, 300, MPI_BYTE), TCIO_SUCCESS,
+               ctx, "tcio_write_at");
+    sync_fails_on = victim;
+    int rc = tcio_sync(fh);
+    sync_fails_on = -1;
+    expect_on_rank(rc, victim, TCIO_ERR_IO, ctx, "tcio_sync");
+    if (tu_rank == victim)
+        EXPLAINED(rc, "tcio_sync", "MPI_File_sync");
+    else
+        EXPLAINED(rc, "tcio_sync", "TCIO_ERR_IO", "MPI_File_sync");
+    rc = tcio_sync(fh);
+    expect_on_rank(rc, victim, TCIO_ERR_IO, ctx, "a second tcio_sync");
+    if (tu_rank == victim)
+        EXPLAINED(rc, "tcio_sync", "failed earlier", "MPI_File_sync");
+    else
+        EXPLAINED(TCIO_SUCCESS, "", "");
+    expect_on_rank(tu_close(fh), victim, TCIO_ERR_IO, ctx, "tcio_close");
+
+    ctx = "MPI_File_set_size fails on rank 0";
+    expect_all(tu_open(tu_path("set-size-fails"), MODE_NEW_RDWR, "1k", "4", &fh), TCIO_SUCCESS,
+               ctx, "open");
+    expect_all(tcio_write_at(fh, 300 * (MPI_Offset)tu_rank, data, 300, MPI_BYTE), TCIO_SUCCESS,
+               ctx, "tcio_write_at");
+    set_size_fails_on = 0;
+    rc = tcio_set_size(fh, 100);
+    set_size_fails_on = -1;
+    expect_on_rank(rc, 0, TCIO_ERR_IO, ctx, "tcio_set_size");
+    if (tu_rank == 0)
+        EXPLAINED(rc, "tcio_set_size", "MPI_File_set_size");
+    else
+        EXPLAINED(rc, "tcio_set_size", "TCIO_ERR_IO", "MPI_File_set_size");
+    expect_on_rank(tu_close(fh), 0, TCIO_ERR_IO, ctx, "tcio_close");
+}
+END_TEST
+
 /* ---- main ------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -1195,6 +1271,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "sieve_without_stats", test_sieve_without_stats);
     tu_add_case(s, "fast_path_bounds", test_fast_path_bounds);
     tu_add_case(s, "sieve_reader_identity", test_sieve_reader_identity);
+    tu_add_case(s, "sync_failures", test_sync_failures);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
     if (tu_rank == 0)
