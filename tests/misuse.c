@@ -2,8 +2,8 @@
  *
  *   misuse DIR env          open and close a file (the script checks what
  *                           rank 0 printed about unknown TCIO_* variables)
- *   misuse DIR late CALL    the last rank enters CALL (close, flush or
- *                           session) 1.5 s after the others; the others
+ *   misuse DIR late CALL    the last rank enters CALL (close, flush,
+ *                           session, sync or set_size) 1.5 s after the others; the others
  *                           report the processor time they spent waiting
  *                           in it, and fail if it is over half the time
  *   misuse DIR skip CALL    the last rank never calls CALL and sleeps
@@ -30,6 +30,10 @@ static int call(tcio_file *fh, const char *name)
         return tcio_flush(fh);
     if (strcmp(name, "session") == 0)
         return tcio_read_session(fh, 0, 100);
+    if (strcmp(name, "sync") == 0)
+        return tcio_sync(fh);
+    if (strcmp(name, "set_size") == 0)
+        return tcio_set_size(fh, 100);
     return tcio_close(fh);
 }
 

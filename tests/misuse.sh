@@ -3,7 +3,8 @@
 # - an unknown TCIO_* variable is reported once, on rank 0's stderr, and
 #   TCIO_WARN_UNKNOWN=off silences it;
 # - ranks waiting in a collective call for a late rank (tcio_close,
-#   tcio_flush, tcio_read_session) use at most half of their time on the
+#   tcio_flush, tcio_read_session, tcio_sync, tcio_set_size) use at most
+#   half of their time on the
 #   processor;
 # - with TCIO_COLLECTIVE_TIMEOUT set, a rank that skips tcio_close makes
 #   the others abort with a message naming the call.
@@ -27,7 +28,7 @@ TCIO_PLACEMENT=spread TCIO_WARN_UNKNOWN=off ./tests/run-mpi.sh 2 ./tests/misuse 
     >"$out" 2>"$err" || { show; fail "env (silenced): the program failed"; }
 grep -q "unknown environment variable" "$err" && { show; fail "TCIO_WARN_UNKNOWN=off did not silence"; }
 
-for c in close flush session; do
+for c in close flush session sync set_size; do
     if ./tests/run-mpi.sh 2 ./tests/misuse "$dir" late $c >"$out" 2>"$err"; then
         cat "$out"
     else
