@@ -4029,7 +4029,7 @@ static void sy_read_back(tcio_file *fh, const unsigned char *image, int64_t size
  * two, a close after the third; after each, the file must hold every
  * phase so far, read with POSIX calls by every rank, and tcio_get_size
  * must give its size on every rank. */
-static void sy_round(int mode, uint64_t seed, const char *what)
+static void sy_round(int mode, bool prefill, uint64_t seed, const char *what)
 {
     const int64_t size = (int64_t)SY_SEGMENTS * 256 * tu_scale();
     const char *path = tu_path("sync");
@@ -4041,11 +4041,16 @@ static void sy_round(int mode, uint64_t seed, const char *what)
     }
     unsigned char *image = tu_zalloc((size_t)size + 400);
     CHECK_ALL(image && plans[0].chunks && plans[1].chunks && plans[2].chunks, "out of memory");
+    int64_t end = 0;
+    if (prefill) {              /* the holes keep the file's bytes */
+        end = size + 400;
+        tu_fill_pattern(image, (size_t)end, seed + 99);
+        posix_prefill(path, image, (size_t)end, what);
+    }
     tcio_file *fh = NULL;
     expect_success(tu_open(path, mode, SY_SEG, "2", &fh), what, "tcio_open_comm");
     tu_status st;
     tu_status_init(&st);
-    int64_t end = 0;
     for (int k = 0; k < 3; k++) {
         char ctx[160];
         snprintf(ctx, sizeof ctx, "%s, phase %d (%zu pieces)", what, k, plans[k].n);
@@ -4074,10 +4079,12 @@ static void sy_round(int mode, uint64_t seed, const char *what)
 START_TEST(test_sync)
 {
     TU_BEGIN();
-    sy_round(MODE_NEW_RDWR, 0x5c0001, "tcio_sync, RDWR");
+    sy_round(MODE_NEW_RDWR, false, 0x5c0001, "tcio_sync, RDWR");
     /* Write-only: the sieve reads the file through a read-only handle of
      * its own, which must see what the sync wrote. */
-    sy_round(MODE_NEW_WRONLY, 0x5c0002, "tcio_sync, WRONLY");
+    sy_round(MODE_NEW_WRONLY, false, 0x5c0002, "tcio_sync, WRONLY");
+    /* Over existing bytes, which the holes between the pieces keep. */
+    sy_round(MPI_MODE_RDWR, true, 0x5c0004, "tcio_sync, RDWR over existing bytes");
 
     /* Read-only: nothing to write, the sync is a flush. */
     const char *ctx = "tcio_sync on a read-only file";
