@@ -16,7 +16,8 @@
  * TCIO_STATS and TCIO_TRANSPORT apply to every test except test_bad_config,
  * test_last_error, test_transport_nodes and test_shared_slots, which set
  * them themselves, test_sieved_spills, which sets TCIO_STATS and
- * TCIO_STATS_FILE, and test_write_around, which sets all three (tests/mpi-agg.sh runs the suite's data tests under
+ * TCIO_STATS_FILE, test_sync, whose last file sets them (and the
+ * transport) aside, and test_write_around, which sets all three (tests/mpi-agg.sh runs the suite's data tests under
  * several of them, each with TCIO_TRANSPORT=rma and shm; tests/transports.sh
  * the whole suite with rma, which auto does not take on one node). */
 #define _POSIX_C_SOURCE 200809L
