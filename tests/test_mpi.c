@@ -4256,6 +4256,13 @@ START_TEST(test_set_size)
     apply_plan(image, &a);
     tu_expect_rc(&st, tcio_sync(fh), TCIO_SUCCESS, "%s: tcio_sync", ctx);
     const int64_t cut = size / 3 + 77;
+    /* A read around the cut loads its segment into its slot, so that the
+     * cut must clear the loaded bytes past it too. */
+    unsigned char around[80];
+    tu_expect_rc(&st, tcio_read_at(fh, cut - 20, around, 40, MPI_BYTE), TCIO_SUCCESS,
+                 "%s: read around the cut", ctx);
+    tu_expect_rc(&st, tcio_fetch(fh), TCIO_SUCCESS, "%s: fetch", ctx);
+    tu_expect_mem(&st, around, image + cut - 20, 40, "%s: bytes around the cut, before it", ctx);
     memset(image + cut, 0, (size_t)(size + 64 - cut));
     tu_expect_rc(&st, tcio_set_size(fh, cut), TCIO_SUCCESS, "%s: tcio_set_size", ctx);
     /* Rank 0 writes 50 bytes 10 past the cut: 10 zeros between. */
@@ -4264,6 +4271,12 @@ START_TEST(test_set_size)
         tu_expect_rc(&st, tcio_write_at(fh, cut + 10, tail, 50, MPI_BYTE), TCIO_SUCCESS,
                      "%s: write past the cut", ctx);
     memcpy(image + cut + 10, tail, 50);
+    /* Every rank sees the cut through the library: zeros, then rank 0's. */
+    tu_expect_rc(&st, tcio_flush(fh), TCIO_SUCCESS, "%s: tcio_flush", ctx);
+    tu_expect_rc(&st, tcio_read_at(fh, cut - 20, around, 80, MPI_BYTE), TCIO_SUCCESS,
+                 "%s: read across the cut", ctx);
+    tu_expect_rc(&st, tcio_fetch(fh), TCIO_SUCCESS, "%s: fetch", ctx);
+    tu_expect_mem(&st, around, image + cut - 20, 80, "%s: bytes across the cut", ctx);
     int rc = tu_close(fh);
     CHECK_STATUS(st);
     expect_success(rc, ctx, "tcio_close");
