@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 #include "collective.h"
 #include "configuration.h"
 #include "error.h"
@@ -60,6 +61,10 @@ static void give_up(double waited)
             "(TCIO_COLLECTIVE_TIMEOUT): some rank did not call %s; aborting\n",
             rank, waited, current_call, current_call);
     fflush(stderr);
+    /* A pause before the abort: MPICH's launcher (hydra) dropped the line
+     * above about one time in five when MPI_Abort killed the job at once,
+     * leaving a user with an exit code and no reason. */
+    sleep(1);
     /* MPI_COMM_WORLD, not the file's communicator: MPICH 4.0.2 spun for
      * ever in MPI_Abort on a duplicate of it while a shared window was
      * open on it (the shm transport's level 2 was one then), and aborting
