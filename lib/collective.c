@@ -6,9 +6,11 @@
  * shared node, slow down the rank they wait for).  The library's own
  * agreements therefore use the nonblocking collectives and poll them:
  * yielding first (a collective whose ranks all arrive costs no sleep),
- * then sleeping 50 us per poll, and after 100 ms sleeping up to 1 ms, so
+ * then sleeping 50 us per poll, and after 100 ms sleeping 1 ms, so
  * that a long wait costs little processor time while each poll still runs
- * MPI's progress engine for other ranks' one-sided moves. */
+ * MPI's progress engine for other ranks' one-sided moves; a rank whose
+ * slots other ranks' moves reach only through its progress keeps the
+ * 50-us sleeps (tci_collective_serve). */
 #define _POSIX_C_SOURCE 200809L
 #include <sched.h>
 #include <stdio.h>
@@ -72,6 +74,13 @@ static void give_up(double waited)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+static int levels_served;
+
+void tci_collective_serve(int delta)
+{
+    levels_served += delta;
+}
+
 /* Seconds this process spent in tci_collective_wait after a first test
  * that found the collective unfinished: waiting for other ranks. */
 static double seconds_waited;
@@ -99,7 +108,8 @@ int tci_collective_wait(MPI_Request *req)
         double waited = MPI_Wtime() - start;
         if (limit > 0 && waited > limit)
             give_up(waited);
-        pause_for(waited < SHORT_SLEEP_TIME ? SHORT_SLEEP_NS : LONG_SLEEP_NS);
+        pause_for(waited < SHORT_SLEEP_TIME || levels_served > 0 ? SHORT_SLEEP_NS
+                                                                  : LONG_SLEEP_NS);
     }
 }
 

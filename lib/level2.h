@@ -59,6 +59,9 @@ typedef struct tci_level2 {
     int            wait_score;
     int            waits_skipped;
     const struct tci_downstream *down;   /* set at open and adopt */
+    /* Counted in tci_collective_serve: other ranks' moves into these slots
+     * wait for this rank's MPI progress (level2.c, serve). */
+    bool           serving;
 } tci_level2;
 
 /* Collective over COMM: open transport OPS with MAP's geometry, in front

@@ -77,10 +77,11 @@ run() {
         runs=$((runs + 1))
         what="$np ranks, TCIO_TRANSPORT=$transport$settings: $*"
         echo "=== configuration $count: $what"
+        start=$(date +%s)
         # shellcheck disable=SC2086 # settings is a list of NAME=VALUE words
         if env TCIO_TRANSPORT=$transport $settings CK_INCLUDE_TAGS="$*" \
                ./tests/run-mpi.sh "$np" ./tests/test_mpi; then
-            echo "=== configuration $count ($transport): passed"
+            echo "=== configuration $count ($transport): passed in $(($(date +%s) - start)) s"
         else
             echo "=== configuration $count FAILED ($what)"
             echo "    reproduce: TCIO_AGG_ONLY=$count TCIO_AGG_TRANSPORT=$transport $0"
