@@ -154,7 +154,8 @@ typedef struct tcio_file tcio_file;
  * MPI_MODE_UNIQUE_OPEN and TCIO_MODE_TRUNC).  Configuration comes from the
  * environment (TCIO_SEGMENT_SIZE, TCIO_SEGMENTS_PER_PROC; see
  * tcio_open_comm).  Collective on MPI_COMM_WORLD.  Returns the handle, or
- * NULL on any failure (tcio_last_error says why).  With MPI_MODE_WRONLY
+ * NULL on any failure: tcio_last_error then returns the error code, one
+ * of the errors of tcio_open_comm, and says why.  With MPI_MODE_WRONLY
  * each rank may open FNAME once more, read-only on MPI_COMM_SELF, for the
  * read-modify-write of segments written in many small pieces (not with
  * MPI_MODE_UNIQUE_OPEN, nor where reading is refused: such segments are
