@@ -30,6 +30,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <mpi.h>
 #include "tcio.h"
@@ -2925,6 +2926,62 @@ START_TEST(test_concurrent_writes)
 }
 END_TEST
 
+/* An owner away: the first aggregator computes for a second, calling
+ * neither MPI nor libtcio, while the other ranks write pieces that land in
+ * its segments (puts, or forwards through a node's tier on several nodes)
+ * with two small slots per aggregator, so that they spill and drain around
+ * it.  No rank may hang and no byte may be lost: the writers wait at most
+ * for the owner's return (its next call into MPI), and the file after the
+ * close equals the reference. */
+static void compute_without_mpi(double seconds)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    volatile double x = 1;
+    do {
+        for (int k = 0; k < 100000; k++)
+            x = x * 1.0000001 + 1e-9;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) <
+             seconds);
+}
+
+START_TEST(test_owner_away)
+{
+    TU_BEGIN();
+    const char *ctx = "an owner away for a second";
+    const char *path = tu_path("away"), *ref = tu_path("away-ref");
+    const uint64_t seed = 0xa3a7;
+    tu_plan p;
+    tu_plan_random(&p, seed, (int64_t)48 * 1024 * tu_scale(), 300, 16, tu_nprocs);
+    CHECK_ALL(p.chunks != NULL, "out of memory");
+    tcio_file *fh = NULL;
+    expect_success(tu_open(path, MODE_NEW_WRONLY, "1k", "2", &fh), ctx, "tcio_open_comm");
+    MPI_Info info = MPI_INFO_NULL;
+    char ranks[MPI_MAX_INFO_VAL + 1];
+    int away = -1;
+    if (tcio_get_info(fh, &info) == TCIO_SUCCESS) {
+        const char *list = info_value(info, "tcio_aggregator_ranks", ranks);
+        if (*list)
+            away = atoi(list);
+        MPI_Info_free(&info);
+    }
+    CHECK_ALL(away >= 0 && away < tu_nprocs, "%s: no aggregator in tcio_get_info", ctx);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (tu_rank == away && tu_nprocs > 1)
+        compute_without_mpi(1.0);
+    tu_status st;
+    tu_status_init(&st);
+    write_plan(fh, &p, seed, &st, ctx);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    CHECK_ALL(tu_plan_write_reference(&p, ref) == 0, "%s: cannot write reference", ctx);
+    expect_files_equal(path, ref, ctx);
+    tu_plan_free(&p);
+}
+END_TEST
+
 /* Reads of random pieces of a file of SIZE bytes (IMAGE), some past its
  * end, in batches: before each batch every rank prefetches random ranges
  * (tcio_prefetch) and, every other batch, declares a read session, so
@@ -4385,6 +4442,7 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "node_combining", test_node_combining);
     tu_add_case(s, "concurrent_writes", test_concurrent_writes);
     tu_add_case(s, "concurrent_reads", test_concurrent_reads);
+    tu_add_case(s, "owner_away", test_owner_away);
     tu_add_case(s, "sync", test_sync);
     tu_add_case(s, "get_size", test_get_size);
     tu_add_case(s, "set_size", test_set_size);
