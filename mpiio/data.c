@@ -14,6 +14,53 @@
 #include <string.h>
 #include "tmi.h"
 
+/* ---- the read cache ----
+ * A blocking read must return filled, and completing libtcio's lazy reads
+ * (tcio_fetch) at every small read costs a level-2 round trip each.  So a
+ * read smaller than TMI_CACHE_BYTES is served from a per-file cache of
+ * one aligned block of the file, filled with one tcio_read_at and
+ * tcio_fetch.  MPI's nonatomic mode lets a rank see other ranks' writes
+ * only after sync-barrier-sync: the cache is dropped at every sync (and
+ * set_size, preallocate); this rank's own writes drop the cache where they
+ * overlap it, so it always reads its own writes. */
+enum { TMI_CACHE_BYTES = 64 * 1024 };
+
+void tmi_cache_drop(tmi_entry *e, MPI_Offset off, MPI_Offset len)
+{
+    if (e->cache_len == 0)
+        return;
+    if (len < 0 || (off < e->cache_off + e->cache_len && off + len > e->cache_off))
+        e->cache_len = 0;
+}
+
+/* File bytes [OFF, OFF+LEN) into DST through the cache; LEN is smaller
+ * than the cache.  Returns libtcio's code. */
+static int cache_read(tmi_entry *e, MPI_Offset off, MPI_Offset len, char *dst)
+{
+    while (len > 0) {
+        if (e->cache_len == 0 || off < e->cache_off || off >= e->cache_off + e->cache_len) {
+            if (!e->cache && !(e->cache = malloc(TMI_CACHE_BYTES)))
+                return TCIO_ERR_NO_MEMORY;
+            MPI_Offset at = off - off % TMI_CACHE_BYTES;
+            int rc = TMI_LIB(tcio_read_at(e->tf, at, e->cache, TMI_CACHE_BYTES, MPI_BYTE));
+            if (rc == 0)
+                rc = TMI_LIB(tcio_fetch(e->tf));
+            if (rc)
+                return rc;
+            e->cache_off = at;
+            e->cache_len = TMI_CACHE_BYTES;
+        }
+        MPI_Offset n = e->cache_off + e->cache_len - off;
+        if (n > len)
+            n = len;
+        memcpy(dst, e->cache + (off - e->cache_off), n);
+        dst += n;
+        off += n;
+        len -= n;
+    }
+    return 0;
+}
+
 typedef struct piece_ctx {
     tmi_entry  *e;
     int         dir;
@@ -22,6 +69,7 @@ typedef struct piece_ctx {
     MPI_Offset  eof;           /* reads: the end of the file */
     MPI_Offset  done;          /* bytes of the stream moved */
     int         rc;            /* libtcio's code */
+    int         pending;       /* reads recorded that tcio_fetch completes */
 } piece_ctx;
 
 static int one_piece(void *arg, MPI_Offset file_off, MPI_Offset len, MPI_Offset stream_off)
@@ -37,6 +85,15 @@ static int one_piece(void *arg, MPI_Offset file_off, MPI_Offset len, MPI_Offset 
         clamped = 1;
     }
     char *p = c->packed + (stream_off - c->start);
+    if (c->dir == TMI_WRITE)
+        tmi_cache_drop(c->e, file_off, len);
+    else if (len < TMI_CACHE_BYTES) {
+        c->rc = cache_read(c->e, file_off, len, p);
+        if (c->rc)
+            return 1;
+        c->done += len;
+        return clamped;
+    }
     while (len > 0) {
         int n = len > INT_MAX ? INT_MAX : (int)len;
         c->rc = c->dir == TMI_WRITE
@@ -44,6 +101,7 @@ static int one_piece(void *arg, MPI_Offset file_off, MPI_Offset len, MPI_Offset 
                     : TMI_LIB(tcio_read_at(c->e->tf, file_off, p, n, MPI_BYTE));
         if (c->rc)
             return 1;
+        c->pending |= c->dir == TMI_READ;
         file_off += n;
         p += n;
         len -= n;
@@ -101,8 +159,10 @@ int tmi_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset off, void 
     /* A contiguous view and a real buffer: libtcio takes the program's
      * datatype itself (also one with gaps in memory). */
     if (e->view.contiguous && buf != MPI_BOTTOM &&
-        (dir == TMI_WRITE || e->view.disp + start + bytes <= eof)) {
+        (dir == TMI_WRITE || (e->view.disp + start + bytes <= eof && bytes >= TMI_CACHE_BYTES))) {
         MPI_Offset at = e->view.disp + start;
+        if (dir == TMI_WRITE)
+            tmi_cache_drop(e, at, bytes);
         rc = dir == TMI_WRITE ? TMI_LIB(tcio_write_at(e->tf, at, buf, (int)count, type))
                               : TMI_LIB(tcio_read_at(e->tf, at, buf, (int)count, type));
         if (rc == 0 && dir == TMI_READ)
@@ -137,7 +197,7 @@ int tmi_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset off, void 
     }
     tmi_view_pieces(&e->view, start, bytes, one_piece, &c);
     rc = c.rc;
-    if (rc == 0 && dir == TMI_READ)
+    if (rc == 0 && c.pending)
         rc = TMI_LIB(tcio_fetch(e->tf));
     if (rc == 0 && dir == TMI_READ && c.packed != buf) {
         /* Only whole elements: the bytes of a partial last element are

@@ -181,6 +181,7 @@ int tmi_File_sync(MPI_File fh)
     if (!e)
         return tmr_File_sync(fh);
     e->count[TMI_S_SYNCS]++;
+    tmi_cache_drop(e, 0, -1);   /* other ranks' writes are visible now */
     int rc = TMI_LIB(tcio_sync(e->tf));
     return rc ? tmi_error(e, "MPI_File_sync", rc) : MPI_SUCCESS;
 }
@@ -200,6 +201,7 @@ int tmi_File_set_size(MPI_File fh, MPI_Offset size)
     if (!e || size < 0 ||
         (e->amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR)) == MPI_MODE_RDONLY)
         return tmr_File_set_size(fh, size);
+    tmi_cache_drop(e, 0, -1);
     int rc = TMI_LIB(tcio_set_size(e->tf, size));
     return rc ? tmi_error(e, "MPI_File_set_size", rc) : MPI_SUCCESS;
 }
@@ -215,6 +217,7 @@ int tmi_File_preallocate(MPI_File fh, MPI_Offset size)
         (e->amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR)) == MPI_MODE_RDONLY)
         return tmr_File_preallocate(fh, size);
     MPI_Offset now = 0;
+    tmi_cache_drop(e, 0, -1);
     int rc = TMI_LIB(tcio_sync(e->tf));
     if (rc == 0)
         rc = TMI_LIB(tcio_get_size(e->tf, &now));

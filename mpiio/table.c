@@ -52,6 +52,7 @@ void tmi_table_drop(tmi_entry *e)
     if (e->comm != MPI_COMM_NULL)
         MPI_Comm_free(&e->comm);
     tmi_view_free(&e->view);
+    free(e->cache);
     free(e->name);
     free(e->key);
     free(e);

@@ -88,6 +88,8 @@ typedef struct tmi_entry {
     int        split;         /* a split collective is open               */
     MPI_Offset split_bytes;
     int        refused_said;  /* a refusal was explained on stderr        */
+    char      *cache;         /* the read cache (data.c): file bytes       */
+    MPI_Offset cache_off, cache_len;   /* cache_len 0: nothing cached      */
     int64_t    count[TMI_S_COUNT];
 } tmi_entry;
 
@@ -129,6 +131,9 @@ enum { TMI_READ = 0, TMI_WRITE = 1 };
  * (the caller forwards the call). */
 int tmi_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset off, void *buf,
                MPI_Count count, MPI_Datatype type, MPI_Offset *done, const char *call);
+/* Forget the read cache where it holds file bytes [OFF, OFF+LEN) (a
+ * write of this rank), or all of it (LEN < 0: a sync, a size change). */
+void tmi_cache_drop(tmi_entry *e, MPI_Offset off, MPI_Offset len);
 void tmi_status_bytes(MPI_Status *status, MPI_Offset bytes);
 int  tmi_request_done(MPI_Offset bytes, MPI_Request *request);
 
