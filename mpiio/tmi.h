@@ -16,9 +16,9 @@
  * MPI-IO calls, ROMIO calling MPI_File_* names inside the real call)
  * forwards straight to the real function.  Per thread, so that a
  * program's other threads are not caught by one thread's raised guard. */
-extern _Thread_local int tmi_depth;
+extern __attribute__((tls_model("initial-exec"))) _Thread_local int tmi_depth;
 #define TMI_LIB(expr) (tmi_depth++, tmi_lib_rc = (expr), tmi_depth--, tmi_lib_rc)
-extern _Thread_local int tmi_lib_rc;
+extern __attribute__((tls_model("initial-exec"))) _Thread_local int tmi_lib_rc;
 
 /* tmr_NAME: the MPI library's PMPI_NAME, called with the guard raised. */
 #define TMI_DECLARE_REAL(name, params, args) int tmr_##name params;

@@ -40,6 +40,8 @@ expect "$dir/tcio.err" "mpiio-external32.dat: handed over to MPI-IO at MPI_File_
 expect "$dir/tcio.err" "mpiio-ordered.dat: handed over to MPI-IO at MPI_File_write_ordered" 1 "ordered"
 expect "$dir/tcio.err" "MPI_File_write_shared on .*mpiio-shared.dat refused" $np "write_shared"
 expect "$dir/tcio.err" "mpiio-left-open.dat: closed at MPI_Finalize" 1 "left open"
+expect "$dir/tcio.err" "mpiio-twice.dat: handed over to MPI-IO at MPI_File_open: the file was opened a second time" 1 "second open: the first handed over"
+expect "$dir/tcio.err" "mpiio-twice.dat: not served: a second handle of a served file" 1 "second open: the second not served"
 # the counters: the pieces' writes were served, three ranks refused once
 grep -A 9 "tcio mpiio stats: .*mpiio-pieces.dat" "$dir/tcio.out" > "$dir/pieces.stats"
 awk '$1 == "writes" && $2 == "served" && $3 > 300 { ok = 1 } END { exit !ok }' "$dir/pieces.stats" ||
@@ -47,6 +49,21 @@ awk '$1 == "writes" && $2 == "served" && $3 > 300 { ok = 1 } END { exit !ok }' "
 grep -A 9 "tcio mpiio stats: .*mpiio-shared.dat" "$dir/tcio.out" |
     awk '$1 == "refusals" { n = $2 } END { exit n != '$np' }' ||
     { show "$dir/tcio.out"; fail "shared: refusals not counted"; }
+# TCIO_MPIIO_FILES: none serves nothing; a pattern serves what it matches
+# shellcheck disable=SC2086
+TCIO_MPIIO_FILES=none TCIO_MPIIO_VERBOSE=1 ./tests/run-mpi.sh $np $preload ./tests/mpiio_prog "$dir" plain \
+    > "$dir/none.out" 2> "$dir/none.err" ||
+    { show "$dir/none.out"; show "$dir/none.err"; fail "mpiio_prog with TCIO_MPIIO_FILES=none"; }
+expect "$dir/none.err" "served by libtcio" 0 "TCIO_MPIIO_FILES=none"
+expect "$dir/none.err" "mpiio-pieces.dat: not served: TCIO_MPIIO_FILES is empty or none" 1 "TCIO_MPIIO_FILES=none"
+# shellcheck disable=SC2086
+TCIO_MPIIO_FILES='*/nothing:*/mpiio-v?ew.dat' TCIO_MPIIO_VERBOSE=1 ./tests/run-mpi.sh $np $preload ./tests/mpiio_prog "$dir" plain \
+    > "$dir/pattern.out" 2> "$dir/pattern.err" ||
+    { show "$dir/pattern.out"; show "$dir/pattern.err"; fail "mpiio_prog with a TCIO_MPIIO_FILES pattern"; }
+expect "$dir/pattern.err" "served by libtcio" 1 "a TCIO_MPIIO_FILES pattern"
+expect "$dir/pattern.err" "mpiio-view.dat: served by libtcio" 1 "a TCIO_MPIIO_FILES pattern"
+expect "$dir/pattern.err" "mpiio-pieces.dat: not served: no pattern of TCIO_MPIIO_FILES matches" 1 "a TCIO_MPIIO_FILES pattern"
+
 a=$(grep "^classes:" "$dir/plain.out") b=$(grep "^classes:" "$dir/tcio.out")
 echo "$a"
 [ -n "$a" ] && [ "$a" = "$b" ] || fail "bad input: '$b' under the interposer, '$a' without"

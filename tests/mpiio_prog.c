@@ -427,6 +427,41 @@ static void test_refusal(void)
     free(ref);
 }
 
+/* ---- the same file opened twice on the same ranks (PnetCDF's
+ * independent mode does): under the interposer the first handle is
+ * handed over and the second not served; the bytes of both are right ---- */
+static void test_second_open(void)
+{
+    MPI_File a = open_world("twice", MPI_MODE_RDWR | MPI_MODE_CREATE), b;
+    enum { B = 50 };
+    long long len = 2LL * B * nprocs;
+    unsigned char *ref = calloc(len, 1), back[B];
+    char p[4096];
+    MPI_Status st;
+    for (long long i = 0; i < len; i++)
+        ref[i] = pat(i, 8);
+    OK(MPI_File_write_at(a, (MPI_Offset)rank * B, ref + rank * B, B, MPI_BYTE, &st));
+    path(p, sizeof p, "twice");
+    OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDWR, MPI_INFO_NULL, &b));
+    long long at = (long long)B * nprocs + (long long)rank * B;
+    OK(MPI_File_write_at(b, at, ref + at, B, MPI_BYTE, &st));
+    /* each handle's writes, after sync-barrier-sync, through the other */
+    OK(MPI_File_sync(a));
+    OK(MPI_File_sync(b));
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_sync(a));
+    OK(MPI_File_sync(b));
+    OK(MPI_File_read_at(a, at, back, B, MPI_BYTE, &st));
+    CHECK(memcmp(back, ref + at, B) == 0, "the second handle's bytes, read through the first");
+    OK(MPI_File_read_at(b, (MPI_Offset)rank * B, back, B, MPI_BYTE, &st));
+    CHECK(memcmp(back, ref + rank * B, B) == 0,
+          "the first handle's bytes, read through the second");
+    OK(MPI_File_close(&b));
+    OK(MPI_File_close(&a));
+    compare_file("twice", ref, len);
+    free(ref);
+}
+
 /* ---- a file per rank on MPI_COMM_SELF: not served, bytes right ---- */
 static void test_self(void)
 {
@@ -533,6 +568,8 @@ int main(int argc, char **argv)
     test_handover("ordered");
     section("refusal");
     test_refusal();
+    section("second_open");
+    test_second_open();
     section("self");
     test_self();
     section("bad_input");
