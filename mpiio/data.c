@@ -110,14 +110,46 @@ static int one_piece(void *arg, MPI_Offset file_off, MPI_Offset len, MPI_Offset 
     return clamped;
 }
 
+/* The size of a predefined datatype without gaps, or 0 for any other.
+ * A program of small accesses (one element per call) pays every MPI call
+ * the interposer makes per access; these types need none.  (Open MPI's
+ * handles are addresses of objects, not constants: a table filled at the
+ * first use, not a switch.) */
+static int predefined_size(MPI_Datatype type)
+{
+    static MPI_Datatype types[16];
+    static int sizes[16], n = -1;
+    if (n < 0) {
+        MPI_Datatype t[16] = { MPI_BYTE, MPI_CHAR, MPI_INT, MPI_DOUBLE, MPI_FLOAT, MPI_LONG,
+                               MPI_LONG_LONG, MPI_SHORT, MPI_UNSIGNED, MPI_UNSIGNED_CHAR,
+                               MPI_UNSIGNED_LONG, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T,
+                               MPI_UINT32_T, MPI_UINT64_T };
+        n = 0;
+        for (int i = 0; i < 16; i++) {
+            int size;
+            MPI_Aint lb, ext;
+            if (t[i] == MPI_DATATYPE_NULL || MPI_Type_size(t[i], &size) != MPI_SUCCESS ||
+                MPI_Type_get_extent(t[i], &lb, &ext) != MPI_SUCCESS || lb != 0 || ext != size)
+                continue;
+            types[n] = t[i];
+            sizes[n++] = size;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (types[i] == type)
+            return sizes[i];
+    return 0;
+}
+
 int tmi_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset off, void *buf,
                MPI_Count count, MPI_Datatype type, MPI_Offset *done, const char *call)
 {
-    MPI_Count tsize;
     *done = 0;
     if (count < 0 || type == MPI_DATATYPE_NULL || (explicit_offset && off < 0))
         return -1;
-    if (MPI_Type_size_x(type, &tsize) != MPI_SUCCESS)
+    int psize = predefined_size(type);
+    MPI_Count tsize = psize;
+    if (!psize && MPI_Type_size_x(type, &tsize) != MPI_SUCCESS)
         return -1;
     int acc = e->amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
     if ((dir == TMI_WRITE && acc == MPI_MODE_RDONLY) ||
@@ -155,6 +187,18 @@ int tmi_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset off, void 
     MPI_Offset eof = 0;
     if (dir == TMI_READ) {
         (void)TMI_LIB(tcio_get_size(e->tf, &eof));
+    }
+    /* A small read of a predefined type through a contiguous view: from
+     * the cache, straight into the buffer. */
+    if (dir == TMI_READ && psize && buf != MPI_BOTTOM && e->view.contiguous &&
+        bytes < TMI_CACHE_BYTES) {
+        MPI_Offset at = e->view.disp + start, n = eof - at;
+        if (n > bytes)
+            n = bytes;
+        rc = n > 0 ? cache_read(e, at, n, buf) : 0;
+        if (rc == 0 && n > 0)
+            *done = n;
+        goto out;
     }
     /* A contiguous view and a real buffer: libtcio takes the program's
      * datatype itself (also one with gaps in memory). */
