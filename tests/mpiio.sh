@@ -31,7 +31,7 @@ expect() {   # FILE PATTERN TIMES WHAT
     n=$(grep -c -- "$2" "$1")
     [ "$n" = "$3" ] || { show "$1"; fail "$4: '$2' $n times, expected $3"; }
 }
-for f in pieces view size bottom atomic external32 ordered shared bad left-open; do
+for f in pieces view size bottom atomic external32 ordered shared large bad left-open; do
     expect "$dir/tcio.err" "mpiio-$f.dat: served by libtcio ($np ranks)" 1 "$f served"
 done
 expect "$dir/tcio.err" "not served: a communicator of one rank" $np "files on MPI_COMM_SELF"
@@ -42,6 +42,11 @@ expect "$dir/tcio.err" "MPI_File_write_shared on .*mpiio-shared.dat refused" $np
 expect "$dir/tcio.err" "mpiio-left-open.dat: closed at MPI_Finalize" 1 "left open"
 expect "$dir/tcio.err" "mpiio-twice.dat: handed over to MPI-IO at MPI_File_open: the file was opened a second time" 1 "second open: the first handed over"
 expect "$dir/tcio.err" "mpiio-twice.dat: not served: a second handle of a served file" 1 "second open: the second not served"
+# MPI 4's large-count forms (MPICH) were served: one write and read per rank
+grep -A 9 "tcio mpiio stats: .*mpiio-large.dat" "$dir/tcio.out" |
+    awk '$1 == "writes" && $2 == "served" { w = $3 } $1 == "reads" && $2 == "served" { r = $3 }
+         END { exit !(w == '$np' && r == '$np') }' ||
+    { show "$dir/tcio.out"; fail "large: the writes and reads were not served"; }
 # the counters: the pieces' writes were served, three ranks refused once
 grep -A 9 "tcio mpiio stats: .*mpiio-pieces.dat" "$dir/tcio.out" > "$dir/pieces.stats"
 awk '$1 == "writes" && $2 == "served" && $3 > 300 { ok = 1 } END { exit !ok }' "$dir/pieces.stats" ||

@@ -427,6 +427,33 @@ static void test_refusal(void)
     free(ref);
 }
 
+/* ---- MPI 4's large-count calls (MPICH 4; the int forms elsewhere) ---- */
+static void test_large_count(void)
+{
+    MPI_File fh = open_world("large", MPI_MODE_RDWR | MPI_MODE_CREATE);
+    enum { B = 333 };
+    long long len = (long long)B * nprocs;
+    unsigned char *ref = malloc(len), back[B];
+    MPI_Status st;
+    for (long long i = 0; i < len; i++)
+        ref[i] = pat(i, 9);
+#if MPI_VERSION >= 4
+    MPI_Count count;
+    OK(MPI_File_write_at_c(fh, (MPI_Offset)rank * B, ref + rank * B, (MPI_Count)B, MPI_BYTE,
+                           &st));
+    OK(MPI_File_read_at_c(fh, (MPI_Offset)rank * B, back, (MPI_Count)B, MPI_BYTE, &st));
+    OK(MPI_Get_count_c(&st, MPI_BYTE, &count));
+    CHECK(count == B, "read_at_c count %lld", (long long)count);
+#else
+    OK(MPI_File_write_at(fh, (MPI_Offset)rank * B, ref + rank * B, B, MPI_BYTE, &st));
+    OK(MPI_File_read_at(fh, (MPI_Offset)rank * B, back, B, MPI_BYTE, &st));
+#endif
+    CHECK(memcmp(back, ref + rank * B, B) == 0, "large-count read back wrong");
+    OK(MPI_File_close(&fh));
+    compare_file("large", ref, len);
+    free(ref);
+}
+
 /* ---- the same file opened twice on the same ranks (PnetCDF's
  * independent mode does): under the interposer the first handle is
  * handed over and the second not served; the bytes of both are right ---- */
@@ -568,6 +595,8 @@ int main(int argc, char **argv)
     test_handover("ordered");
     section("refusal");
     test_refusal();
+    section("large_count");
+    test_large_count();
     section("second_open");
     test_second_open();
     section("self");
