@@ -40,6 +40,7 @@ expect "$dir/tcio.err" "mpiio-external32.dat: handed over to MPI-IO at MPI_File_
 expect "$dir/tcio.err" "mpiio-ordered.dat: handed over to MPI-IO at MPI_File_write_ordered" 1 "ordered"
 expect "$dir/tcio.err" "MPI_File_write_shared on .*mpiio-shared.dat refused" $np "write_shared"
 expect "$dir/tcio.err" "mpiio-left-open.dat: closed at MPI_Finalize" 1 "left open"
+expect "$dir/tcio.err" "mpiio-info-off.dat: not served: the info key tcio_mpiio=disable" 1 "info tcio_mpiio=disable"
 expect "$dir/tcio.err" "mpiio-twice.dat: handed over to MPI-IO at MPI_File_open: the file was opened a second time" 1 "second open: the first handed over"
 expect "$dir/tcio.err" "mpiio-twice.dat: not served: a second handle of a served file" 1 "second open: the second not served"
 # MPI 4's large-count forms (MPICH) were served: one write and read per rank

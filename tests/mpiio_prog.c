@@ -427,6 +427,32 @@ static void test_refusal(void)
     free(ref);
 }
 
+/* ---- the program's say: info tcio_mpiio=disable keeps a file off ---- */
+static void test_info_key(void)
+{
+    char p[4096];
+    MPI_File fh;
+    MPI_Info info;
+    MPI_Status st;
+    enum { B = 77 };
+    long long len = (long long)B * nprocs;
+    unsigned char *ref = malloc(len);
+    for (long long i = 0; i < len; i++)
+        ref[i] = pat(i, 10);
+    path(p, sizeof p, "info-off");
+    if (rank == 0)
+        unlink(p);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "tcio_mpiio", "disable");
+    OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY | MPI_MODE_CREATE, info, &fh));
+    MPI_Info_free(&info);
+    OK(MPI_File_write_at(fh, (MPI_Offset)rank * B, ref + rank * B, B, MPI_BYTE, &st));
+    OK(MPI_File_close(&fh));
+    compare_file("info-off", ref, len);
+    free(ref);
+}
+
 /* ---- MPI 4's large-count calls (MPICH 4; the int forms elsewhere) ---- */
 static void test_large_count(void)
 {
@@ -595,6 +621,8 @@ int main(int argc, char **argv)
     test_handover("ordered");
     section("refusal");
     test_refusal();
+    section("info_key");
+    test_info_key();
     section("large_count");
     test_large_count();
     section("second_open");
