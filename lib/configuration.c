@@ -37,7 +37,9 @@
 static const char *const tcio_env_names[] = {
     ENV_SEGMENT_SIZE, ENV_SEGMENTS_PER_PROC, ENV_AGGREGATORS, ENV_PLACEMENT,
     ENV_EARLY_DRAIN, ENV_STATS, ENV_STATS_FILE, ENV_TRANSPORT, ENV_BACKGROUND_MEMORY,
-    TCI_ENV_COLLECTIVE_TIMEOUT, TCI_ENV_WARN_UNKNOWN, TCI_ENV_TEST_NODES
+    TCI_ENV_COLLECTIVE_TIMEOUT, TCI_ENV_WARN_UNKNOWN, TCI_ENV_TEST_NODES,
+    /* read by the MPI-IO interposer, libtcio_mpiio (mpiio/served.c) */
+    "TCIO_MPIIO_FILES", "TCIO_MPIIO_VERBOSE"
 };
 
 static const char *const tcio_keys[] = {

@@ -1,0 +1,433 @@
+/* data.c - the served data calls: every read and write of a served file,
+ * blocking, collective, split and nonblocking, goes through tmi_access.
+ *
+ * libtcio's calls are local, so the _all, split and nonblocking forms are
+ * the same access as the independent one (a collective form only promises
+ * that every rank calls it).  A write is buffered by libtcio; a read is
+ * recorded and then completed with tcio_fetch (local) before the call
+ * returns, as MPI wants the buffer filled.  Through a non-contiguous view,
+ * or from MPI_BOTTOM (libtcio takes no NULL buffer), or for a short read,
+ * the memory side goes through a packed copy (MPI_Pack/MPI_Unpack) and
+ * the file side through the view's runs, one tcio call per run. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tmi.h"
+
+/* ---- the read cache ----
+ * A blocking read must return filled, and completing libtcio's lazy reads
+ * (tcio_fetch) at every small read costs a level-2 round trip each.  So a
+ * read smaller than TMI_CACHE_BYTES is served from a per-file cache of
+ * one aligned block of the file, filled with one tcio_read_at and
+ * tcio_fetch.  MPI's nonatomic mode lets a rank see other ranks' writes
+ * only after sync-barrier-sync: the cache is dropped at every sync (and
+ * set_size, preallocate); this rank's own writes drop the cache where they
+ * overlap it, so it always reads its own writes. */
+enum { TMI_CACHE_BYTES = 64 * 1024 };
+
+void tmi_cache_drop(tmi_entry *e, MPI_Offset off, MPI_Offset len)
+{
+    if (e->cache_len == 0)
+        return;
+    if (len < 0 || (off < e->cache_off + e->cache_len && off + len > e->cache_off))
+        e->cache_len = 0;
+}
+
+/* File bytes [OFF, OFF+LEN) into DST through the cache; LEN is smaller
+ * than the cache.  Returns libtcio's code. */
+static int cache_read(tmi_entry *e, MPI_Offset off, MPI_Offset len, char *dst)
+{
+    while (len > 0) {
+        if (e->cache_len == 0 || off < e->cache_off || off >= e->cache_off + e->cache_len) {
+            if (!e->cache && !(e->cache = malloc(TMI_CACHE_BYTES)))
+                return TCIO_ERR_NO_MEMORY;
+            MPI_Offset at = off - off % TMI_CACHE_BYTES;
+            int rc = TMI_LIB(tcio_read_at(e->tf, at, e->cache, TMI_CACHE_BYTES, MPI_BYTE));
+            if (rc == 0)
+                rc = TMI_LIB(tcio_fetch(e->tf));
+            if (rc)
+                return rc;
+            e->cache_off = at;
+            e->cache_len = TMI_CACHE_BYTES;
+        }
+        MPI_Offset n = e->cache_off + e->cache_len - off;
+        if (n > len)
+            n = len;
+        memcpy(dst, e->cache + (off - e->cache_off), n);
+        dst += n;
+        off += n;
+        len -= n;
+    }
+    return 0;
+}
+
+typedef struct piece_ctx {
+    tmi_entry  *e;
+    int         dir;
+    char       *packed;        /* the stream bytes from START on */
+    MPI_Offset  start;
+    MPI_Offset  eof;           /* reads: the end of the file */
+    MPI_Offset  done;          /* bytes of the stream moved */
+    int         rc;            /* libtcio's code */
+    int         pending;       /* reads recorded that tcio_fetch completes */
+} piece_ctx;
+
+static int one_piece(void *arg, MPI_Offset file_off, MPI_Offset len, MPI_Offset stream_off)
+{
+    piece_ctx *c = arg;
+    if (c->dir == TMI_READ) {
+        if (file_off >= c->eof)
+            return 1;                       /* the end: a short read */
+    }
+    int clamped = 0;
+    if (c->dir == TMI_READ && file_off + len > c->eof) {
+        len = c->eof - file_off;
+        clamped = 1;
+    }
+    char *p = c->packed + (stream_off - c->start);
+    if (c->dir == TMI_WRITE)
+        tmi_cache_drop(c->e, file_off, len);
+    else if (len < TMI_CACHE_BYTES) {
+        c->rc = cache_read(c->e, file_off, len, p);
+        if (c->rc)
+            return 1;
+        c->done += len;
+        return clamped;
+    }
+    while (len > 0) {
+        int n = len > INT_MAX ? INT_MAX : (int)len;
+        c->rc = c->dir == TMI_WRITE
+                    ? TMI_LIB(tcio_write_at(c->e->tf, file_off, p, n, MPI_BYTE))
+                    : TMI_LIB(tcio_read_at(c->e->tf, file_off, p, n, MPI_BYTE));
+        if (c->rc)
+            return 1;
+        c->pending |= c->dir == TMI_READ;
+        file_off += n;
+        p += n;
+        len -= n;
+        c->done += n;
+    }
+    return clamped;
+}
+
+/* The size of a predefined datatype without gaps, or 0 for any other.
+ * A program of small accesses (one element per call) pays every MPI call
+ * the interposer makes per access; these types need none.  (Open MPI's
+ * handles are addresses of objects, not constants: a table filled at the
+ * first use, not a switch.) */
+static int predefined_size(MPI_Datatype type)
+{
+    static MPI_Datatype types[16];
+    static int sizes[16], n = -1;
+    if (n < 0) {
+        MPI_Datatype t[16] = { MPI_BYTE, MPI_CHAR, MPI_INT, MPI_DOUBLE, MPI_FLOAT, MPI_LONG,
+                               MPI_LONG_LONG, MPI_SHORT, MPI_UNSIGNED, MPI_UNSIGNED_CHAR,
+                               MPI_UNSIGNED_LONG, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T,
+                               MPI_UINT32_T, MPI_UINT64_T };
+        n = 0;
+        for (int i = 0; i < 16; i++) {
+            int size;
+            MPI_Aint lb, ext;
+            if (t[i] == MPI_DATATYPE_NULL || MPI_Type_size(t[i], &size) != MPI_SUCCESS ||
+                MPI_Type_get_extent(t[i], &lb, &ext) != MPI_SUCCESS || lb != 0 || ext != size)
+                continue;
+            types[n] = t[i];
+            sizes[n++] = size;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (types[i] == type)
+            return sizes[i];
+    return 0;
+}
+
+int tmi_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset off, void *buf,
+               MPI_Count count, MPI_Datatype type, MPI_Offset *done, const char *call)
+{
+    *done = 0;
+    if (count < 0 || type == MPI_DATATYPE_NULL || (explicit_offset && off < 0))
+        return -1;
+    int psize = predefined_size(type);
+    MPI_Count tsize = psize;
+    if (!psize && MPI_Type_size_x(type, &tsize) != MPI_SUCCESS)
+        return -1;
+    int acc = e->amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
+    if ((dir == TMI_WRITE && acc == MPI_MODE_RDONLY) ||
+        (dir == TMI_READ && acc == MPI_MODE_WRONLY))
+        return -1;   /* the real MPI-IO refuses it with its own class */
+    MPI_Offset bytes = (MPI_Offset)count * tsize;
+    if (bytes % e->view.esize)
+        return -1;   /* not a whole number of etypes: the real call says so */
+    if (count > INT_MAX || (bytes > INT_MAX && (buf == MPI_BOTTOM || !e->view.contiguous)))
+        return tmi_refuse(e, call, "more than 2^31-1 elements, or more than 2 GiB through "
+                                   "a non-contiguous view or from MPI_BOTTOM, in one call");
+    if (buf == MPI_BOTTOM && count > 0) {
+        /* Absolute addresses.  libtcio takes no NULL buffer, and MPICH
+         * 4.0's MPI_Pack rejects MPI_BOTTOM (a NULL pointer) too: the
+         * same bytes as one element of a struct type anchored at a real
+         * address, displaced back to address zero. */
+        static char anchor;
+        MPI_Aint a;
+        MPI_Datatype wrapped;
+        int n = (int)count;
+        MPI_Get_address(&anchor, &a);
+        MPI_Aint disp = -a;
+        if (MPI_Type_create_struct(1, &n, &disp, &type, &wrapped) != MPI_SUCCESS)
+            return -1;
+        MPI_Type_commit(&wrapped);
+        int rc = tmi_access(e, dir, explicit_offset, off, &anchor, 1, wrapped, done, call);
+        MPI_Type_free(&wrapped);
+        return rc;
+    }
+    MPI_Offset start = explicit_offset ? off * e->view.esize : e->pos;
+    int rc = 0;
+    if (bytes == 0)
+        goto out;
+
+    MPI_Offset eof = 0;
+    if (dir == TMI_READ) {
+        (void)TMI_LIB(tcio_get_size(e->tf, &eof));
+    }
+    /* A small read of a predefined type through a contiguous view: from
+     * the cache, straight into the buffer. */
+    if (dir == TMI_READ && psize && buf != MPI_BOTTOM && e->view.contiguous &&
+        bytes < TMI_CACHE_BYTES) {
+        MPI_Offset at = e->view.disp + start, n = eof - at;
+        if (n > bytes)
+            n = bytes;
+        rc = n > 0 ? cache_read(e, at, n, buf) : 0;
+        if (rc == 0 && n > 0)
+            *done = n;
+        goto out;
+    }
+    /* A contiguous view and a real buffer: libtcio takes the program's
+     * datatype itself (also one with gaps in memory). */
+    if (e->view.contiguous && buf != MPI_BOTTOM &&
+        (dir == TMI_WRITE || (e->view.disp + start + bytes <= eof && bytes >= TMI_CACHE_BYTES))) {
+        MPI_Offset at = e->view.disp + start;
+        if (dir == TMI_WRITE)
+            tmi_cache_drop(e, at, bytes);
+        rc = dir == TMI_WRITE ? TMI_LIB(tcio_write_at(e->tf, at, buf, (int)count, type))
+                              : TMI_LIB(tcio_read_at(e->tf, at, buf, (int)count, type));
+        if (rc == 0 && dir == TMI_READ)
+            rc = TMI_LIB(tcio_fetch(e->tf));
+        if (rc == 0)
+            *done = bytes;
+        goto out;
+    }
+    /* Everything else: the stream packed in memory. */
+    piece_ctx c = { .e = e, .dir = dir, .start = start, .eof = eof };
+    /* Plain bytes in memory need no packed copy. */
+    MPI_Count lb, ext, tlb, text;
+    MPI_Type_get_extent_x(type, &lb, &ext);
+    MPI_Type_get_true_extent_x(type, &tlb, &text);
+    if (buf != MPI_BOTTOM && lb == 0 && ext == tsize && tlb == 0 && text == tsize) {
+        c.packed = buf;
+    } else if (bytes > INT_MAX) {
+        return tmi_refuse(e, call, "a short read of more than 2 GiB into a non-contiguous "
+                                   "datatype");
+    } else {
+        c.packed = malloc(bytes);
+        if (!c.packed)
+            return tmi_error(e, call, TCIO_ERR_NO_MEMORY);
+        if (dir == TMI_WRITE) {
+            int pos = 0;
+            if (MPI_Pack(buf, (int)count, type, c.packed, (int)bytes, &pos, MPI_COMM_SELF) !=
+                MPI_SUCCESS) {
+                free(c.packed);
+                return -1;   /* a datatype MPI_Pack refuses: the real call judges it */
+            }
+        }
+    }
+    tmi_view_pieces(&e->view, start, bytes, one_piece, &c);
+    rc = c.rc;
+    if (rc == 0 && c.pending)
+        rc = TMI_LIB(tcio_fetch(e->tf));
+    if (rc == 0 && dir == TMI_READ && c.packed != buf) {
+        /* Only whole elements: the bytes of a partial last element are
+         * left as they were. */
+        int pos = 0;
+        MPI_Count whole = c.done / tsize;
+        if (whole > 0)
+            MPI_Unpack(c.packed, (int)bytes, &pos, buf, (int)whole, type, MPI_COMM_SELF);
+    }
+    if (c.packed != buf)
+        free(c.packed);
+    if (rc == 0)
+        *done = c.done;
+out:
+    if (rc != 0)
+        return tmi_error(e, call, rc);
+    if (!explicit_offset)
+        e->pos = start + *done;
+    e->count[dir == TMI_WRITE ? TMI_S_WRITES : TMI_S_READS]++;
+    e->count[dir == TMI_WRITE ? TMI_S_WRITE_BYTES : TMI_S_READ_BYTES] += *done;
+    return MPI_SUCCESS;
+}
+
+void tmi_status_bytes(MPI_Status *status, MPI_Offset bytes)
+{
+    /* Both MPICH and Open MPI keep a status's count in bytes: set as
+     * MPI_BYTEs, MPI_Get_count and MPI_Get_elements(_x) with the call's
+     * datatype divide it by that datatype's size, as after a real read. */
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    status->MPI_SOURCE = MPI_UNDEFINED;   /* as ROMIO leaves them: unused */
+    status->MPI_TAG = MPI_UNDEFINED;
+    status->MPI_ERROR = MPI_SUCCESS;
+    MPI_Status_set_cancelled(status, 0);
+    MPI_Status_set_elements_x(status, MPI_BYTE, bytes);
+}
+
+/* ---- nonblocking calls: done at once, handed back as a generalized
+ * request that is already complete, so that MPI_Wait/Test/Waitall work
+ * and give the status its count. */
+static int query_fn(void *extra, MPI_Status *status)
+{
+    tmi_status_bytes(status, *(MPI_Offset *)extra);
+    return MPI_SUCCESS;
+}
+
+static int free_fn(void *extra)
+{
+    free(extra);
+    return MPI_SUCCESS;
+}
+
+static int cancel_fn(void *extra, int complete)
+{
+    (void)extra, (void)complete;   /* complete from the start: nothing to cancel */
+    return MPI_SUCCESS;
+}
+
+int tmi_request_done(MPI_Offset bytes, MPI_Request *request)
+{
+    MPI_Offset *extra = malloc(sizeof *extra);
+    if (!extra)
+        return MPI_ERR_NO_MEM;
+    *extra = bytes;
+    int rc = MPI_Grequest_start(query_fn, free_fn, cancel_fn, extra, request);
+    if (rc != MPI_SUCCESS) {
+        free(extra);
+        return rc;
+    }
+    return MPI_Grequest_complete(*request);
+}
+
+/* ---- the wrappers' served forms ---- */
+
+/* The offset parameter and argument of the explicit-offset forms. */
+#define TMI_OFFP_1 MPI_Offset offset,
+#define TMI_OFFP_0
+#define TMI_OFFA_1 offset,
+#define TMI_OFFA_0
+#define TMI_OFFP(x) TMI_OFFP_##x
+#define TMI_OFFA(x) TMI_OFFA_##x
+
+/* Blocking (also _all: a collective access is each rank's own access). */
+#define TMI_BLOCKING(name, dir, expl, off, buf_t)                                      \
+    int tmi_##name(MPI_File fh, TMI_OFFP(expl) buf_t buf,        \
+                   TMI_CT count, MPI_Datatype datatype, MPI_Status *status)            \
+    {                                                                                  \
+        tmi_entry *e = tmi_served(fh);                                                 \
+        MPI_Offset done;                                                               \
+        int rc = e ? tmi_access(e, dir, expl, off, (void *)buf, count, datatype, &done, \
+                                "MPI_" #name)                                          \
+                   : -1;                                                               \
+        if (rc == -1)                                                                  \
+            return tmr_##name(fh, TMI_OFFA(expl) buf, count, datatype,      \
+                              status);                                                 \
+        if (rc == MPI_SUCCESS)                                                         \
+            tmi_status_bytes(status, done);                                            \
+        return rc;                                                                     \
+    }
+
+#define TMI_NONBLOCKING(name, dir, expl, off, buf_t)                                   \
+    int tmi_##name(MPI_File fh, TMI_OFFP(expl) buf_t buf,        \
+                   TMI_CT count, MPI_Datatype datatype, MPI_Request *request)          \
+    {                                                                                  \
+        tmi_entry *e = tmi_served(fh);                                                 \
+        MPI_Offset done;                                                               \
+        int rc = e ? tmi_access(e, dir, expl, off, (void *)buf, count, datatype, &done, \
+                                "MPI_" #name)                                          \
+                   : -1;                                                               \
+        if (rc == -1)                                                                  \
+            return tmr_##name(fh, TMI_OFFA(expl) buf, count, datatype,      \
+                              request);                                                \
+        if (rc == MPI_SUCCESS) {                                                       \
+            e->count[TMI_S_NONBLOCKING]++;                                             \
+            rc = tmi_request_done(done, request);                                      \
+        }                                                                              \
+        return rc;                                                                     \
+    }
+
+/* Split collectives: the access at _begin, its count kept for _end. */
+#define TMI_BEGIN(name, dir, expl, off, buf_t)                                         \
+    int tmi_##name(MPI_File fh, TMI_OFFP(expl) buf_t buf,        \
+                   TMI_CT count, MPI_Datatype datatype)                                \
+    {                                                                                  \
+        tmi_entry *e = tmi_served(fh);                                                 \
+        MPI_Offset done;                                                               \
+        int rc = e && !e->split                                                        \
+                     ? tmi_access(e, dir, expl, off, (void *)buf, count, datatype,     \
+                                  &done, "MPI_" #name)                                 \
+                     : -1;                                                             \
+        if (rc == -1)                                                                  \
+            return tmr_##name(fh, TMI_OFFA(expl) buf, count, datatype);     \
+        if (rc == MPI_SUCCESS) {                                                       \
+            e->split = 1;                                                              \
+            e->split_bytes = done;                                                     \
+        }                                                                              \
+        return rc;                                                                     \
+    }
+
+
+#define TMI_FAMILY(SUF)                                                            \
+    TMI_BLOCKING(File_write_at##SUF, TMI_WRITE, 1, offset, const void *)          \
+    TMI_BLOCKING(File_read_at##SUF, TMI_READ, 1, offset, void *)                  \
+    TMI_BLOCKING(File_write_at_all##SUF, TMI_WRITE, 1, offset, const void *)      \
+    TMI_BLOCKING(File_read_at_all##SUF, TMI_READ, 1, offset, void *)              \
+    TMI_BLOCKING(File_write##SUF, TMI_WRITE, 0, 0, const void *)                  \
+    TMI_BLOCKING(File_read##SUF, TMI_READ, 0, 0, void *)                          \
+    TMI_BLOCKING(File_write_all##SUF, TMI_WRITE, 0, 0, const void *)              \
+    TMI_BLOCKING(File_read_all##SUF, TMI_READ, 0, 0, void *)                      \
+    TMI_NONBLOCKING(File_iwrite_at##SUF, TMI_WRITE, 1, offset, const void *)      \
+    TMI_NONBLOCKING(File_iread_at##SUF, TMI_READ, 1, offset, void *)              \
+    TMI_NONBLOCKING(File_iwrite_at_all##SUF, TMI_WRITE, 1, offset, const void *)  \
+    TMI_NONBLOCKING(File_iread_at_all##SUF, TMI_READ, 1, offset, void *)          \
+    TMI_NONBLOCKING(File_iwrite##SUF, TMI_WRITE, 0, 0, const void *)              \
+    TMI_NONBLOCKING(File_iread##SUF, TMI_READ, 0, 0, void *)                      \
+    TMI_NONBLOCKING(File_iwrite_all##SUF, TMI_WRITE, 0, 0, const void *)          \
+    TMI_NONBLOCKING(File_iread_all##SUF, TMI_READ, 0, 0, void *)                  \
+    TMI_BEGIN(File_write_at_all_begin##SUF, TMI_WRITE, 1, offset, const void *)   \
+    TMI_BEGIN(File_read_at_all_begin##SUF, TMI_READ, 1, offset, void *)           \
+    TMI_BEGIN(File_write_all_begin##SUF, TMI_WRITE, 0, 0, const void *)           \
+    TMI_BEGIN(File_read_all_begin##SUF, TMI_READ, 0, 0, void *)
+
+#define TMI_CT int
+TMI_FAMILY()
+#undef TMI_CT
+#if TMI_HAVE_LARGE_COUNT
+#define TMI_CT MPI_Count
+TMI_FAMILY(_c)
+#undef TMI_CT
+#endif
+
+#define TMI_END(name)                                                         \
+    int tmi_##name(MPI_File fh, TMI_END_BUF buf, MPI_Status *status)          \
+    {                                                                         \
+        tmi_entry *e = tmi_served(fh);                                        \
+        if (!e || !e->split)                                                  \
+            return tmr_##name(fh, buf, status);                               \
+        e->split = 0;                                                         \
+        tmi_status_bytes(status, e->split_bytes);                             \
+        return MPI_SUCCESS;                                                   \
+    }
+#define TMI_END_BUF const void *
+TMI_END(File_write_at_all_end)
+TMI_END(File_write_all_end)
+#undef TMI_END_BUF
+#define TMI_END_BUF void *
+TMI_END(File_read_at_all_end)
+TMI_END(File_read_all_end)
+#undef TMI_END_BUF

@@ -1,0 +1,410 @@
+/* served.c - open and close, and the calls on a served file that are not
+ * data accesses: sync, sizes, the individual pointer, the view,
+ * atomicity, the shared-pointer and ordered calls (handed over or
+ * refused) and MPI_Finalize. */
+#define _GNU_SOURCE
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tmi.h"
+
+/* ---- which files are served ---- */
+
+/* 1 when TCIO_MPIIO_FILES (colon-separated fnmatch patterns) lets NAME
+ * be served; unset lets every file; empty or "none" none. */
+static int pattern_allows(const char *name)
+{
+    const char *v = getenv("TCIO_MPIIO_FILES");
+    if (!v)
+        return 1;
+    if (!*v || strcmp(v, "none") == 0)
+        return 0;
+    char *list = strdup(v), *save = NULL;
+    int ok = 0;
+    for (char *p = list ? strtok_r(list, ":", &save) : NULL; p && !ok;
+         p = strtok_r(NULL, ":", &save))
+        ok = fnmatch(p, name, 0) == 0;
+    free(list);
+    return ok;
+}
+
+/* The program's say: the info key tcio_mpiio = enable or disable; -1 if
+ * it did not pass one. */
+static int info_says(MPI_Info info)
+{
+    char value[16];
+    int flag = 0;
+    if (info == MPI_INFO_NULL ||
+        MPI_Info_get(info, "tcio_mpiio", (int)sizeof value - 1, value, &flag) != MPI_SUCCESS ||
+        !flag)
+        return -1;
+    return strcmp(value, "enable") == 0 ? 1 : strcmp(value, "disable") == 0 ? 0 : -1;
+}
+
+/* This rank's view of whether the file may be served; WHY says why not. */
+static int may_serve(MPI_Comm comm, const char *name, int amode, MPI_Info info,
+                     const char **why)
+{
+    int size, level;
+    const char *env = getenv("TCIO_MPIIO_FILES");
+    MPI_Comm_size(comm, &size);
+    MPI_Query_thread(&level);
+    if (size < 2)
+        return *why = "a communicator of one rank (each rank's file its own)", 0;
+    if (level == MPI_THREAD_MULTIPLE)
+        return *why = "MPI_THREAD_MULTIPLE (libtcio is not thread-safe)", 0;
+    if (amode & MPI_MODE_SEQUENTIAL)
+        return *why = "MPI_MODE_SEQUENTIAL (shared file pointer only)", 0;
+    if (env && (!*env || strcmp(env, "none") == 0))
+        return *why = "TCIO_MPIIO_FILES is empty or none", 0;
+    int says = info_says(info);
+    if (says == 0)
+        return *why = "the info key tcio_mpiio=disable", 0;
+    if (says < 0 && !pattern_allows(name))
+        return *why = "no pattern of TCIO_MPIIO_FILES matches", 0;
+    return 1;
+}
+
+int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
+                  MPI_File *fh)
+{
+    if (tmi_depth > 0)
+        return tmr_File_open(comm, filename, amode, info, fh);
+    int rc = tmr_File_open(comm, filename, amode, info, fh);
+    if (rc != MPI_SUCCESS)
+        return rc;
+
+    /* The file's identity for a second open: its real path where it has
+     * one (a name with an MPI-IO prefix such as "ufs:" stays as given). */
+    char *key = realpath(filename, NULL);
+    if (!key)
+        key = strdup(filename);
+    const char *why = "";
+    int want = may_serve(comm, filename, amode, info, &why);
+    /* A second open of a served file: its handle is handed over if the
+     * same ranks opened it (this open is collective over them), else this
+     * open fails: two handles, one of them buffering in libtcio, would
+     * write stale bytes over each other's (tcio.h, Visibility). */
+    tmi_entry *first = key ? tmi_table_find_key(key) : NULL;
+    int conflict = 0;
+    if (first) {
+        int cmp;
+        MPI_Comm_compare(first->comm, comm, &cmp);
+        conflict = cmp == MPI_IDENT || cmp == MPI_CONGRUENT ? 1 : 2;
+    }
+    int flags[2] = { !want, conflict }, all[2];
+    MPI_Allreduce(flags, all, 2, MPI_INT, MPI_MAX, comm);
+    if (all[1] == 2) {
+        free(key);
+        tmr_File_close(fh);
+        fprintf(stderr, "libtcio_mpiio: MPI_File_open(%s) refused: the file is open and "
+                        "served on other ranks' communicator; a second handle would see "
+                        "stale bytes\n", filename);
+        MPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_FILE_IN_USE);
+        return MPI_ERR_FILE_IN_USE;
+    }
+    if (all[1] == 1) {
+        if (first)
+            tmi_handover(first, "MPI_File_open", "the file was opened a second time");
+        want = 0;
+        why = "a second handle of a served file";
+    } else if (all[0]) {
+        if (want)
+            why = "another rank of the communicator may not serve it";
+        want = 0;
+    }
+    if (!want) {
+        free(key);
+        tmi_say(comm, filename, "not served: %s", why);
+        return MPI_SUCCESS;
+    }
+
+    /* The real open already created the file (and checked MPI_MODE_EXCL);
+     * the real close deletes it (MPI_MODE_DELETE_ON_CLOSE). */
+    tcio_file *tf = NULL;
+    int trc = TMI_LIB(tcio_open_comm(comm, filename,
+                                     amode & ~(MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE), info,
+                                     &tf));
+    if (trc != TCIO_SUCCESS) {
+        char msg[TCIO_MAX_ERROR_STRING];
+        tcio_last_error(msg, sizeof msg);
+        tmi_say(comm, filename, "not served: libtcio could not open it: %s", msg);
+        free(key);
+        return MPI_SUCCESS;
+    }
+    tmi_entry *e = tmi_table_add(*fh);
+    if (e && (e->name = strdup(filename)) && MPI_Comm_dup(comm, &e->comm) == MPI_SUCCESS) {
+        e->key = key;
+        e->tf = tf;
+        e->amode = amode;
+        if (amode & MPI_MODE_APPEND)   /* the pointer starts at the end */
+            tmr_File_get_position(*fh, &e->pos);
+        int np;
+        MPI_Comm_size(comm, &np);
+        tmi_say(comm, filename, "served by libtcio (%d ranks)", np);
+        return MPI_SUCCESS;
+    }
+    /* Out of memory on this rank: the other ranks cannot know; the file is
+     * still closed collectively and the open fails everywhere. */
+    free(key);
+    (void)TMI_LIB(tcio_close(tf));
+    if (e)
+        tmi_table_drop(e);
+    tmr_File_close(fh);
+    return MPI_ERR_NO_MEM;
+}
+
+int tmi_File_close(MPI_File *fh)
+{
+    tmi_entry *e = fh ? tmi_served(*fh) : NULL;
+    if (!e)
+        return tmr_File_close(fh);
+    MPI_File real = e->real;
+    int rc = tmi_close_served(e);
+    if (rc != TCIO_SUCCESS) {
+        char msg[TCIO_MAX_ERROR_STRING];
+        tcio_last_error(msg, sizeof msg);
+        fprintf(stderr, "libtcio_mpiio: MPI_File_close failed: %s\n", msg);
+        int cls = tmi_class_of(rc);
+        MPI_File_call_errhandler(real, cls);
+        tmr_File_close(fh);
+        return cls;
+    }
+    return tmr_File_close(fh);
+}
+
+int tmi_File_sync(MPI_File fh)
+{
+    tmi_entry *e = tmi_served(fh);
+    if (!e)
+        return tmr_File_sync(fh);
+    e->count[TMI_S_SYNCS]++;
+    tmi_cache_drop(e, 0, -1);   /* other ranks' writes are visible now */
+    int rc = TMI_LIB(tcio_sync(e->tf));
+    return rc ? tmi_error(e, "MPI_File_sync", rc) : MPI_SUCCESS;
+}
+
+int tmi_File_get_size(MPI_File fh, MPI_Offset *size)
+{
+    tmi_entry *e = tmi_served(fh);
+    if (!e || !size)
+        return tmr_File_get_size(fh, size);
+    int rc = TMI_LIB(tcio_get_size(e->tf, size));
+    return rc ? tmi_error(e, "MPI_File_get_size", rc) : MPI_SUCCESS;
+}
+
+int tmi_File_set_size(MPI_File fh, MPI_Offset size)
+{
+    tmi_entry *e = tmi_served(fh);
+    if (!e || size < 0 ||
+        (e->amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR)) == MPI_MODE_RDONLY)
+        return tmr_File_set_size(fh, size);
+    tmi_cache_drop(e, 0, -1);
+    int rc = TMI_LIB(tcio_set_size(e->tf, size));
+    return rc ? tmi_error(e, "MPI_File_set_size", rc) : MPI_SUCCESS;
+}
+
+/* Preallocation as an extending set_size after a sync (which makes every
+ * rank agree on the size): the first SIZE bytes then exist and read as
+ * zero where nobody wrote; whether the file system reserves blocks for
+ * them is its own affair (a sparse file does not). */
+int tmi_File_preallocate(MPI_File fh, MPI_Offset size)
+{
+    tmi_entry *e = tmi_served(fh);
+    if (!e || size < 0 ||
+        (e->amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR)) == MPI_MODE_RDONLY)
+        return tmr_File_preallocate(fh, size);
+    MPI_Offset now = 0;
+    tmi_cache_drop(e, 0, -1);
+    int rc = TMI_LIB(tcio_sync(e->tf));
+    if (rc == 0)
+        rc = TMI_LIB(tcio_get_size(e->tf, &now));
+    if (rc == 0 && size > now)
+        rc = TMI_LIB(tcio_set_size(e->tf, size));
+    return rc ? tmi_error(e, "MPI_File_preallocate", rc) : MPI_SUCCESS;
+}
+
+/* ---- the individual file pointer, in etypes through the view ---- */
+
+int tmi_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+{
+    tmi_entry *e = tmi_served(fh);
+    if (!e)
+        return tmr_File_seek(fh, offset, whence);
+    MPI_Offset base;
+    switch (whence) {
+    case MPI_SEEK_SET:
+        base = 0;
+        break;
+    case MPI_SEEK_CUR:
+        base = e->pos / e->view.esize;
+        break;
+    case MPI_SEEK_END: {
+        MPI_Offset size = 0;
+        (void)TMI_LIB(tcio_get_size(e->tf, &size));
+        MPI_Offset s = tmi_view_stream_end(&e->view, size);
+        base = (s + e->view.esize - 1) / e->view.esize;
+        break;
+    }
+    default:
+        return tmr_File_seek(fh, offset, whence);   /* the real call's error */
+    }
+    if (base + offset < 0) {
+        MPI_File_call_errhandler(fh, MPI_ERR_ARG);
+        return MPI_ERR_ARG;
+    }
+    e->pos = (base + offset) * e->view.esize;
+    return MPI_SUCCESS;
+}
+
+int tmi_File_get_position(MPI_File fh, MPI_Offset *offset)
+{
+    tmi_entry *e = tmi_served(fh);
+    if (!e || !offset)
+        return tmr_File_get_position(fh, offset);
+    *offset = e->pos / e->view.esize;
+    return MPI_SUCCESS;
+}
+
+int tmi_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
+{
+    tmi_entry *e = tmi_served(fh);
+    if (!e || !disp || offset < 0)
+        return tmr_File_get_byte_offset(fh, offset, disp);
+    *disp = tmi_view_byte(&e->view, offset * e->view.esize);
+    return MPI_SUCCESS;
+}
+
+/* ---- the view: applied to the real handle first (it judges the
+ * arguments and keeps MPI_File_get_view right), then flattened; a view
+ * libtcio cannot serve hands the file over. */
+int tmi_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                      const char *datarep, MPI_Info info)
+{
+    tmi_entry *e = tmi_served(fh);
+    int rc = tmr_File_set_view(fh, disp, etype, filetype, datarep, info);
+    if (!e || rc != MPI_SUCCESS)
+        return rc;
+    e->split = 0;
+    char why[160];
+    if (!datarep || strcmp(datarep, "native") != 0) {
+        snprintf(why, sizeof why, "the data representation \"%.64s\"",
+                 datarep ? datarep : "(null)");
+        return tmi_handover(e, "MPI_File_set_view", why);
+    }
+    tmi_view v;
+    if (tmi_view_make(&v, disp, etype, filetype, why, sizeof why) != 0)
+        return tmi_handover(e, "MPI_File_set_view", why);
+    tmi_view_free(&e->view);
+    e->view = v;
+    e->pos = 0;   /* set_view resets the individual pointer */
+    return MPI_SUCCESS;
+}
+
+int tmi_File_set_atomicity(MPI_File fh, int flag)
+{
+    tmi_entry *e = tmi_served(fh);
+    if (e && flag) {
+        int rc = tmi_handover(e, "MPI_File_set_atomicity", "atomic mode");
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return tmr_File_set_atomicity(fh, flag);
+}
+
+/* ---- shared file pointer and ordered calls ---- */
+
+int tmi_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
+{
+    tmi_entry *e = tmi_served(fh);
+    if (e) {
+        int rc = tmi_handover(e, "MPI_File_seek_shared", "the shared file pointer");
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return tmr_File_seek_shared(fh, offset, whence);
+}
+
+#define TMI_REFUSED(name, buf_t, CT, last_t, last)                                      \
+    int tmi_##name(MPI_File fh, buf_t buf, CT count, MPI_Datatype datatype, last_t last) \
+    {                                                                                    \
+        tmi_entry *e = tmi_served(fh);                                                   \
+        if (!e)                                                                          \
+            return tmr_##name(fh, buf, count, datatype, last);                          \
+        return tmi_refuse(e, "MPI_" #name, "the shared file pointer is not served");     \
+    }
+
+#define TMI_ORDERED(name, buf_t, CT, last_t, last)                                      \
+    int tmi_##name(MPI_File fh, buf_t buf, CT count, MPI_Datatype datatype, last_t last) \
+    {                                                                                    \
+        tmi_entry *e = tmi_served(fh);                                                   \
+        if (e) {                                                                         \
+            int rc = tmi_handover(e, "MPI_" #name, "an ordered collective call");      \
+            if (rc != MPI_SUCCESS)                                                       \
+                return rc;                                                               \
+        }                                                                                \
+        return tmr_##name(fh, buf, count, datatype, last);                              \
+    }
+
+#define TMI_ORDERED_BEGIN(name, buf_t, CT)                                              \
+    int tmi_##name(MPI_File fh, buf_t buf, CT count, MPI_Datatype datatype)             \
+    {                                                                                    \
+        tmi_entry *e = tmi_served(fh);                                                   \
+        if (e) {                                                                         \
+            int rc = tmi_handover(e, "MPI_" #name, "an ordered collective call");      \
+            if (rc != MPI_SUCCESS)                                                       \
+                return rc;                                                               \
+        }                                                                                \
+        return tmr_##name(fh, buf, count, datatype);                                    \
+    }
+
+#define TMI_SHARED_FAMILY(SUF, CT)                                                       \
+    TMI_REFUSED(File_write_shared##SUF, const void *, CT, MPI_Status *, status)          \
+    TMI_REFUSED(File_read_shared##SUF, void *, CT, MPI_Status *, status)                 \
+    TMI_REFUSED(File_iwrite_shared##SUF, const void *, CT, MPI_Request *, request)       \
+    TMI_REFUSED(File_iread_shared##SUF, void *, CT, MPI_Request *, request)              \
+    TMI_ORDERED(File_write_ordered##SUF, const void *, CT, MPI_Status *, status)         \
+    TMI_ORDERED(File_read_ordered##SUF, void *, CT, MPI_Status *, status)                \
+    TMI_ORDERED_BEGIN(File_write_ordered_begin##SUF, const void *, CT)                   \
+    TMI_ORDERED_BEGIN(File_read_ordered_begin##SUF, void *, CT)
+
+TMI_SHARED_FAMILY(, int)
+#if TMI_HAVE_LARGE_COUNT
+TMI_SHARED_FAMILY(_c, MPI_Count)
+#endif
+
+/* An ordered split collective's end comes after its begin handed the file
+ * over: the real handle has it. */
+int tmi_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
+{
+    return tmr_File_write_ordered_end(fh, buf, status);
+}
+
+int tmi_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
+{
+    return tmr_File_read_ordered_end(fh, buf, status);
+}
+
+/* ---- MPI_Finalize: files left open are closed by libtcio first, while
+ * MPI and libtcio's cached windows (freed by its own finalize hook) are
+ * still there, in open order (the same on every rank).  The real handles
+ * stay open, as the program left them. */
+int tmi_Finalize(void)
+{
+    if (tmi_depth == 0) {
+        tmi_entry *e;
+        while ((e = tmi_table_first()) != NULL) {
+            tmi_say(e->comm, e->name, "closed at MPI_Finalize (the program left it open)");
+            int rc = tmi_close_served(e);
+            if (rc != TCIO_SUCCESS) {
+                char msg[TCIO_MAX_ERROR_STRING];
+                tcio_last_error(msg, sizeof msg);
+                fprintf(stderr, "libtcio_mpiio: closing a file left open at MPI_Finalize "
+                                "failed: %s\n", msg);
+            }
+        }
+    }
+    return tmr_Finalize();
+}

@@ -1,0 +1,140 @@
+/* tmi.h - internals of libtcio_mpiio, the MPI-IO interposer (doc/design.md,
+ * "The MPI-IO interposer").  tmi_ names are the interposer's own; the
+ * shared object exports only the MPI_ and PMPI_ names it wraps. */
+#ifndef TMI_H
+#define TMI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+#include "tcio.h"
+#include "calls.h"
+
+/* ---- guard and real entry points (real.c) ----
+ * tmi_depth is raised around every call into libtcio and every forwarding
+ * to the MPI library: a wrapper entered while it is raised (libtcio's own
+ * MPI-IO calls, ROMIO calling MPI_File_* names inside the real call)
+ * forwards straight to the real function.  Per thread, so that a
+ * program's other threads are not caught by one thread's raised guard. */
+extern __attribute__((tls_model("initial-exec"))) _Thread_local int tmi_depth;
+#define TMI_LIB(expr) (tmi_depth++, tmi_lib_rc = (expr), tmi_depth--, tmi_lib_rc)
+extern __attribute__((tls_model("initial-exec"))) _Thread_local int tmi_lib_rc;
+
+/* tmr_NAME: the MPI library's PMPI_NAME, called with the guard raised. */
+#define TMI_DECLARE_REAL(name, params, args) int tmr_##name params;
+TMI_CALLS(TMI_DECLARE_REAL)
+TMI_CALLS_C(TMI_DECLARE_REAL)
+#undef TMI_DECLARE_REAL
+
+/* ---- the view (view.c) ---- */
+typedef struct tmi_run {
+    MPI_Aint off, len;
+} tmi_run;
+
+typedef struct tmi_view {
+    MPI_Offset disp;
+    MPI_Offset esize;            /* bytes of an etype: the pointer's unit */
+    int        contiguous;       /* file byte = disp + stream byte         */
+    MPI_Offset ft_size;          /* data bytes of one filetype instance    */
+    MPI_Offset ft_extent;        /* its extent: the tiling step            */
+    tmi_run   *runs;             /* one instance, typemap order            */
+    MPI_Offset *cum;             /* stream bytes before each run           */
+    size_t     nruns;
+} tmi_view;
+
+/* Flatten ETYPE and FILETYPE into V.  Returns 0, or -1 with a reason in
+ * WHY (the view cannot be expressed: it is handed over). */
+int tmi_view_make(tmi_view *v, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                  char *why, size_t whylen);
+void tmi_view_default(tmi_view *v);
+void tmi_view_free(tmi_view *v);
+/* Call FN for each piece of the data stream's bytes [START, START+LEN)
+ * in the file, in stream order; stops early when FN returns nonzero and
+ * returns that value. */
+typedef int (*tmi_piece_fn)(void *arg, MPI_Offset file_off, MPI_Offset len,
+                            MPI_Offset stream_off);
+int tmi_view_pieces(const tmi_view *v, MPI_Offset start, MPI_Offset len, tmi_piece_fn fn,
+                    void *arg);
+/* The file byte of stream byte S (the next byte the view reaches). */
+MPI_Offset tmi_view_byte(const tmi_view *v, MPI_Offset s);
+/* Stream bytes that lie below file byte SIZE (the end of the file seen
+ * through the view). */
+MPI_Offset tmi_view_stream_end(const tmi_view *v, MPI_Offset size);
+
+/* ---- statistics (stats.c) ---- */
+#define TMI_COUNTERS(X)                                                     \
+    X(TMI_S_WRITES, "writes served", "writes")                              \
+    X(TMI_S_WRITE_BYTES, "bytes written", "write_bytes")                    \
+    X(TMI_S_READS, "reads served", "reads")                                 \
+    X(TMI_S_READ_BYTES, "bytes read", "read_bytes")                         \
+    X(TMI_S_NONBLOCKING, "nonblocking calls", "nonblocking")                \
+    X(TMI_S_SYNCS, "syncs", "syncs")                                        \
+    X(TMI_S_HANDOVERS, "handovers", "handovers")                            \
+    X(TMI_S_REFUSALS, "refusals", "refusals")
+#define TMI_ENUM(e, name, key) e,
+enum { TMI_COUNTERS(TMI_ENUM) TMI_S_COUNT };
+#undef TMI_ENUM
+
+/* ---- the handle table (table.c) ---- */
+typedef struct tmi_entry {
+    MPI_File   real;          /* the program's handle                     */
+    tcio_file *tf;
+    MPI_Comm   comm;          /* a duplicate: statistics, handover        */
+    char      *name;          /* as the program gave it                   */
+    char      *key;           /* realpath where it resolves: conflicts    */
+    int        amode;
+    tmi_view   view;
+    MPI_Offset pos;           /* individual pointer, in stream bytes      */
+    int        split;         /* a split collective is open               */
+    MPI_Offset split_bytes;
+    int        refused_said;  /* a refusal was explained on stderr        */
+    char      *cache;         /* the read cache (data.c): file bytes       */
+    MPI_Offset cache_off, cache_len;   /* cache_len 0: nothing cached      */
+    int64_t    count[TMI_S_COUNT];
+} tmi_entry;
+
+/* The served entry of FH, or NULL (not served, or the guard is raised). */
+tmi_entry *tmi_served(MPI_File fh);
+tmi_entry *tmi_table_add(MPI_File real);
+void tmi_table_drop(tmi_entry *e);
+/* The served entry whose file is KEY, or NULL. */
+tmi_entry *tmi_table_find_key(const char *key);
+/* The oldest served entry, or NULL (finalize closes them in open order,
+ * which is the same on every rank). */
+tmi_entry *tmi_table_first(void);
+
+/* ---- decisions, handover, refusal, errors (handover.c) ---- */
+int  tmi_verbose(void);
+/* Say on rank 0 of E's communicator (once) what happened to the file. */
+void tmi_say(MPI_Comm comm, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Collective over E's communicator: libtcio writes and closes its part,
+ * the real handle gets the individual file pointer, the entry is dropped.
+ * Returns MPI_SUCCESS or an MPI error class (already reported). */
+int  tmi_handover(tmi_entry *e, const char *call, const char *why);
+/* An independent call that cannot be served: an error through the
+ * file's error handler, nothing done. */
+int  tmi_refuse(tmi_entry *e, const char *call, const char *why);
+/* A libtcio error code as an MPI error class, raised on E's real handle. */
+int  tmi_error(tmi_entry *e, const char *call, int tcio_rc);
+int  tmi_class_of(int tcio_rc);
+/* Close E's libtcio file (collective) and drop it; returns tcio's code. */
+int  tmi_close_served(tmi_entry *e);
+
+void tmi_stats_report(tmi_entry *e);
+
+/* ---- data (data.c) ---- */
+enum { TMI_READ = 0, TMI_WRITE = 1 };
+/* Serve one access: at etype offset OFF (EXPLICIT) or at the individual
+ * pointer.  Returns MPI_SUCCESS with *DONE set to the bytes moved, an MPI
+ * error class, or -1 when the arguments are for the real MPI-IO to judge
+ * (the caller forwards the call). */
+int tmi_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset off, void *buf,
+               MPI_Count count, MPI_Datatype type, MPI_Offset *done, const char *call);
+/* Forget the read cache where it holds file bytes [OFF, OFF+LEN) (a
+ * write of this rank), or all of it (LEN < 0: a sync, a size change). */
+void tmi_cache_drop(tmi_entry *e, MPI_Offset off, MPI_Offset len);
+void tmi_status_bytes(MPI_Status *status, MPI_Offset bytes);
+int  tmi_request_done(MPI_Offset bytes, MPI_Request *request);
+
+#endif

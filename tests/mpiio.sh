@@ -1,0 +1,94 @@
+#!/bin/sh
+# The MPI-IO interposer (libtcio_mpiio.so, doc/mpiio.md):
+# - tests/mpiio_prog, a plain MPI-IO program, passes without it and under
+#   LD_PRELOAD with it, and its files really were served (the interposer's
+#   TCIO_MPIIO_VERBOSE lines and TCIO_STATS counters say so): each
+#   handover and the refusal happened, the MPI_COMM_SELF files were not
+#   served, the file left open was closed at MPI_Finalize, and bad input
+#   gets the error classes it gets without the interposer;
+# - tcio_bench -m 2 (independent MPI-IO) under it writes the file that
+#   -m 1 (libtcio's own calls) writes, and verifies.
+dir=${TCIO_TEST_DIR:-${TMPDIR:-/tmp}}/tcio-mpiio.$$
+mkdir -p "$dir" || exit 1
+trap 'rm -rf "$dir"' EXIT
+failed=0
+fail() { echo "mpiio.sh: FAILED: $*"; failed=$((failed + 1)); }
+unset TCIO_MPIIO_FILES TCIO_MPIIO_VERBOSE TCIO_STATS TCIO_STATS_FILE
+lib=$(pwd)/lib/.libs
+preload="env LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} LD_PRELOAD=$lib/libtcio_mpiio.so"
+show() { echo "--- $1:"; cat "$1"; echo "---"; }
+np=3
+
+./tests/run-mpi.sh $np ./tests/mpiio_prog "$dir" plain > "$dir/plain.out" 2> "$dir/plain.err" ||
+    { show "$dir/plain.out"; show "$dir/plain.err"; fail "mpiio_prog without the interposer"; }
+# shellcheck disable=SC2086 # preload is a command with its arguments
+TCIO_MPIIO_VERBOSE=1 TCIO_STATS=1 ./tests/run-mpi.sh $np $preload ./tests/mpiio_prog "$dir" interposed \
+    > "$dir/tcio.out" 2> "$dir/tcio.err" ||
+    { show "$dir/tcio.out"; show "$dir/tcio.err"; fail "mpiio_prog under the interposer"; }
+grep "mpiio_prog:" "$dir/tcio.out"
+
+expect() {   # FILE PATTERN TIMES WHAT
+    n=$(grep -c -- "$2" "$1")
+    [ "$n" = "$3" ] || { show "$1"; fail "$4: '$2' $n times, expected $3"; }
+}
+for f in pieces view size bottom atomic external32 ordered shared large bad left-open; do
+    expect "$dir/tcio.err" "mpiio-$f.dat: served by libtcio ($np ranks)" 1 "$f served"
+done
+expect "$dir/tcio.err" "not served: a communicator of one rank" $np "files on MPI_COMM_SELF"
+expect "$dir/tcio.err" "mpiio-atomic.dat: handed over to MPI-IO at MPI_File_set_atomicity" 1 "atomic"
+expect "$dir/tcio.err" "mpiio-external32.dat: handed over to MPI-IO at MPI_File_set_view" 1 "external32"
+expect "$dir/tcio.err" "mpiio-ordered.dat: handed over to MPI-IO at MPI_File_write_ordered" 1 "ordered"
+expect "$dir/tcio.err" "MPI_File_write_shared on .*mpiio-shared.dat refused" $np "write_shared"
+expect "$dir/tcio.err" "mpiio-left-open.dat: closed at MPI_Finalize" 1 "left open"
+expect "$dir/tcio.err" "mpiio-info-off.dat: not served: the info key tcio_mpiio=disable" 1 "info tcio_mpiio=disable"
+expect "$dir/tcio.err" "mpiio-twice.dat: handed over to MPI-IO at MPI_File_open: the file was opened a second time" 1 "second open: the first handed over"
+expect "$dir/tcio.err" "mpiio-twice.dat: not served: a second handle of a served file" 1 "second open: the second not served"
+# MPI 4's large-count forms (MPICH) were served: one write and read per rank
+grep -A 9 "tcio mpiio stats: .*mpiio-large.dat" "$dir/tcio.out" |
+    awk '$1 == "writes" && $2 == "served" { w = $3 } $1 == "reads" && $2 == "served" { r = $3 }
+         END { exit !(w == '$np' && r == '$np') }' ||
+    { show "$dir/tcio.out"; fail "large: the writes and reads were not served"; }
+# the counters: the pieces' writes were served, three ranks refused once
+grep -A 9 "tcio mpiio stats: .*mpiio-pieces.dat" "$dir/tcio.out" > "$dir/pieces.stats"
+awk '$1 == "writes" && $2 == "served" && $3 > 300 { ok = 1 } END { exit !ok }' "$dir/pieces.stats" ||
+    { show "$dir/pieces.stats"; fail "pieces: writes served not counted"; }
+grep -A 9 "tcio mpiio stats: .*mpiio-shared.dat" "$dir/tcio.out" |
+    awk '$1 == "refusals" { n = $2 } END { exit n != '$np' }' ||
+    { show "$dir/tcio.out"; fail "shared: refusals not counted"; }
+# TCIO_MPIIO_FILES: none serves nothing; a pattern serves what it matches
+# shellcheck disable=SC2086
+TCIO_MPIIO_FILES=none TCIO_MPIIO_VERBOSE=1 ./tests/run-mpi.sh $np $preload ./tests/mpiio_prog "$dir" plain \
+    > "$dir/none.out" 2> "$dir/none.err" ||
+    { show "$dir/none.out"; show "$dir/none.err"; fail "mpiio_prog with TCIO_MPIIO_FILES=none"; }
+expect "$dir/none.err" "served by libtcio" 0 "TCIO_MPIIO_FILES=none"
+expect "$dir/none.err" "mpiio-pieces.dat: not served: TCIO_MPIIO_FILES is empty or none" 1 "TCIO_MPIIO_FILES=none"
+# shellcheck disable=SC2086
+TCIO_MPIIO_FILES='*/nothing:*/mpiio-v?ew.dat' TCIO_MPIIO_VERBOSE=1 ./tests/run-mpi.sh $np $preload ./tests/mpiio_prog "$dir" plain \
+    > "$dir/pattern.out" 2> "$dir/pattern.err" ||
+    { show "$dir/pattern.out"; show "$dir/pattern.err"; fail "mpiio_prog with a TCIO_MPIIO_FILES pattern"; }
+expect "$dir/pattern.err" "served by libtcio" 1 "a TCIO_MPIIO_FILES pattern"
+expect "$dir/pattern.err" "mpiio-view.dat: served by libtcio" 1 "a TCIO_MPIIO_FILES pattern"
+expect "$dir/pattern.err" "mpiio-pieces.dat: not served: no pattern of TCIO_MPIIO_FILES matches" 1 "a TCIO_MPIIO_FILES pattern"
+
+a=$(grep "^classes:" "$dir/plain.out") b=$(grep "^classes:" "$dir/tcio.out")
+echo "$a"
+[ -n "$a" ] && [ "$a" = "$b" ] || fail "bad input: '$b' under the interposer, '$a' without"
+
+# tcio_bench: -m 2 under the interposer writes -m 1's file
+bench() {   # NAME ARGS...
+    name=$1; shift
+    "$@" -n 3 -t i,d,c -l 3000 -s 2 -o "$dir/$name.dat" --csv > "$dir/$name.csv" 2> "$dir/$name.err" &&
+        grep -q ',yes$' "$dir/$name.csv" ||
+        { show "$dir/$name.csv"; show "$dir/$name.err"; fail "tcio_bench $name"; }
+}
+bench m1 ./tests/run-mpi.sh $np ./bench/tcio_bench -m 1
+# shellcheck disable=SC2086
+TCIO_MPIIO_VERBOSE=1 bench m2 ./tests/run-mpi.sh $np $preload ./bench/tcio_bench -m 2
+expect "$dir/m2.err" "m2.dat: served by libtcio" 2 "tcio_bench -m 2 served (write and read)"
+cmp "$dir/m1.dat" "$dir/m2.dat" || fail "tcio_bench -m 2 under the interposer wrote another file than -m 1"
+
+if [ $failed -ne 0 ]; then
+    echo "mpiio.sh: $failed check(s) failed"
+    exit 1
+fi
+echo "mpiio.sh: all checks passed"

@@ -1,0 +1,649 @@
+/* mpiio_prog.c - a plain MPI-IO program (no tcio_ call) for the MPI-IO
+ * interposer's test, tests/mpiio.sh: it passes without the interposer
+ * and must pass the same under LD_PRELOAD=libtcio_mpiio.so.
+ *
+ *   mpiio_prog DIR MODE      MODE: plain (no interposer) or interposed
+ *
+ * Every check compares the file's bytes, read with POSIX calls by rank 0
+ * after the file is closed, against a reference built in memory from the
+ * same pieces.  The MODE only changes what a shared-pointer write must do
+ * (succeed plainly, be refused under the interposer); the error classes of
+ * bad input are printed ("classes: ...") for the script to compare
+ * between the two runs. */
+#include <fcntl.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int rank, nprocs, failures;
+static const char *dir;
+static int interposed;
+
+#define CHECK(cond, ...)                                               \
+    do {                                                               \
+        if (!(cond)) {                                                 \
+            fprintf(stderr, "mpiio_prog: rank %d: %s:%d: ", rank, __func__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                              \
+            fputc('\n', stderr);                                       \
+            failures++;                                                \
+        }                                                              \
+    } while (0)
+#define OK(call) CHECK((call) == MPI_SUCCESS, "%s failed", #call)
+
+static unsigned char pat(long long o, int round)
+{
+    return (unsigned char)(((unsigned long long)o * 2654435761u >> 11) + 17 * round + 1);
+}
+
+static void path(char *buf, size_t len, const char *name)
+{
+    snprintf(buf, len, "%s/mpiio-%s.dat", dir, name);
+}
+
+/* Rank 0: the file NAME must hold exactly REF (LEN bytes). */
+static void compare_file(const char *name, const unsigned char *ref, long long len)
+{
+    if (rank != 0)
+        return;
+    char p[4096];
+    path(p, sizeof p, name);
+    int fd = open(p, O_RDONLY);
+    CHECK(fd >= 0, "cannot open %s", p);
+    if (fd < 0)
+        return;
+    struct stat st;
+    fstat(fd, &st);
+    CHECK(st.st_size == len, "%s: size %lld, expected %lld", name, (long long)st.st_size, len);
+    unsigned char *got = calloc(len + 1, 1);
+    ssize_t n = pread(fd, got, len, 0);
+    close(fd);
+    CHECK(n == len, "%s: read %zd of %lld bytes", name, n, len);
+    for (long long i = 0; i < len && n == len; i++)
+        if (got[i] != ref[i]) {
+            CHECK(0, "%s: byte %lld is %u, expected %u", name, i, got[i], ref[i]);
+            break;
+        }
+    free(got);
+}
+
+static MPI_File open_world(const char *name, int amode)
+{
+    char p[4096];
+    MPI_File fh;
+    path(p, sizeof p, name);
+    if (rank == 0)
+        unlink(p);
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_open(MPI_COMM_WORLD, p, amode, MPI_INFO_NULL, &fh));
+    return fh;
+}
+
+/* ---- random pieces at offsets and through the individual pointer ---- */
+enum { NPIECES = 400 };
+static long long poff[NPIECES], plen[NPIECES];
+static int powner[NPIECES];   /* -1: a hole nobody writes */
+
+static void make_pieces(void)
+{
+    unsigned s = 12345;   /* a fixed seed: every rank makes the same list */
+    long long o = 0;
+    for (int i = 0; i < NPIECES; i++) {
+        s = s * 1103515245u + 12345u;
+        poff[i] = o;
+        plen[i] = 1 + (s >> 16) % 300;
+        powner[i] = i % 5 == 4 ? -1 : i % nprocs;
+        o += plen[i];
+    }
+}
+
+static void test_pieces(void)
+{
+    MPI_File fh = open_world("pieces", MPI_MODE_RDWR | MPI_MODE_CREATE);
+    make_pieces();
+    long long end = 0;
+    for (int i = 0; i < NPIECES; i++)
+        if (powner[i] >= 0)
+            end = poff[i] + plen[i];
+    unsigned char *ref = calloc(end, 1);
+    unsigned char *buf = malloc(2 * 300), *back = malloc(2 * 300);
+    MPI_Datatype strided;   /* every other byte of a buffer */
+    MPI_Status st;
+    int count;
+    for (int i = 0; i < NPIECES; i++) {
+        if (powner[i] < 0)
+            continue;
+        for (long long k = 0; k < plen[i]; k++)
+            ref[poff[i] + k] = pat(poff[i] + k, 0);
+        if (powner[i] != rank)
+            continue;
+        switch (i / nprocs % 3) {
+        case 0:
+            OK(MPI_File_write_at(fh, poff[i], ref + poff[i], (int)plen[i], MPI_BYTE, &st));
+            break;
+        case 1:
+            OK(MPI_File_seek(fh, poff[i], MPI_SEEK_SET));
+            OK(MPI_File_write(fh, ref + poff[i], (int)plen[i], MPI_CHAR, &st));
+            MPI_Offset pos;
+            OK(MPI_File_get_position(fh, &pos));
+            CHECK(pos == poff[i] + plen[i], "position %lld after a write, expected %lld",
+                  (long long)pos, poff[i] + plen[i]);
+            break;
+        default:   /* a non-contiguous memory datatype */
+            for (long long k = 0; k < plen[i]; k++)
+                buf[2 * k] = ref[poff[i] + k];
+            MPI_Type_vector((int)plen[i], 1, 2, MPI_BYTE, &strided);
+            MPI_Type_commit(&strided);
+            OK(MPI_File_write_at(fh, poff[i], buf, 1, strided, &st));
+            MPI_Type_free(&strided);
+            break;
+        }
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        CHECK(count == plen[i], "write count %d, expected %lld", count, plen[i]);
+        /* read your writes, at once */
+        memset(back, 0, plen[i]);
+        OK(MPI_File_read_at(fh, poff[i], back, (int)plen[i], MPI_BYTE, &st));
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        CHECK(count == plen[i], "read count %d, expected %lld", count, plen[i]);
+        CHECK(memcmp(back, ref + poff[i], plen[i]) == 0, "piece %d read back wrong", i);
+    }
+    /* MPI's sync-barrier-sync: then another rank's writes are readable */
+    OK(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_sync(fh));
+    MPI_Offset size;
+    OK(MPI_File_get_size(fh, &size));
+    CHECK(size == end, "size %lld after sync, expected %lld", (long long)size, end);
+    int other = (rank + 1) % nprocs;
+    for (int i = 0; i < NPIECES; i++) {
+        if (powner[i] != other && !(powner[i] < 0 && rank == 0))
+            continue;
+        OK(MPI_File_seek(fh, poff[i], MPI_SEEK_SET));
+        memset(back, 0xee, plen[i]);
+        OK(MPI_File_read(fh, back, (int)plen[i], MPI_BYTE, &st));
+        if (poff[i] + plen[i] <= end)
+            CHECK(memcmp(back, ref + poff[i], plen[i]) == 0, "piece %d of rank %d wrong", i,
+                  powner[i]);
+    }
+    /* a read past the end: a short count */
+    OK(MPI_File_read_at(fh, end - 10, back, 100, MPI_BYTE, &st));
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    CHECK(count == 10, "read across the end: count %d, expected 10", count);
+    CHECK(memcmp(back, ref + end - 10, 10) == 0, "read across the end: wrong bytes");
+    OK(MPI_File_read_at(fh, end + 5, back, 8, MPI_BYTE, &st));
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    CHECK(count == 0, "read past the end: count %d, expected 0", count);
+    /* a second round over part of the pieces */
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < NPIECES; i += 3) {
+        if (powner[i] < 0)
+            continue;
+        long long h = plen[i] / 2;
+        for (long long k = 0; k < h; k++)
+            ref[poff[i] + k] = pat(poff[i] + k, 1);
+        if (powner[i] == rank)
+            OK(MPI_File_write_at(fh, poff[i], ref + poff[i], (int)h, MPI_BYTE, &st));
+    }
+    OK(MPI_File_close(&fh));
+    compare_file("pieces", ref, end);
+    free(ref);
+    free(buf);
+    free(back);
+}
+
+/* ---- a view: etype MPI_INT, a vector filetype; collective, split and
+ * nonblocking calls through it ---- */
+enum { VB = 7, VTILES = 30 };
+
+/* The file int index of stream element K of rank R. */
+static long long view_index(int r, long long k)
+{
+    long long t = k / (2 * VB), j = k % (2 * VB);
+    return t * 2 * VB * nprocs + j / VB * VB * nprocs + (long long)r * VB + j % VB;
+}
+
+static void test_view(void)
+{
+    MPI_File fh = open_world("view", MPI_MODE_RDWR | MPI_MODE_CREATE);
+    MPI_Datatype vec, ft;
+    MPI_Type_vector(2, VB, VB * nprocs, MPI_INT, &vec);
+    MPI_Type_create_resized(vec, 0, (MPI_Aint)2 * VB * nprocs * sizeof(int), &ft);
+    MPI_Type_commit(&ft);
+    MPI_Type_free(&vec);
+    OK(MPI_File_set_view(fh, (MPI_Offset)rank * VB * sizeof(int), MPI_INT, ft, "native",
+                         MPI_INFO_NULL));
+    MPI_Type_free(&ft);   /* the view must outlive the program's datatype */
+    long long n = (long long)VTILES * 2 * VB;   /* stream elements per rank */
+    int *mine = malloc(n * sizeof *mine), *back = malloc(n * sizeof *back);
+    for (long long k = 0; k < n; k++)
+        mine[k] = (int)view_index(rank, k);
+    /* quarters: write_all, write_at_all, split, nonblocking */
+    long long q = n / 4;
+    MPI_Status st;
+    MPI_Request req;
+    int count;
+    OK(MPI_File_write_all(fh, mine, (int)q, MPI_INT, &st));
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK(count == q, "write_all count %d", count);
+    OK(MPI_File_write_at_all(fh, q, mine + q, (int)q, MPI_INT, &st));
+    OK(MPI_File_seek(fh, 2 * q, MPI_SEEK_SET));
+    OK(MPI_File_write_all_begin(fh, mine + 2 * q, (int)q, MPI_INT));
+    OK(MPI_File_write_all_end(fh, mine + 2 * q, &st));
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK(count == q, "split write count %d", count);
+    OK(MPI_File_iwrite(fh, mine + 3 * q, (int)(n - 3 * q), MPI_INT, &req));
+    OK(MPI_Wait(&req, &st));
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK(count == n - 3 * q, "iwrite count %d", count);
+    MPI_Offset pos, byte;
+    OK(MPI_File_get_position(fh, &pos));
+    CHECK(pos == n, "position %lld, expected %lld", (long long)pos, n);
+    OK(MPI_File_get_byte_offset(fh, 5 * VB / 2, &byte));
+    CHECK(byte == view_index(rank, 5 * VB / 2) * (long long)sizeof(int),
+          "byte offset %lld, expected %lld", (long long)byte,
+          view_index(rank, 5 * VB / 2) * (long long)sizeof(int));
+    /* read back: read_at_all, iread_at, read_all_begin/end */
+    memset(back, 0, n * sizeof *back);
+    OK(MPI_File_read_at_all(fh, 0, back, (int)q, MPI_INT, &st));
+    OK(MPI_File_iread_at(fh, q, back + q, (int)q, MPI_INT, &req));
+    OK(MPI_Wait(&req, &st));
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK(count == q, "iread_at count %d", count);
+    OK(MPI_File_seek(fh, 2 * q, MPI_SEEK_SET));
+    OK(MPI_File_read_all_begin(fh, back + 2 * q, (int)(n - 2 * q), MPI_INT));
+    OK(MPI_File_read_all_end(fh, back + 2 * q, &st));
+    CHECK(memcmp(back, mine, n * sizeof *back) == 0, "the view's ints read back wrong");
+    OK(MPI_File_close(&fh));
+    long long total = (long long)VTILES * 2 * VB * nprocs;
+    int *ref = malloc(total * sizeof *ref);
+    for (long long i = 0; i < total; i++)
+        ref[i] = (int)i;
+    compare_file("view", (unsigned char *)ref, total * (long long)sizeof(int));
+    free(ref);
+    free(mine);
+    free(back);
+}
+
+/* ---- set_size up and down, preallocate ---- */
+static void test_size(void)
+{
+    MPI_File fh = open_world("size", MPI_MODE_RDWR | MPI_MODE_CREATE);
+    enum { B = 1000 };
+    long long big = (long long)B * nprocs * 3, cut = (long long)B * nprocs - 123;
+    unsigned char *ref = calloc(big, 1), buf[B];
+    MPI_Offset size;
+    MPI_Status st;
+    for (long long i = 0; i < (long long)B * nprocs; i++)
+        ref[i] = pat(i, 2);
+    OK(MPI_File_write_at(fh, (MPI_Offset)rank * B, ref + rank * B, B, MPI_BYTE, &st));
+    /* HDF5's way: barrier, the size on rank 0, a collective set_size */
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_set_size(fh, big));
+    OK(MPI_File_get_size(fh, &size));
+    CHECK(size == big, "size %lld after set_size up, expected %lld", (long long)size, big);
+    OK(MPI_File_read_at(fh, big - B, buf, B, MPI_BYTE, &st));
+    int zeros = 1;
+    for (int i = 0; i < B; i++)
+        zeros &= buf[i] == 0;
+    CHECK(zeros, "the extension does not read as zeros");
+    OK(MPI_File_set_size(fh, cut));
+    OK(MPI_File_get_size(fh, &size));
+    CHECK(size == cut, "size %lld after set_size down, expected %lld", (long long)size, cut);
+    /* Open MPI 4.1's ompio preallocate is left out without the
+     * interposer: it extends the file past the size asked for, not with
+     * zeros, differently on each rank, and a set_size after it fails. */
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int vlen;
+    MPI_Get_library_version(version, &vlen);
+    long long end = cut;
+    if (interposed || !strstr(version, "Open MPI")) {
+        end = cut + 10;
+        OK(MPI_File_preallocate(fh, end));
+        OK(MPI_File_get_size(fh, &size));
+        CHECK(size == end, "size %lld after preallocate, expected %lld", (long long)size, end);
+    }
+    OK(MPI_File_close(&fh));
+    memset(ref + cut, 0, end - cut);
+    compare_file("size", ref, end);
+    free(ref);
+}
+
+/* ---- MPI_BOTTOM with an absolute datatype ---- */
+static void test_bottom(void)
+{
+    MPI_File fh = open_world("bottom", MPI_MODE_RDWR | MPI_MODE_CREATE);
+    double a[5], b[3], ra[5] = { 0 }, rb[3] = { 0 };
+    for (int i = 0; i < 5; i++)
+        a[i] = rank * 100 + i;
+    for (int i = 0; i < 3; i++)
+        b[i] = -(rank * 100 + i);
+    MPI_Aint addr[2];
+    int blens[2] = { 5, 3 };
+    MPI_Datatype t, rt;
+    MPI_Get_address(a, &addr[0]);
+    MPI_Get_address(b, &addr[1]);
+    MPI_Type_create_hindexed(2, blens, addr, MPI_DOUBLE, &t);
+    MPI_Type_commit(&t);
+    MPI_Status st;
+    OK(MPI_File_write_at(fh, (MPI_Offset)rank * 8 * sizeof(double), MPI_BOTTOM, 1, t, &st));
+    MPI_Get_address(ra, &addr[0]);
+    MPI_Get_address(rb, &addr[1]);
+    MPI_Type_create_hindexed(2, blens, addr, MPI_DOUBLE, &rt);
+    MPI_Type_commit(&rt);
+    OK(MPI_File_read_at(fh, (MPI_Offset)rank * 8 * sizeof(double), MPI_BOTTOM, 1, rt, &st));
+    CHECK(memcmp(a, ra, sizeof a) == 0 && memcmp(b, rb, sizeof b) == 0,
+          "MPI_BOTTOM read back wrong");
+    MPI_Type_free(&t);
+    MPI_Type_free(&rt);
+    OK(MPI_File_close(&fh));
+    double *ref = malloc(8 * nprocs * sizeof *ref);
+    for (int r = 0; r < nprocs; r++)
+        for (int i = 0; i < 8; i++)
+            ref[8 * r + i] = i < 5 ? r * 100 + i : -(r * 100 + i - 5);
+    compare_file("bottom", (unsigned char *)ref, 8LL * nprocs * sizeof *ref);
+    free(ref);
+}
+
+/* ---- handovers: atomic mode, external32, an ordered write; each after
+ * buffered writes, the individual pointer carried over ---- */
+static void test_handover(const char *name)
+{
+    MPI_File fh = open_world(name, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    enum { B = 64 };
+    long long region = (long long)B * nprocs;   /* ordered writes land here */
+    long long len = region + 3LL * B * nprocs;
+    unsigned char *ref = calloc(len, 1);
+    MPI_Status st;
+    for (long long i = region; i < len; i++)
+        ref[i] = pat(i, 3);
+    /* before: the first of two blocks through the pointer */
+    long long at = region + (long long)rank * 2 * B;
+    OK(MPI_File_seek(fh, at, MPI_SEEK_SET));
+    OK(MPI_File_write(fh, ref + at, B, MPI_BYTE, &st));
+    if (strcmp(name, "atomic") == 0) {
+        OK(MPI_File_set_atomicity(fh, 1));
+        int flag = 0;
+        OK(MPI_File_get_atomicity(fh, &flag));
+        CHECK(flag == 1, "atomicity %d after set_atomicity(1)", flag);
+    } else if (strcmp(name, "external32") == 0) {
+        /* the same bytes, as MPI_BYTE needs no conversion; the view is
+         * what cannot be served */
+        OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "external32", MPI_INFO_NULL));
+        OK(MPI_File_seek(fh, at + B, MPI_SEEK_SET));
+    } else {
+        unsigned char mine[B];
+        for (long long i = 0; i < region; i++)   /* in rank order from 0 */
+            ref[i] = pat(i, 4);
+        memcpy(mine, ref + (long long)rank * B, B);
+        OK(MPI_File_write_ordered(fh, mine, B, MPI_BYTE, &st));
+        int count;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        CHECK(count == B, "write_ordered count %d", count);
+    }
+    MPI_Offset pos;
+    OK(MPI_File_get_position(fh, &pos));
+    CHECK(pos == at + B, "position %lld after the handover, expected %lld", (long long)pos,
+          at + B);
+    OK(MPI_File_write(fh, ref + at + B, B, MPI_BYTE, &st));   /* after */
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        OK(MPI_File_write_at(fh, len - (long long)B * nprocs, ref + len - (long long)B * nprocs,
+                             B * nprocs, MPI_BYTE, &st));
+    OK(MPI_File_close(&fh));
+    compare_file(name, ref, len);
+    free(ref);
+}
+
+/* ---- refusal: a shared-pointer write on a served file ---- */
+static void test_refusal(void)
+{
+    MPI_File fh = open_world("shared", MPI_MODE_RDWR | MPI_MODE_CREATE);
+    enum { B = 100 };
+    unsigned char *ref = calloc((size_t)B * nprocs, 1), junk[B];
+    MPI_Status st;
+    for (long long i = 0; i < (long long)B * nprocs; i++)
+        ref[i] = pat(i, 5);
+    OK(MPI_File_write_at(fh, (MPI_Offset)rank * B, ref + rank * B, B, MPI_BYTE, &st));
+    memset(junk, 0x5a, sizeof junk);
+    int rc = MPI_File_write_shared(fh, junk, rank == 0 ? 7 : 0, MPI_BYTE, &st);
+    if (interposed) {
+        int cls = -1;
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION,
+              "write_shared: class %d, expected MPI_ERR_UNSUPPORTED_OPERATION", cls);
+    } else {
+        CHECK(rc == MPI_SUCCESS, "write_shared failed without the interposer");
+        if (rc == MPI_SUCCESS)
+            memset(ref, 0x5a, 7);   /* rank 0's 7 bytes at shared pointer 0 */
+    }
+    /* the real MPI-IO writes them at once; order it before the close */
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!interposed && rank == 0)
+        OK(MPI_File_write_at(fh, 0, ref, 7, MPI_BYTE, &st));
+    OK(MPI_File_close(&fh));
+    compare_file("shared", ref, (long long)B * nprocs);
+    free(ref);
+}
+
+/* ---- the program's say: info tcio_mpiio=disable keeps a file off ---- */
+static void test_info_key(void)
+{
+    char p[4096];
+    MPI_File fh;
+    MPI_Info info;
+    MPI_Status st;
+    enum { B = 77 };
+    long long len = (long long)B * nprocs;
+    unsigned char *ref = malloc(len);
+    for (long long i = 0; i < len; i++)
+        ref[i] = pat(i, 10);
+    path(p, sizeof p, "info-off");
+    if (rank == 0)
+        unlink(p);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "tcio_mpiio", "disable");
+    OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY | MPI_MODE_CREATE, info, &fh));
+    MPI_Info_free(&info);
+    OK(MPI_File_write_at(fh, (MPI_Offset)rank * B, ref + rank * B, B, MPI_BYTE, &st));
+    OK(MPI_File_close(&fh));
+    compare_file("info-off", ref, len);
+    free(ref);
+}
+
+/* ---- MPI 4's large-count calls (MPICH 4; the int forms elsewhere) ---- */
+static void test_large_count(void)
+{
+    MPI_File fh = open_world("large", MPI_MODE_RDWR | MPI_MODE_CREATE);
+    enum { B = 333 };
+    long long len = (long long)B * nprocs;
+    unsigned char *ref = malloc(len), back[B];
+    MPI_Status st;
+    for (long long i = 0; i < len; i++)
+        ref[i] = pat(i, 9);
+#if MPI_VERSION >= 4
+    MPI_Count count;
+    OK(MPI_File_write_at_c(fh, (MPI_Offset)rank * B, ref + rank * B, (MPI_Count)B, MPI_BYTE,
+                           &st));
+    OK(MPI_File_read_at_c(fh, (MPI_Offset)rank * B, back, (MPI_Count)B, MPI_BYTE, &st));
+    OK(MPI_Get_count_c(&st, MPI_BYTE, &count));
+    CHECK(count == B, "read_at_c count %lld", (long long)count);
+#else
+    OK(MPI_File_write_at(fh, (MPI_Offset)rank * B, ref + rank * B, B, MPI_BYTE, &st));
+    OK(MPI_File_read_at(fh, (MPI_Offset)rank * B, back, B, MPI_BYTE, &st));
+#endif
+    CHECK(memcmp(back, ref + rank * B, B) == 0, "large-count read back wrong");
+    OK(MPI_File_close(&fh));
+    compare_file("large", ref, len);
+    free(ref);
+}
+
+/* ---- the same file opened twice on the same ranks (PnetCDF's
+ * independent mode does): under the interposer the first handle is
+ * handed over and the second not served; the bytes of both are right ---- */
+static void test_second_open(void)
+{
+    MPI_File a = open_world("twice", MPI_MODE_RDWR | MPI_MODE_CREATE), b;
+    enum { B = 50 };
+    long long len = 2LL * B * nprocs;
+    unsigned char *ref = calloc(len, 1), back[B];
+    char p[4096];
+    MPI_Status st;
+    for (long long i = 0; i < len; i++)
+        ref[i] = pat(i, 8);
+    OK(MPI_File_write_at(a, (MPI_Offset)rank * B, ref + rank * B, B, MPI_BYTE, &st));
+    path(p, sizeof p, "twice");
+    OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDWR, MPI_INFO_NULL, &b));
+    long long at = (long long)B * nprocs + (long long)rank * B;
+    OK(MPI_File_write_at(b, at, ref + at, B, MPI_BYTE, &st));
+    /* each handle's writes, after sync-barrier-sync, through the other */
+    OK(MPI_File_sync(a));
+    OK(MPI_File_sync(b));
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_sync(a));
+    OK(MPI_File_sync(b));
+    OK(MPI_File_read_at(a, at, back, B, MPI_BYTE, &st));
+    CHECK(memcmp(back, ref + at, B) == 0, "the second handle's bytes, read through the first");
+    OK(MPI_File_read_at(b, (MPI_Offset)rank * B, back, B, MPI_BYTE, &st));
+    CHECK(memcmp(back, ref + rank * B, B) == 0,
+          "the first handle's bytes, read through the second");
+    OK(MPI_File_close(&b));
+    OK(MPI_File_close(&a));
+    compare_file("twice", ref, len);
+    free(ref);
+}
+
+/* ---- a file per rank on MPI_COMM_SELF: not served, bytes right ---- */
+static void test_self(void)
+{
+    char p[4096], name[64];
+    snprintf(name, sizeof name, "self-%d", rank);
+    path(p, sizeof p, name);
+    unlink(p);
+    MPI_File fh;
+    MPI_Status st;
+    unsigned char buf[1000];
+    for (int i = 0; i < 1000; i++)
+        buf[i] = pat(i + rank, 6);
+    OK(MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh));
+    for (int i = 0; i < 10; i++)
+        OK(MPI_File_write(fh, buf + 100 * i, 100, MPI_BYTE, &st));
+    OK(MPI_File_close(&fh));
+    int fd = open(p, O_RDONLY);
+    unsigned char back[1000] = { 0 };
+    CHECK(fd >= 0 && pread(fd, back, 1000, 0) == 1000 && memcmp(back, buf, 1000) == 0,
+          "%s: wrong bytes", name);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* ---- bad input: the classes are printed for the script to compare ---- */
+static void test_bad_input(void)
+{
+    MPI_File fh = open_world("bad", MPI_MODE_RDWR | MPI_MODE_CREATE), closed;
+    char c = 0;
+    MPI_Status st;
+    int cls[3];
+    MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
+    int rc = MPI_File_write_at(fh, -1, &c, 1, MPI_BYTE, &st);
+    MPI_Error_class(rc, &cls[0]);
+    rc = MPI_File_write_at(MPI_FILE_NULL, 0, &c, 1, MPI_BYTE, &st);
+    MPI_Error_class(rc, &cls[1]);
+    closed = fh;
+    OK(MPI_File_close(&fh));
+    CHECK(fh == MPI_FILE_NULL, "close did not set the handle to MPI_FILE_NULL");
+    rc = MPI_File_sync(fh);
+    MPI_Error_class(rc, &cls[2]);
+    (void)closed;
+    /* (Open MPI 4.1's ompio accepts a negative offset: its write fails
+     * inside and the call returns MPI_SUCCESS.  The script compares the
+     * classes with the interposer against these.) */
+    CHECK(cls[1] != MPI_SUCCESS && cls[2] != MPI_SUCCESS,
+          "bad input accepted: classes %d %d %d", cls[0], cls[1], cls[2]);
+    if (rank == 0)
+        printf("classes: negative offset %d, MPI_FILE_NULL %d, closed handle %d\n", cls[0],
+               cls[1], cls[2]);
+}
+
+/* ---- a file left open at MPI_Finalize ---- */
+static MPI_File left_open;
+static unsigned char left_ref[4096];
+static void test_left_open(void)
+{
+    left_open = open_world("left-open", MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    long long per = (long long)sizeof left_ref / nprocs;
+    MPI_Status st;
+    for (long long i = 0; i < per * nprocs; i++)
+        left_ref[i] = pat(i, 7);
+    for (long long i = 0; i < per; i += 16) {
+        long long n = per - i < 16 ? per - i : 16;
+        OK(MPI_File_write_at(left_open, rank * per + i, left_ref + rank * per + i, (int)n,
+                             MPI_BYTE, &st));
+    }
+}
+
+/* MPIIO_PROG_TRACE=1: rank 0 names each part as it starts (a hang is
+ * then found at once). */
+static void section(const char *name)
+{
+    if (rank == 0 && getenv("MPIIO_PROG_TRACE"))
+        fprintf(stderr, "mpiio_prog: %s\n", name);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    if (argc != 3 || (strcmp(argv[2], "plain") != 0 && strcmp(argv[2], "interposed") != 0)) {
+        if (rank == 0)
+            fprintf(stderr, "usage: mpiio_prog DIR plain|interposed\n");
+        MPI_Finalize();
+        return 2;
+    }
+    dir = argv[1];
+    interposed = strcmp(argv[2], "interposed") == 0;
+    section("pieces");
+    test_pieces();
+    section("view");
+    test_view();
+    section("size");
+    test_size();
+    section("bottom");
+    test_bottom();
+    section("handover atomic");
+    test_handover("atomic");
+    section("handover external32");
+    test_handover("external32");
+    section("handover ordered");
+    test_handover("ordered");
+    section("refusal");
+    test_refusal();
+    section("info_key");
+    test_info_key();
+    section("large_count");
+    test_large_count();
+    section("second_open");
+    test_second_open();
+    section("self");
+    test_self();
+    section("bad_input");
+    test_bad_input();
+    section("left_open");
+    test_left_open();
+    int all, before;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    before = failures;
+    MPI_Finalize();
+    /* after MPI_Finalize: the file left open holds every rank's bytes */
+    if (rank == 0) {
+        long long len = (long long)sizeof left_ref / nprocs * nprocs;
+        compare_file("left-open", left_ref, len);
+        all += failures - before;
+        printf("mpiio_prog: %s (%d ranks, %s)\n", all ? "FAILED" : "all checks passed", nprocs,
+               argv[2]);
+    }
+    return all ? 1 : 0;
+}
