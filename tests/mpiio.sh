@@ -9,7 +9,9 @@
 # - tcio_bench -m 2 (independent MPI-IO) under it writes the file that
 #   -m 1 (libtcio's own calls) writes, and verifies.
 dir=${TCIO_TEST_DIR:-${TMPDIR:-/tmp}}/tcio-mpiio.$$
-mkdir -p "$dir" || exit 1
+# Each run writes its files in a directory of its own: no run starts
+# from files an earlier one left.
+mkdir -p "$dir/plain" "$dir/tcio" "$dir/none" "$dir/pattern" || exit 1
 trap 'rm -rf "$dir"' EXIT
 failed=0
 fail() { echo "mpiio.sh: FAILED: $*"; failed=$((failed + 1)); }
@@ -19,10 +21,10 @@ preload="env LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} LD_PRELOA
 show() { echo "--- $1:"; cat "$1"; echo "---"; }
 np=3
 
-./tests/run-mpi.sh $np ./tests/mpiio_prog "$dir" plain > "$dir/plain.out" 2> "$dir/plain.err" ||
+./tests/run-mpi.sh $np ./tests/mpiio_prog "$dir/plain" plain > "$dir/plain.out" 2> "$dir/plain.err" ||
     { show "$dir/plain.out"; show "$dir/plain.err"; fail "mpiio_prog without the interposer"; }
 # shellcheck disable=SC2086 # preload is a command with its arguments
-TCIO_MPIIO_VERBOSE=1 TCIO_STATS=1 ./tests/run-mpi.sh $np $preload ./tests/mpiio_prog "$dir" interposed \
+TCIO_MPIIO_VERBOSE=1 TCIO_STATS=1 ./tests/run-mpi.sh $np $preload ./tests/mpiio_prog "$dir/tcio" interposed \
     > "$dir/tcio.out" 2> "$dir/tcio.err" ||
     { show "$dir/tcio.out"; show "$dir/tcio.err"; fail "mpiio_prog under the interposer"; }
 grep "mpiio_prog:" "$dir/tcio.out"
@@ -57,13 +59,13 @@ grep -A 9 "tcio mpiio stats: .*mpiio-shared.dat" "$dir/tcio.out" |
     { show "$dir/tcio.out"; fail "shared: refusals not counted"; }
 # TCIO_MPIIO_FILES: none serves nothing; a pattern serves what it matches
 # shellcheck disable=SC2086
-TCIO_MPIIO_FILES=none TCIO_MPIIO_VERBOSE=1 ./tests/run-mpi.sh $np $preload ./tests/mpiio_prog "$dir" plain \
+TCIO_MPIIO_FILES=none TCIO_MPIIO_VERBOSE=1 ./tests/run-mpi.sh $np $preload ./tests/mpiio_prog "$dir/none" plain \
     > "$dir/none.out" 2> "$dir/none.err" ||
     { show "$dir/none.out"; show "$dir/none.err"; fail "mpiio_prog with TCIO_MPIIO_FILES=none"; }
 expect "$dir/none.err" "served by libtcio" 0 "TCIO_MPIIO_FILES=none"
 expect "$dir/none.err" "mpiio-pieces.dat: not served: TCIO_MPIIO_FILES is empty or none" 1 "TCIO_MPIIO_FILES=none"
 # shellcheck disable=SC2086
-TCIO_MPIIO_FILES='*/nothing:*/mpiio-v?ew.dat' TCIO_MPIIO_VERBOSE=1 ./tests/run-mpi.sh $np $preload ./tests/mpiio_prog "$dir" plain \
+TCIO_MPIIO_FILES='*/nothing:*/mpiio-v?ew.dat' TCIO_MPIIO_VERBOSE=1 ./tests/run-mpi.sh $np $preload ./tests/mpiio_prog "$dir/pattern" plain \
     > "$dir/pattern.out" 2> "$dir/pattern.err" ||
     { show "$dir/pattern.out"; show "$dir/pattern.err"; fail "mpiio_prog with a TCIO_MPIIO_FILES pattern"; }
 expect "$dir/pattern.err" "served by libtcio" 1 "a TCIO_MPIIO_FILES pattern"
