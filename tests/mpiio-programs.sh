@@ -69,6 +69,7 @@ run_preloaded() {
         echo "mpiio-programs.sh: no 'tcio stats:' table for $file: libtcio did not serve it"
         return 1
     fi
+    grep "^tcio stats: " "$log" | sed 's/^/  /'
 }
 
 # ---- the Fortran programs, one per binding
@@ -77,7 +78,7 @@ for p in mpiio_fh mpiio_fmod mpiio_f08; do
     [ -x "tests/$p" ] && fortran="$fortran $p"
 done
 if [ -z "$fortran" ]; then
-    echo "Fortran programs not built: configure found no Fortran compiler for this MPI (see its Fortran line)"
+    echo "Fortran programs not built: ${FORTRAN_WHY_MISSING:-configure found no Fortran compiler for this MPI}"
 else
     [ -x tests/mpiio_f08 ] || echo "tests/mpiio_f08 not built: the Fortran compiler has no mpi_f08 module"
     first=""
@@ -104,7 +105,10 @@ fi
 
 # ---- the HDF5 program
 if [ ! -x bench/h5_pieces ]; then
-    echo "HDF5 program not built: ${HDF5_WHY_MISSING:-configure found no parallel HDF5 for this MPI}"
+    : "${HDF5_WHY_MISSING:=no (configure found no parallel HDF5 for this MPI)}"
+    # configure's reason reads "no (WHY)".
+    why=${HDF5_WHY_MISSING#no (}
+    echo "HDF5 program not built: ${why%)}"
 else
     ran=$((ran + 1))
     h5="bench/h5_pieces -n 32 -k"
