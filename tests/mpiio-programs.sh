@@ -17,10 +17,13 @@
 # the interposer that leg is one line, "interposer not built: skipped".
 # The three Fortran programs must also write the same file as each other.
 #
-# Under Open MPI the Fortran bindings (libmpi_mpifh, libmpi_usempi*,
-# libmpi_usempif08) call the PMPI_File_* entry points, under MPICH the
-# MPI_File_* ones: the interposer must define both for the Fortran legs to
-# be served (doc/perf/hdf5.md lists what each binding library imports).
+# Under Open MPI the Fortran bindings (libmpi_mpifh, and libmpi_usempif08
+# through it) call the PMPI_File_* entry points; under MPICH (libmpichfort)
+# mpif.h and use mpi call the MPI_File_* ones, and use mpi_f08 calls
+# PMPI_File_open, _close, _sync, _seek, _set_view, _get_size ... but
+# MPI_File_write_at, _read_at, _write ...: the interposer must define both
+# names for the Fortran legs to be served (doc/portability.md, "Which
+# entry points the Fortran bindings call").
 #
 # LD_PRELOAD is given to the ranks only, through env(1) as the program the
 # launcher starts, not to the launcher: that reaches every rank the same

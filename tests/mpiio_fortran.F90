@@ -6,10 +6,12 @@
 !   -DMPIIO_MPIF_H     include 'mpif.h'   (tests/mpiio_fh)
 !   -DMPIIO_USE_MPI    use mpi            (tests/mpiio_fmod)
 !   -DMPIIO_USE_F08    use mpi_f08        (tests/mpiio_f08)
-! The bindings turn the Fortran handle into a C MPI_File (MPI_File_f2c) on
-! every call; Open MPI's call the PMPI_File_* entry points, MPICH's the
-! MPI_File_* ones, so each program shows whether the interposer catches
-! that binding's calls.
+! The bindings turn the Fortran handle into a C MPI_File (MPI_File_f2c,
+! PMPI_File_f2c in Open MPI) on every call.  Open MPI's bindings call the
+! PMPI_File_* entry points, MPICH's mpif.h and mpi module the MPI_File_*
+! ones, its mpi_f08 module PMPI_ names for the calls without a buffer and
+! MPI_ names for the data calls (doc/portability.md): each program shows
+! whether an interposer catches that binding's calls.
 !
 !   mpiexec -n P tests/mpiio_fh FILE
 !
