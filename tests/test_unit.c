@@ -1328,6 +1328,35 @@ END_TEST
 
 /* ---- datatypes ---- */
 
+/* Unknown TCIO_* variables are reported, the test scripts' own
+ * TCIO_TEST_* and TCIO_AGG_* are not, and TCIO_WARN_UNKNOWN=off silences
+ * the report. */
+START_TEST(unknown_environment_variables_are_reported)
+{
+    unsetenv("TCIO_WARN_UNKNOWN");
+    setenv("TCIO_SEGMNET_SIZE", "1m", 1);       /* a typo */
+    setenv("TCIO_TEST_DIR", "/somewhere", 1);
+    setenv("TCIO_AGG_ONLY", "3", 1);
+    char text[4096] = "";
+    FILE *out = fmemopen(text, sizeof text - 1, "w");
+    ck_assert_ptr_nonnull(out);
+    int n = tci_config_report_unknown_env(out);
+    fclose(out);
+    ck_assert_int_eq(n, 1);
+    ck_assert_ptr_nonnull(strstr(text, "TCIO_SEGMNET_SIZE"));
+    ck_assert_ptr_null(strstr(text, "TCIO_TEST_DIR"));
+    ck_assert_ptr_null(strstr(text, "TCIO_AGG_ONLY"));
+    setenv("TCIO_WARN_UNKNOWN", "off", 1);
+    out = fmemopen(text, sizeof text - 1, "w");
+    ck_assert_int_eq(tci_config_report_unknown_env(out), 0);
+    fclose(out);
+    unsetenv("TCIO_WARN_UNKNOWN");
+    unsetenv("TCIO_SEGMNET_SIZE");
+    unsetenv("TCIO_TEST_DIR");
+    unsetenv("TCIO_AGG_ONLY");
+}
+END_TEST
+
 START_TEST(datatype_checks_commit_and_contiguity)
 {
     tci_type_info info;
@@ -1490,6 +1519,7 @@ static Suite *unit_suite(void)
     tcase_add_test(tc, bitmap_runs_match_a_byte_map);
     tcase_add_test(tc, state_word_round_trips_and_never_looks_locked);
     tcase_add_test(tc, datatype_checks_commit_and_contiguity);
+    tcase_add_test(tc, unknown_environment_variables_are_reported);
     suite_add_tcase(s, tc);
     return s;
 }
