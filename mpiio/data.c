@@ -173,7 +173,8 @@ int tmi_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset off, void 
         MPI_Get_address(&anchor, &a);
         MPI_Aint disp = -a;
         if (MPI_Type_create_struct(1, &n, &disp, &type, &wrapped) != MPI_SUCCESS)
-            return -1;
+            return tmi_fail(e, call, MPI_ERR_TYPE, "the datatype cannot be anchored for "
+                                                   "MPI_BOTTOM");
         MPI_Type_commit(&wrapped);
         int rc = tmi_access(e, dir, explicit_offset, off, &anchor, 1, wrapped, done, call);
         MPI_Type_free(&wrapped);
@@ -185,9 +186,8 @@ int tmi_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset off, void 
         goto out;
 
     MPI_Offset eof = 0;
-    if (dir == TMI_READ) {
-        (void)TMI_LIB(tcio_get_size(e->tf, &eof));
-    }
+    if (dir == TMI_READ && (rc = TMI_LIB(tcio_get_size(e->tf, &eof))) != 0)
+        goto out;
     /* A small read of a predefined type through a contiguous view: from
      * the cache, straight into the buffer. */
     if (dir == TMI_READ && psize && buf != MPI_BOTTOM && e->view.contiguous &&
@@ -235,7 +235,8 @@ int tmi_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset off, void 
             if (MPI_Pack(buf, (int)count, type, c.packed, (int)bytes, &pos, MPI_COMM_SELF) !=
                 MPI_SUCCESS) {
                 free(c.packed);
-                return -1;   /* a datatype MPI_Pack refuses: the real call judges it */
+                /* Not to the real call: its bytes would bypass libtcio's. */
+                return tmi_fail(e, call, MPI_ERR_TYPE, "MPI_Pack refused the datatype");
             }
         }
     }
@@ -356,7 +357,11 @@ int tmi_request_done(MPI_Offset bytes, MPI_Request *request)
                               request);                                                \
         if (rc == MPI_SUCCESS) {                                                       \
             e->count[TMI_S_NONBLOCKING]++;                                             \
-            rc = tmi_request_done(done, request);                                      \
+            if (tmi_request_done(done, request) != MPI_SUCCESS) {                      \
+                *request = MPI_REQUEST_NULL;                                           \
+                rc = tmi_fail(e, "MPI_" #name, MPI_ERR_NO_MEM,                         \
+                              "the access is done but its request could not be made"); \
+            }                                                                          \
         }                                                                              \
         return rc;                                                                     \
     }
@@ -368,10 +373,12 @@ int tmi_request_done(MPI_Offset bytes, MPI_Request *request)
     {                                                                                  \
         tmi_entry *e = tmi_served(fh);                                                 \
         MPI_Offset done;                                                               \
-        int rc = e && !e->split                                                        \
-                     ? tmi_access(e, dir, expl, off, (void *)buf, count, datatype,     \
-                                  &done, "MPI_" #name)                                 \
-                     : -1;                                                             \
+        if (e && e->split) /* the real handle never saw the first: refuse here */    \
+            return tmi_fail(e, "MPI_" #name, MPI_ERR_OTHER,                            \
+                            "a split collective is already active on the file");       \
+        int rc = e ? tmi_access(e, dir, expl, off, (void *)buf, count, datatype,       \
+                                &done, "MPI_" #name)                                   \
+                   : -1;                                                               \
         if (rc == -1)                                                                  \
             return tmr_##name(fh, TMI_OFFA(expl) buf, count, datatype);     \
         if (rc == MPI_SUCCESS) {                                                       \

@@ -70,6 +70,13 @@ int tmi_error(tmi_entry *e, const char *call, int tcio_rc)
     return cls;
 }
 
+int tmi_fail(tmi_entry *e, const char *call, int cls, const char *why)
+{
+    fprintf(stderr, "libtcio_mpiio: %s on %s failed: %s\n", call, e->name, why);
+    MPI_File_call_errhandler(e->real, cls);
+    return cls;
+}
+
 int tmi_refuse(tmi_entry *e, const char *call, const char *why)
 {
     e->count[TMI_S_REFUSALS]++;

@@ -83,20 +83,23 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         key = strdup(filename);
     const char *why = "";
     int want = may_serve(comm, filename, amode, info, &why);
-    /* A second open of a served file: its handle is handed over if the
-     * same ranks opened it (this open is collective over them), else this
-     * open fails: two handles, one of them buffering in libtcio, would
-     * write stale bytes over each other's (tcio.h, Visibility). */
+    /* A second open of a served file: its handle is handed over if every
+     * rank of this open found it open on the same ranks (the handover's
+     * close is collective over them), else this open fails on every rank:
+     * two handles, one of them buffering in libtcio, would write stale
+     * bytes over each other's (tcio.h, Visibility).  Each rank knows only
+     * its own table and its own realpath of the name, so the ranks agree
+     * before anyone hands over: a handover on only some ranks would hang. */
     tmi_entry *first = key ? tmi_table_find_key(key) : NULL;
-    int conflict = 0;
+    int same_ranks = 0;
     if (first) {
         int cmp;
         MPI_Comm_compare(first->comm, comm, &cmp);
-        conflict = cmp == MPI_IDENT || cmp == MPI_CONGRUENT ? 1 : 2;
+        same_ranks = cmp == MPI_IDENT || cmp == MPI_CONGRUENT;
     }
-    int flags[2] = { !want, conflict }, all[2];
-    MPI_Allreduce(flags, all, 2, MPI_INT, MPI_MAX, comm);
-    if (all[1] == 2) {
+    int flags[3] = { !want, first != NULL, !same_ranks }, all[3];
+    MPI_Allreduce(flags, all, 3, MPI_INT, MPI_MAX, comm);
+    if (all[1] && all[2]) {
         free(key);
         tmr_File_close(fh);
         fprintf(stderr, "libtcio_mpiio: MPI_File_open(%s) refused: the file is open and "
@@ -105,9 +108,8 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         MPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_FILE_IN_USE);
         return MPI_ERR_FILE_IN_USE;
     }
-    if (all[1] == 1) {
-        if (first)
-            tmi_handover(first, "MPI_File_open", "the file was opened a second time");
+    if (all[1]) {
+        tmi_handover(first, "MPI_File_open", "the file was opened a second time");
         want = 0;
         why = "a second handle of a served file";
     } else if (all[0]) {
@@ -134,8 +136,16 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         free(key);
         return MPI_SUCCESS;
     }
+    /* The entry on every rank or on none: MPI_Comm_dup is collective and
+     * so is the tcio_close of a failure, so the ranks agree first. */
     tmi_entry *e = tmi_table_add(*fh);
-    if (e && (e->name = strdup(filename)) && MPI_Comm_dup(comm, &e->comm) == MPI_SUCCESS) {
+    int ok = e && (e->name = strdup(filename)) != NULL;
+    MPI_Comm dup = MPI_COMM_NULL;
+    ok = MPI_Comm_dup(comm, &dup) == MPI_SUCCESS && ok;
+    int all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+    if (all_ok) {
+        e->comm = dup;
         e->key = key;
         e->tf = tf;
         e->amode = amode;
@@ -146,8 +156,9 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         tmi_say(comm, filename, "served by libtcio (%d ranks)", np);
         return MPI_SUCCESS;
     }
-    /* Out of memory on this rank: the other ranks cannot know; the file is
-     * still closed collectively and the open fails everywhere. */
+    /* Out of memory on some rank: the open fails on every rank. */
+    if (dup != MPI_COMM_NULL)
+        MPI_Comm_free(&dup);
     free(key);
     (void)TMI_LIB(tcio_close(tf));
     if (e)
@@ -243,7 +254,9 @@ int tmi_File_seek(MPI_File fh, MPI_Offset offset, int whence)
         break;
     case MPI_SEEK_END: {
         MPI_Offset size = 0;
-        (void)TMI_LIB(tcio_get_size(e->tf, &size));
+        int rc = TMI_LIB(tcio_get_size(e->tf, &size));
+        if (rc != TCIO_SUCCESS)
+            return tmi_error(e, "MPI_File_seek", rc);
         MPI_Offset s = tmi_view_stream_end(&e->view, size);
         base = (s + e->view.esize - 1) / e->view.esize;
         break;
@@ -288,6 +301,7 @@ int tmi_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     if (!e || rc != MPI_SUCCESS)
         return rc;
     e->split = 0;
+    e->pos = 0;   /* set_view resets the individual pointer, also for a handover */
     char why[160];
     if (!datarep || strcmp(datarep, "native") != 0) {
         snprintf(why, sizeof why, "the data representation \"%.64s\"",
@@ -295,11 +309,21 @@ int tmi_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
         return tmi_handover(e, "MPI_File_set_view", why);
     }
     tmi_view v;
-    if (tmi_view_make(&v, disp, etype, filetype, why, sizeof why) != 0)
+    int failed = tmi_view_make(&v, disp, etype, filetype, why, sizeof why) != 0;
+    /* Filetypes differ between ranks, so one rank's view may not flatten
+     * (too many runs, no memory) while the others' do: the ranks agree, and
+     * hand over together, since the handover's close is collective. */
+    int any_failed = failed;
+    MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, e->comm);
+    if (any_failed) {
+        if (!failed) {
+            tmi_view_free(&v);
+            snprintf(why, sizeof why, "another rank's filetype");
+        }
         return tmi_handover(e, "MPI_File_set_view", why);
+    }
     tmi_view_free(&e->view);
     e->view = v;
-    e->pos = 0;   /* set_view resets the individual pointer */
     return MPI_SUCCESS;
 }
 

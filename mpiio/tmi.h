@@ -117,6 +117,9 @@ int  tmi_handover(tmi_entry *e, const char *call, const char *why);
 int  tmi_refuse(tmi_entry *e, const char *call, const char *why);
 /* A libtcio error code as an MPI error class, raised on E's real handle. */
 int  tmi_error(tmi_entry *e, const char *call, int tcio_rc);
+/* CALL failed for WHY, which is not libtcio's (said on stderr): error
+ * class CLS through the file's error handler; returns CLS. */
+int  tmi_fail(tmi_entry *e, const char *call, int cls, const char *why);
 int  tmi_class_of(int tcio_rc);
 /* Close E's libtcio file (collective) and drop it; returns tcio's code. */
 int  tmi_close_served(tmi_entry *e);

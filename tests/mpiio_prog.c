@@ -376,6 +376,10 @@ static void test_handover(const char *name)
         /* the same bytes, as MPI_BYTE needs no conversion; the view is
          * what cannot be served */
         OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "external32", MPI_INFO_NULL));
+        /* set_view puts the pointer at 0, handed over or not */
+        MPI_Offset zero = -1;
+        OK(MPI_File_get_position(fh, &zero));
+        CHECK(zero == 0, "position %lld after set_view, expected 0", (long long)zero);
         OK(MPI_File_seek(fh, at + B, MPI_SEEK_SET));
     } else {
         unsigned char mine[B];
