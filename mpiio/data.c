@@ -151,7 +151,7 @@ int tmi_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset off, void 
     MPI_Count tsize = psize;
     if (!psize && MPI_Type_size_x(type, &tsize) != MPI_SUCCESS)
         return -1;
-    int acc = e->amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
+    int acc = tmi_access_mode(e);
     if ((dir == TMI_WRITE && acc == MPI_MODE_RDONLY) ||
         (dir == TMI_READ && acc == MPI_MODE_WRONLY))
         return -1;   /* the real MPI-IO refuses it with its own class */

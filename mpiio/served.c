@@ -210,7 +210,7 @@ int tmi_File_set_size(MPI_File fh, MPI_Offset size)
 {
     tmi_entry *e = tmi_served(fh);
     if (!e || size < 0 ||
-        (e->amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR)) == MPI_MODE_RDONLY)
+        tmi_access_mode(e) == MPI_MODE_RDONLY)
         return tmr_File_set_size(fh, size);
     tmi_cache_drop(e, 0, -1);
     int rc = TMI_LIB(tcio_set_size(e->tf, size));
@@ -225,7 +225,7 @@ int tmi_File_preallocate(MPI_File fh, MPI_Offset size)
 {
     tmi_entry *e = tmi_served(fh);
     if (!e || size < 0 ||
-        (e->amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR)) == MPI_MODE_RDONLY)
+        tmi_access_mode(e) == MPI_MODE_RDONLY)
         return tmr_File_preallocate(fh, size);
     MPI_Offset now = 0;
     tmi_cache_drop(e, 0, -1);

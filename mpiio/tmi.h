@@ -121,6 +121,11 @@ int  tmi_error(tmi_entry *e, const char *call, int tcio_rc);
  * class CLS through the file's error handler; returns CLS. */
 int  tmi_fail(tmi_entry *e, const char *call, int cls, const char *why);
 int  tmi_class_of(int tcio_rc);
+/* E's access mode: MPI_MODE_RDONLY, MPI_MODE_WRONLY or MPI_MODE_RDWR. */
+static inline int tmi_access_mode(const tmi_entry *e)
+{
+    return e->amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
+}
 /* Close E's libtcio file (collective) and drop it; returns tcio's code. */
 int  tmi_close_served(tmi_entry *e);
 
