@@ -1,5 +1,6 @@
 /* forward_probe - measures candidate "forwards that wait for no other rank"
- * (issue 25 item 2, doc/design.md *Several nodes*), for doc/perf/forwards.md.
+ * (the combining tier's next step, doc/design.md *Several nodes*), for
+ * doc/perf/forwards.md.
  *
  * Rank 0 is the owner of segments (an aggregator); every other rank is a
  * forwarder that sends it K segments of SIZE bytes plus a bitmap of SIZE/8

@@ -1,5 +1,5 @@
 /* h5_pieces - a plain parallel HDF5 program that writes and reads a shared
- * dataset in small pieces (issue 26: the HDF5 program of the MPI-IO
+ * dataset in small pieces (the HDF5 program of the MPI-IO
  * interposer's measurements and of tests/mpiio-programs.sh).
  *
  *   mpiexec -n P h5_pieces [-c] [-b B] [-n N] [-r R] [-s SEED] [-k] [--csv] FILE
