@@ -17,7 +17,7 @@
  * reason recorded for tcio_last_error).  A "location" is a slot of an
  * aggregator (segmap.h).
  *
- * Meant to fit the transports of issue 10 as well: a node-shared-memory
+ * Meant to fit node-shared transports as well: a node-shared-memory
  * transport reaches every slot of the node by address (memory returns it
  * for any such slot, and a move is a copy plus C11 atomics on the words),
  * keeps its own move description in tci_move.impl and its state in

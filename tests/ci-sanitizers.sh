@@ -1,5 +1,5 @@
 #!/bin/sh
-# ci-sanitizers.sh MPI - the sanitizer and valgrind leg of the CI (issue 12).
+# ci-sanitizers.sh MPI - the sanitizer and valgrind leg of the CI.
 #
 # MPI is mpich or openmpi: the script builds with mpicc.MPI and runs with
 # mpiexec.MPI, out of tree in temporary directories, and leaves the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A full file system (issue 12, item 6): the full_file_system case of
+# A full file system: the full_file_system case of
 # tests/test_faults.c on a 256 KiB tmpfs, at 2 and 3 ranks, for early drain
 # on and off, with and without spills, closed with tcio_close and with
 # tcio_close_begin/tcio_close_end (the helper thread meets the full file

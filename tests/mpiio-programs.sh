@@ -1,6 +1,6 @@
 #!/bin/sh
-# Unmodified MPI-IO programs with and without libtcio's MPI-IO interposer
-# (issue 26).  The programs are plain MPI-IO and HDF5, nothing of libtcio:
+# Unmodified MPI-IO programs with and without libtcio's MPI-IO interposer.
+# The programs are plain MPI-IO and HDF5, nothing of libtcio:
 #   tests/mpiio_fh, tests/mpiio_fmod, tests/mpiio_f08
 #       (tests/mpiio_fortran.F90 through mpif.h, use mpi and use mpi_f08:
 #       per-piece writes at offsets and through the file pointer, views

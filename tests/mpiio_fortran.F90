@@ -1,5 +1,5 @@
 ! mpiio_fortran - a plain Fortran MPI-IO program that writes a shared file in
-! small pieces and checks it (issue 26: the Fortran programs of
+! small pieces and checks it (the Fortran programs of
 ! tests/mpiio-programs.sh, run with and without the interposer
 ! libtcio_mpiio.so).  One source, compiled three ways, one per Fortran
 ! binding of MPI:

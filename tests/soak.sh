@@ -1,5 +1,5 @@
 #!/bin/sh
-# make soak: randomized round trips of tests/soak.c (issue 12, item 5).
+# make soak: randomized round trips of tests/soak.c.
 #
 # Run k (seed k, 1..SOAK_RUNS, default 60) draws its configuration from k:
 # 1-8 ranks, segment size 512 B to 4 MiB, 1-64 slots per aggregator (at
@@ -18,7 +18,7 @@
 # SOAK_FIRST=k starts at seed k (to reproduce one run: SOAK_FIRST=k SOAK_RUNS=1).
 #
 # The two-node leg (make soak-nodes: SOAK_NODES=2 SOAK_NP=8 SOAK_MAX_SLOTS=4
-# SOAK_RUNS=12, issue 20): every run on two "nodes" (MPICH:
+# SOAK_RUNS=12): every run on two "nodes" (MPICH:
 # MPIR_CVAR_NUM_CLIQUES=2; any other MPI: libtcio's testing-only
 # TCIO_TEST_NODES=2) with libtcio's default transport (mixed there),
 # SOAK_NP ranks in every run and at most SOAK_MAX_SLOTS slots per

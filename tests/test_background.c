@@ -1,4 +1,4 @@
-/* test_background.c - tcio_close_begin and tcio_close_end (issue 19): the
+/* test_background.c - tcio_close_begin and tcio_close_end: the
  * close whose segments a helper thread writes while the program computes.
  *
  * The library's objects are linked in (libtcio_core) with pwrite wrapped:

@@ -1,4 +1,4 @@
-/* test_faults.c - fault injection and misuse tests of libtcio (issue 12).
+/* test_faults.c - fault injection and misuse tests of libtcio.
  *
  * Linked with the library's objects (lib/libtcio_core.la) and with
  * -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc, so that the n-th

@@ -3839,7 +3839,7 @@ START_TEST(test_off_node_moves)
 }
 END_TEST
 
-/* The combining tier counted (issue 20): rank 0 the only aggregator, every
+/* The combining tier counted: rank 0 the only aggregator, every
  * rank writes an interleaved share of every segment (blocks of 64 bytes
  * dealt round robin), flushes, and reads every segment back whole.  On
  * several nodes (mixed) each node forwards each segment once and fetches
