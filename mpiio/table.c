@@ -9,14 +9,13 @@
 
 static tmi_entry **entries;
 static size_t nentries, capacity;
+tmi_entry *tmi_hot;
 
-tmi_entry *tmi_served(MPI_File fh)
+tmi_entry *tmi_served_search(MPI_File fh)
 {
-    if (tmi_depth > 0 || fh == MPI_FILE_NULL)
-        return NULL;
     for (size_t i = 0; i < nentries; i++)
         if (entries[i]->real == fh)
-            return entries[i];
+            return tmi_hot = entries[i];
     return NULL;
 }
 
@@ -35,6 +34,7 @@ tmi_entry *tmi_table_add(MPI_File real)
         return NULL;
     e->real = real;
     e->comm = MPI_COMM_NULL;
+    e->last_type = MPI_DATATYPE_NULL;
     tmi_view_default(&e->view);
     entries[nentries++] = e;
     return e;
@@ -42,6 +42,8 @@ tmi_entry *tmi_table_add(MPI_File real)
 
 void tmi_table_drop(tmi_entry *e)
 {
+    if (tmi_hot == e)
+        tmi_hot = NULL;
     for (size_t i = 0; i < nentries; i++) {
         if (entries[i] != e)
             continue;

@@ -90,11 +90,28 @@ typedef struct tmi_entry {
     int        refused_said;  /* a refusal was explained on stderr        */
     char      *cache;         /* the read cache (data.c): file bytes       */
     MPI_Offset cache_off, cache_len;   /* cache_len 0: nothing cached      */
+    MPI_Offset cache_hit_end; /* reads inside [cache_off, this) are hits
+                                 needing no size check: the block's end or
+                                 the end of file when it was filled; 0
+                                 when nothing is cached                 */
+    MPI_Datatype last_type;   /* the datatype of the last small access  */
+    int        last_psize;    /* and its size (data.c's predefined_size) */
     int64_t    count[TMI_S_COUNT];
 } tmi_entry;
 
-/* The served entry of FH, or NULL (not served, or the guard is raised). */
-tmi_entry *tmi_served(MPI_File fh);
+/* The served entry of FH, or NULL (not served, or the guard is raised).
+ * Inline with the entry found last remembered (tmi_hot): a program of
+ * small accesses calls it millions of times on one file. */
+extern tmi_entry *tmi_hot;
+tmi_entry *tmi_served_search(MPI_File fh);
+static inline tmi_entry *tmi_served(MPI_File fh)
+{
+    if (tmi_depth > 0 || fh == MPI_FILE_NULL)
+        return NULL;
+    if (tmi_hot && tmi_hot->real == fh)
+        return tmi_hot;
+    return tmi_served_search(fh);
+}
 tmi_entry *tmi_table_add(MPI_File real);
 void tmi_table_drop(tmi_entry *e);
 /* The served entry whose file is KEY, or NULL. */

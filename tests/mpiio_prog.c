@@ -193,6 +193,104 @@ static void test_pieces(void)
     free(back);
 }
 
+/* ---- one element per call, the paper's interleaved pattern: the
+ * interposer's small-access path and its read cache.  Through a
+ * contiguous view with a displacement and etype MPI_INT, rank r owns
+ * records (int, double) k*nprocs + r; it reads them back one element at a
+ * time while rewriting records just ahead of its reads (read-your-writes
+ * through a cache block it has filled), through offsets and through the
+ * individual pointer; after sync-barrier-sync it reads its neighbour's
+ * records. ---- */
+enum { NRECORDS = 2000, RECORD_INTS = 3, VIEW_DISP = 20 };
+
+static int rec_int(int r, int k, int round) { return (r + 1) * 1000003 + k * 7 + round * 11; }
+static double rec_double(int r, int k, int round) { return (r + 1) * 0.5 + k * 0.25 + round; }
+
+static void put_record(unsigned char *ref, int r, int k, int round)
+{
+    long long at = VIEW_DISP + ((long long)k * nprocs + r) * RECORD_INTS * 4;
+    int i = rec_int(r, k, round);
+    double d = rec_double(r, k, round);
+    memcpy(ref + at, &i, 4);
+    memcpy(ref + at + 4, &d, 8);
+}
+
+static void test_elements(void)
+{
+    MPI_File fh = open_world("elements", MPI_MODE_RDWR | MPI_MODE_CREATE);
+    OK(MPI_File_set_view(fh, VIEW_DISP, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    long long len = VIEW_DISP + (long long)NRECORDS * nprocs * RECORD_INTS * 4;
+    unsigned char *ref = calloc(len, 1);
+    int round_of[NRECORDS] = { 0 };
+    MPI_Status st;
+    int count;
+    for (int r = 0; r < nprocs; r++)
+        for (int k = 0; k < NRECORDS; k++)
+            put_record(ref, r, k, 0);
+    for (int k = 0; k < NRECORDS; k++) {
+        MPI_Offset at = ((MPI_Offset)k * nprocs + rank) * RECORD_INTS;
+        int i = rec_int(rank, k, 0);
+        double d = rec_double(rank, k, 0);
+        OK(MPI_File_write_at(fh, at, &i, 1, MPI_INT, &st));
+        OK(MPI_File_write_at(fh, at + 1, &d, 1, MPI_DOUBLE, &st));
+    }
+    /* Read back; every fifth record, rewrite the one three ahead first. */
+    for (int k = 0; k < NRECORDS; k++) {
+        if (k % 5 == 0 && k + 3 < NRECORDS) {
+            int j = k + 3, i = rec_int(rank, j, 1);
+            double d = rec_double(rank, j, 1);
+            MPI_Offset at = ((MPI_Offset)j * nprocs + rank) * RECORD_INTS;
+            OK(MPI_File_seek(fh, at, MPI_SEEK_SET));
+            OK(MPI_File_write(fh, &i, 1, MPI_INT, &st));
+            OK(MPI_File_write(fh, &d, 1, MPI_DOUBLE, &st));
+            round_of[j] = 1;
+            put_record(ref, rank, j, 1);
+        }
+        MPI_Offset at = ((MPI_Offset)k * nprocs + rank) * RECORD_INTS;
+        int i = -1;
+        double d = -1;
+        if (k % 2) {
+            OK(MPI_File_read_at(fh, at, &i, 1, MPI_INT, &st));
+            OK(MPI_File_read_at(fh, at + 1, &d, 1, MPI_DOUBLE, &st));
+        } else {
+            OK(MPI_File_seek(fh, at, MPI_SEEK_SET));
+            OK(MPI_File_read(fh, &i, 1, MPI_INT, &st));
+            OK(MPI_File_read(fh, &d, 1, MPI_DOUBLE, &st));
+            MPI_Offset pos;
+            OK(MPI_File_get_position(fh, &pos));
+            CHECK(pos == at + RECORD_INTS, "position %lld after a record, expected %lld",
+                  (long long)pos, (long long)(at + RECORD_INTS));
+        }
+        MPI_Get_count(&st, MPI_DOUBLE, &count);
+        CHECK(count == 1, "record %d: count %d, expected 1", k, count);
+        CHECK(i == rec_int(rank, k, round_of[k]) && d == rec_double(rank, k, round_of[k]),
+              "record %d read back as (%d, %g), expected round %d", k, i, d, round_of[k]);
+    }
+    /* sync-barrier-sync: the neighbour's records, one element at a time */
+    OK(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_sync(fh));
+    int other = (rank + 1) % nprocs, other_round[NRECORDS] = { 0 };
+    for (int k = 0; k + 3 < NRECORDS; k += 5)
+        other_round[k + 3] = 1;
+    for (int r = 0; r < nprocs; r++)
+        for (int k = 0; k + 3 < NRECORDS; k += 5)
+            put_record(ref, r, k + 3, 1);
+    for (int k = 0; k < NRECORDS; k++) {
+        MPI_Offset at = ((MPI_Offset)k * nprocs + other) * RECORD_INTS;
+        int i = -1;
+        double d = -1;
+        OK(MPI_File_read_at(fh, at, &i, 1, MPI_INT, &st));
+        OK(MPI_File_read_at(fh, at + 1, &d, 1, MPI_DOUBLE, &st));
+        CHECK(i == rec_int(other, k, other_round[k]) &&
+              d == rec_double(other, k, other_round[k]),
+              "rank %d's record %d read as (%d, %g)", other, k, i, d);
+    }
+    OK(MPI_File_close(&fh));
+    compare_file("elements", ref, len);
+    free(ref);
+}
+
 /* ---- a view: etype MPI_INT, a vector filetype; collective, split and
  * nonblocking calls through it ---- */
 enum { VB = 7, VTILES = 30 };
@@ -616,6 +714,8 @@ int main(int argc, char **argv)
     interposed = strcmp(argv[2], "interposed") == 0;
     section("pieces");
     test_pieces();
+    section("elements");
+    test_elements();
     section("view");
     test_view();
     section("size");
