@@ -97,8 +97,11 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         MPI_Comm_compare(first->comm, comm, &cmp);
         same_ranks = cmp == MPI_IDENT || cmp == MPI_CONGRUENT;
     }
-    int flags[3] = { !want, first != NULL, !same_ranks }, all[3];
-    MPI_Allreduce(flags, all, 3, MPI_INT, MPI_MAX, comm);
+    /* With the decision, the kept communicator each rank would open the
+     * file on (comms.c): taken only if every rank proposes the same. */
+    long long proposal = want ? tmi_comm_proposal(comm) : -1;
+    long long flags[5] = { !want, first != NULL, !same_ranks, proposal, -proposal }, all[5];
+    MPI_Allreduce(flags, all, 5, MPI_LONG_LONG, MPI_MAX, comm);
     if (all[1] && all[2]) {
         free(key);
         tmr_File_close(fh);
@@ -123,29 +126,50 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         return MPI_SUCCESS;
     }
 
+    /* The communicator: the kept one every rank proposed, else a new
+     * duplicate, kept for later files if no rank had one for this group. */
+    MPI_Comm on = MPI_COMM_NULL;
+    int own = 1, fresh = all[3] == -1 && all[4] == 1;
+    if (all[3] >= 0 && all[3] == -all[4]) {
+        on = tmi_comm_kept(all[3]);
+        own = 0;
+    } else {
+        /* libtcio's open below is collective over the new communicator:
+         * every rank needs one, so a failed duplicate is agreed on. */
+        int dup_ok = MPI_Comm_dup(comm, &on) == MPI_SUCCESS, all_dup_ok = 0;
+        if (!dup_ok)
+            on = MPI_COMM_NULL;
+        MPI_Allreduce(&dup_ok, &all_dup_ok, 1, MPI_INT, MPI_MIN, comm);
+        if (!all_dup_ok) {
+            if (on != MPI_COMM_NULL)
+                MPI_Comm_free(&on);
+            free(key);
+            tmi_say(comm, filename, "not served: MPI_Comm_dup failed");
+            return MPI_SUCCESS;
+        }
+    }
     /* The real open already created the file (and checked MPI_MODE_EXCL);
      * the real close deletes it (MPI_MODE_DELETE_ON_CLOSE). */
     tcio_file *tf = NULL;
-    int trc = TMI_LIB(tcio_open_comm(comm, filename,
+    int trc = TMI_LIB(tcio_open_comm(on, filename,
                                      amode & ~(MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE), info,
                                      &tf));
-    if (trc != TCIO_SUCCESS) {
-        char msg[TCIO_MAX_ERROR_STRING];
-        tcio_last_error(msg, sizeof msg);
-        tmi_say(comm, filename, "not served: libtcio could not open it: %s", msg);
-        free(key);
-        return MPI_SUCCESS;
-    }
-    /* The entry on every rank or on none: MPI_Comm_dup is collective and
-     * so is the tcio_close of a failure, so the ranks agree first. */
-    tmi_entry *e = tmi_table_add(*fh);
+    /* Every rank serves the file or none (the close is collective), so
+     * the ranks agree on libtcio's open, the entry's memory and whether
+     * the new communicator is kept. */
+    tmi_entry *e = trc == TCIO_SUCCESS ? tmi_table_add(*fh) : NULL;
     int ok = e && (e->name = strdup(filename)) != NULL;
-    MPI_Comm dup = MPI_COMM_NULL;
-    ok = MPI_Comm_dup(comm, &dup) == MPI_SUCCESS && ok;
-    int all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-    if (all_ok) {
-        e->comm = dup;
+    long long mine[3] = { !ok, fresh ? tmi_comm_new_id(comm) : -1,
+                          !(fresh && tmi_comm_can_keep()) },
+              agreed[3];
+    MPI_Allreduce(mine, agreed, 3, MPI_LONG_LONG, MPI_MAX, comm);
+    if (!agreed[0]) {
+        if (fresh && !agreed[2]) {
+            tmi_comm_keep(on, agreed[1]);
+            own = 0;
+        }
+        e->comm = on;
+        e->own_comm = own;
         e->key = key;
         e->tf = tf;
         e->amode = amode;
@@ -156,13 +180,22 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         tmi_say(comm, filename, "served by libtcio (%d ranks)", np);
         return MPI_SUCCESS;
     }
-    /* Out of memory on some rank: the open fails on every rank. */
-    if (dup != MPI_COMM_NULL)
-        MPI_Comm_free(&dup);
     free(key);
-    (void)TMI_LIB(tcio_close(tf));
     if (e)
         tmi_table_drop(e);
+    if (tf)
+        (void)TMI_LIB(tcio_close(tf));
+    if (own)
+        MPI_Comm_free(&on);
+    if (trc != TCIO_SUCCESS) {
+        /* libtcio's open fails alike on every rank: the file is not
+         * served, the real handle is the program's. */
+        char msg[TCIO_MAX_ERROR_STRING];
+        tcio_last_error(msg, sizeof msg);
+        tmi_say(comm, filename, "not served: libtcio could not open it: %s", msg);
+        return MPI_SUCCESS;
+    }
+    /* Out of memory on some rank: the open fails on every rank. */
     tmr_File_close(fh);
     return MPI_ERR_NO_MEM;
 }

@@ -51,7 +51,7 @@ void tmi_table_drop(tmi_entry *e)
         nentries--;
         break;
     }
-    if (e->comm != MPI_COMM_NULL)
+    if (e->own_comm && e->comm != MPI_COMM_NULL)
         MPI_Comm_free(&e->comm);
     tmi_view_free(&e->view);
     free(e->cache);

@@ -79,7 +79,10 @@ enum { TMI_COUNTERS(TMI_ENUM) TMI_S_COUNT };
 typedef struct tmi_entry {
     MPI_File   real;          /* the program's handle                     */
     tcio_file *tf;
-    MPI_Comm   comm;          /* a duplicate: statistics, handover        */
+    MPI_Comm   comm;          /* the interposer's: libtcio's file was
+                                 opened on it; statistics, handover      */
+    int        own_comm;      /* COMM is this entry's (freed with it), not
+                                 one kept per group (comms.c)            */
     char      *name;          /* as the program gave it                   */
     char      *key;           /* realpath where it resolves: conflicts    */
     int        amode;
@@ -98,6 +101,20 @@ typedef struct tmi_entry {
     int        last_psize;    /* and its size (data.c's predefined_size) */
     int64_t    count[TMI_S_COUNT];
 } tmi_entry;
+
+/* ---- the communicators libtcio files are opened on (comms.c) ---- */
+/* Local: the identity of the kept communicator congruent with COMM, or -1. */
+long long tmi_comm_proposal(MPI_Comm comm);
+/* Local: the kept communicator of identity ID (one every rank proposed). */
+MPI_Comm  tmi_comm_kept(long long id);
+/* Local: on COMM's rank 0 a new identity, elsewhere -1 (the open's
+ * agreement takes the maximum). */
+long long tmi_comm_new_id(MPI_Comm comm);
+/* Local: whether another communicator can be kept. */
+int       tmi_comm_can_keep(void);
+/* Keep COMM (the interposer's own) as identity ID until MPI_Finalize;
+ * only when every rank of it agreed to. */
+void      tmi_comm_keep(MPI_Comm comm, long long id);
 
 /* The served entry of FH, or NULL (not served, or the guard is raised).
  * Inline with the entry found last remembered (tmi_hot): a program of

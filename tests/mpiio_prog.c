@@ -291,6 +291,107 @@ static void test_elements(void)
     free(ref);
 }
 
+/* ---- files on communicators the program makes and frees, as HDF5 and
+ * PnetCDF do (a duplicate per file): three files one after the other,
+ * each on a new duplicate freed after its close; two files open at once
+ * on two duplicates; a file on each half of the ranks.  Each rank writes
+ * its blocks, the files are compared with POSIX reads. ---- */
+enum { COMM_BLOCK = 1000, COMM_BLOCKS = 6 };
+
+static void write_blocks(MPI_Comm comm, const char *name, int round)
+{
+    int r, n;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &n);
+    char p[4096];
+    path(p, sizeof p, name);
+    if (r == 0)
+        unlink(p);
+    MPI_Barrier(comm);
+    MPI_File fh;
+    OK(MPI_File_open(comm, p, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh));
+    unsigned char buf[COMM_BLOCK];
+    for (int b = 0; b < COMM_BLOCKS; b++) {
+        long long at = ((long long)b * n + r) * COMM_BLOCK;
+        for (int k = 0; k < COMM_BLOCK; k++)
+            buf[k] = pat(at + k, round);
+        OK(MPI_File_write_at(fh, at, buf, COMM_BLOCK, MPI_BYTE, MPI_STATUS_IGNORE));
+    }
+    OK(MPI_File_close(&fh));
+}
+
+static void compare_blocks(const char *name, int n, int round, int root)
+{
+    if (rank != root)
+        return;
+    long long len = (long long)COMM_BLOCKS * n * COMM_BLOCK;
+    unsigned char *ref = malloc(len);
+    for (long long i = 0; i < len; i++)
+        ref[i] = pat(i, round);
+    int saved = rank;
+    rank = 0;                 /* compare_file works on rank 0 */
+    compare_file(name, ref, len);
+    rank = saved;
+    free(ref);
+}
+
+static void test_comms(void)
+{
+    char name[64];
+    for (int i = 0; i < 3; i++) {
+        MPI_Comm c;
+        OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+        snprintf(name, sizeof name, "comms-dup%d", i);
+        write_blocks(c, name, i);
+        MPI_Comm_free(&c);
+        compare_blocks(name, nprocs, i, 0);
+    }
+    /* two at once: the second cannot share the first's libtcio state */
+    MPI_Comm a, b;
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &a));
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &b));
+    char pa[4096], pb[4096];
+    path(pa, sizeof pa, "comms-a");
+    path(pb, sizeof pb, "comms-b");
+    if (rank == 0) {
+        unlink(pa);
+        unlink(pb);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File fa, fb;
+    OK(MPI_File_open(a, pa, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fa));
+    OK(MPI_File_open(b, pb, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fb));
+    unsigned char buf[COMM_BLOCK];
+    for (int k = 0; k < COMM_BLOCKS; k++) {
+        long long at = ((long long)k * nprocs + rank) * COMM_BLOCK;
+        for (int j = 0; j < COMM_BLOCK; j++)
+            buf[j] = pat(at + j, 5);
+        OK(MPI_File_write_at(fa, at, buf, COMM_BLOCK, MPI_BYTE, MPI_STATUS_IGNORE));
+        for (int j = 0; j < COMM_BLOCK; j++)
+            buf[j] = pat(at + j, 6);
+        OK(MPI_File_write_at(fb, at, buf, COMM_BLOCK, MPI_BYTE, MPI_STATUS_IGNORE));
+    }
+    OK(MPI_File_close(&fa));
+    MPI_Comm_free(&a);
+    OK(MPI_File_close(&fb));
+    MPI_Comm_free(&b);
+    compare_blocks("comms-a", nprocs, 5, 0);
+    compare_blocks("comms-b", nprocs, 6, 0);
+    /* halves: another group of ranks, twice (the second finds the first's) */
+    MPI_Comm half;
+    int color = rank % 2;
+    OK(MPI_Comm_split(MPI_COMM_WORLD, color, rank, &half));
+    int hn;
+    MPI_Comm_size(half, &hn);
+    for (int i = 0; i < 2; i++) {
+        snprintf(name, sizeof name, "comms-half%d-%d", color, i);
+        write_blocks(half, name, 7 + i);
+        MPI_Barrier(MPI_COMM_WORLD);
+        compare_blocks(name, hn, 7 + i, color);   /* rank COLOR is the half's rank 0 */
+    }
+    MPI_Comm_free(&half);
+}
+
 /* ---- a view: etype MPI_INT, a vector filetype; collective, split and
  * nonblocking calls through it ---- */
 enum { VB = 7, VTILES = 30 };
@@ -716,6 +817,8 @@ int main(int argc, char **argv)
     test_pieces();
     section("elements");
     test_elements();
+    section("comms");
+    test_comms();
     section("view");
     test_view();
     section("size");

@@ -1,0 +1,71 @@
+/* comms.c - the communicators the interposer opens libtcio files on: one
+ * kept per group of ranks, reused by every later file on a congruent
+ * communicator.
+ *
+ * libtcio keeps its private duplicate and level-2 window on the
+ * communicator a file is opened on (lib/comm_cache.c), so that the next
+ * file opened on it pays neither MPI_Comm_dup nor MPI_Win_allocate.
+ * Programs through MPI-IO rarely open two files on one communicator:
+ * HDF5's MPI-IO driver and PnetCDF duplicate the program's communicator
+ * at every file open and free the duplicate at its close, which would make
+ * every open create a window (80-170 ms at 4 ranks here).  So the
+ * interposer opens libtcio files on a communicator of its own, one per
+ * group, kept until MPI_Finalize: the second file of the same ranks finds
+ * libtcio's cache on it.
+ *
+ * Which kept communicator a file uses must be the same on every rank, or
+ * the collectives on it would not match.  Each kept communicator carries
+ * an identity agreed when it was made (rank 0's world rank and count of
+ * communicators it has made); at an open every rank proposes the identity
+ * of the kept communicator congruent with the program's, and the open's
+ * agreement (served.c) takes it only if every rank proposed the same. */
+#include <stdlib.h>
+#include "tmi.h"
+
+enum { TMI_MAX_KEPT = 16 };   /* distinct groups; beyond, files get their own */
+
+static struct kept {
+    MPI_Comm  comm;
+    long long id;
+} kept[TMI_MAX_KEPT];
+static int nkept;
+static long long made;        /* communicators this rank made as a rank 0 */
+
+long long tmi_comm_proposal(MPI_Comm comm)
+{
+    for (int i = 0; i < nkept; i++) {
+        int cmp;
+        if (MPI_Comm_compare(kept[i].comm, comm, &cmp) == MPI_SUCCESS &&
+            (cmp == MPI_IDENT || cmp == MPI_CONGRUENT))
+            return kept[i].id;
+    }
+    return -1;
+}
+
+MPI_Comm tmi_comm_kept(long long id)
+{
+    for (int i = 0; i < nkept; i++)
+        if (kept[i].id == id)
+            return kept[i].comm;
+    return MPI_COMM_NULL;
+}
+
+long long tmi_comm_new_id(MPI_Comm comm)
+{
+    int rank, world;
+    MPI_Comm_rank(comm, &rank);
+    if (rank != 0)
+        return -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world);
+    return ((long long)world << 32) | ++made;
+}
+
+int tmi_comm_can_keep(void)
+{
+    return nkept < TMI_MAX_KEPT;
+}
+
+void tmi_comm_keep(MPI_Comm comm, long long id)
+{
+    kept[nkept++] = (struct kept){ .comm = comm, .id = id };
+}
