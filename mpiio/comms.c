@@ -17,37 +17,61 @@
  * the collectives on it would not match.  Each kept communicator carries
  * an identity agreed when it was made (rank 0's world rank and count of
  * communicators it has made); at an open every rank proposes the identity
- * of the kept communicator congruent with the program's, and the open's
- * agreement (served.c) takes it only if every rank proposed the same. */
+ * of the kept communicator congruent with the program's that no open file
+ * uses, and the open's agreement (served.c) takes it only if every rank
+ * proposed the same.  One open file at a time per kept communicator: the
+ * interposer's own collectives of two files open at once must not meet on
+ * one communicator.  Files that cannot have one (a second file open on the
+ * same ranks, more groups than are kept, ranks that disagree) are opened
+ * on the program's communicator as before, where libtcio's cache helps as
+ * long as the program keeps that communicator. */
 #include <stdlib.h>
 #include "tmi.h"
 
-enum { TMI_MAX_KEPT = 16 };   /* distinct groups; beyond, files get their own */
+/* Distinct groups kept: each holds libtcio's window for one file (its
+ * level 2) until MPI_Finalize. */
+enum { TMI_MAX_KEPT = 4 };
 
 static struct kept {
     MPI_Comm  comm;
     long long id;
+    int       in_use;         /* by an open file */
 } kept[TMI_MAX_KEPT];
 static int nkept;
 static long long made;        /* communicators this rank made as a rank 0 */
 
+static int congruent(MPI_Comm a, MPI_Comm b)
+{
+    int cmp;
+    return MPI_Comm_compare(a, b, &cmp) == MPI_SUCCESS &&
+           (cmp == MPI_IDENT || cmp == MPI_CONGRUENT);
+}
+
 long long tmi_comm_proposal(MPI_Comm comm)
 {
-    for (int i = 0; i < nkept; i++) {
-        int cmp;
-        if (MPI_Comm_compare(kept[i].comm, comm, &cmp) == MPI_SUCCESS &&
-            (cmp == MPI_IDENT || cmp == MPI_CONGRUENT))
-            return kept[i].id;
-    }
+    for (int i = 0; i < nkept; i++)
+        if (congruent(kept[i].comm, comm))
+            return kept[i].in_use ? -2 : kept[i].id;
     return -1;
 }
 
-MPI_Comm tmi_comm_kept(long long id)
+/* Identities are unique within one MPI_COMM_WORLD; processes joined from
+ * several (MPI_Comm_spawn) could repeat one, so the group is checked too. */
+MPI_Comm tmi_comm_take(long long id, MPI_Comm comm)
 {
     for (int i = 0; i < nkept; i++)
-        if (kept[i].id == id)
+        if (kept[i].id == id && congruent(kept[i].comm, comm)) {
+            kept[i].in_use = 1;
             return kept[i].comm;
+        }
     return MPI_COMM_NULL;
+}
+
+void tmi_comm_give_back(MPI_Comm comm)
+{
+    for (int i = 0; i < nkept; i++)
+        if (kept[i].comm == comm)
+            kept[i].in_use = 0;
 }
 
 long long tmi_comm_new_id(MPI_Comm comm)
@@ -67,5 +91,5 @@ int tmi_comm_can_keep(void)
 
 void tmi_comm_keep(MPI_Comm comm, long long id)
 {
-    kept[nkept++] = (struct kept){ .comm = comm, .id = id };
+    kept[nkept++] = (struct kept){ .comm = comm, .id = id, .in_use = 1 };
 }

@@ -47,6 +47,10 @@ static int cache_read(tmi_entry *e, MPI_Offset off, MPI_Offset len, char *dst,
             if (!e->cache && !(e->cache = malloc(TMI_CACHE_BYTES)))
                 return TCIO_ERR_NO_MEMORY;
             MPI_Offset at = off - off % TMI_CACHE_BYTES;
+            /* Invalid while it fills: a failed fill leaves part of it
+             * written, or a read of libtcio's still pointing into it. */
+            e->cache_len = 0;
+            e->cache_hit_end = 0;
             int rc = TMI_LIB(tcio_read_at(e->tf, at, e->cache, TMI_CACHE_BYTES, MPI_BYTE));
             if (rc == 0)
                 rc = TMI_LIB(tcio_fetch(e->tf));

@@ -98,10 +98,14 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         same_ranks = cmp == MPI_IDENT || cmp == MPI_CONGRUENT;
     }
     /* With the decision, the kept communicator each rank would open the
-     * file on (comms.c): taken only if every rank proposes the same. */
+     * file on (comms.c): taken only if every rank proposes the same, and
+     * a new one made only if no rank has one for this group and every
+     * rank has room for it. */
     long long proposal = want ? tmi_comm_proposal(comm) : -1;
-    long long flags[5] = { !want, first != NULL, !same_ranks, proposal, -proposal }, all[5];
-    MPI_Allreduce(flags, all, 5, MPI_LONG_LONG, MPI_MAX, comm);
+    long long flags[6] = { !want, first != NULL, !same_ranks, proposal, -proposal,
+                           !tmi_comm_can_keep() },
+              all[6];
+    MPI_Allreduce(flags, all, 6, MPI_LONG_LONG, MPI_MAX, comm);
     if (all[1] && all[2]) {
         free(key);
         tmr_File_close(fh);
@@ -126,14 +130,17 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         return MPI_SUCCESS;
     }
 
-    /* The communicator: the kept one every rank proposed, else a new
-     * duplicate, kept for later files if no rank had one for this group. */
-    MPI_Comm on = MPI_COMM_NULL;
-    int own = 1, fresh = all[3] == -1 && all[4] == 1;
+    /* Where libtcio's file is opened: the kept communicator every rank
+     * proposed; else a new one, kept once the open succeeds, if no rank
+     * had one for this group; else (another file of this group is open,
+     * no room, or ranks that disagree) the program's communicator, as
+     * without kept ones, with a duplicate of the entry's own for the
+     * interposer's collectives. */
+    MPI_Comm on = comm, mine_comm = MPI_COMM_NULL;
+    int fresh = all[3] == -1 && all[4] == 1 && !all[5];
     if (all[3] >= 0 && all[3] == -all[4]) {
-        on = tmi_comm_kept(all[3]);
-        own = 0;
-    } else {
+        on = tmi_comm_take(all[3], comm);
+    } else if (fresh) {
         /* libtcio's open below is collective over the new communicator:
          * every rank needs one, so a failed duplicate is agreed on. */
         int dup_ok = MPI_Comm_dup(comm, &on) == MPI_SUCCESS, all_dup_ok = 0;
@@ -155,21 +162,19 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
                                      amode & ~(MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE), info,
                                      &tf));
     /* Every rank serves the file or none (the close is collective), so
-     * the ranks agree on libtcio's open, the entry's memory and whether
-     * the new communicator is kept. */
+     * the ranks agree on libtcio's open, the entry's memory and duplicate
+     * and the new communicator's identity. */
     tmi_entry *e = trc == TCIO_SUCCESS ? tmi_table_add(*fh) : NULL;
     int ok = e && (e->name = strdup(filename)) != NULL;
-    long long mine[3] = { !ok, fresh ? tmi_comm_new_id(comm) : -1,
-                          !(fresh && tmi_comm_can_keep()) },
-              agreed[3];
-    MPI_Allreduce(mine, agreed, 3, MPI_LONG_LONG, MPI_MAX, comm);
+    if (on == comm && trc == TCIO_SUCCESS)
+        ok = MPI_Comm_dup(comm, &mine_comm) == MPI_SUCCESS && ok;
+    long long mine[2] = { !ok, fresh ? tmi_comm_new_id(comm) : -1 }, agreed[2];
+    MPI_Allreduce(mine, agreed, 2, MPI_LONG_LONG, MPI_MAX, comm);
     if (!agreed[0]) {
-        if (fresh && !agreed[2]) {
+        if (fresh)
             tmi_comm_keep(on, agreed[1]);
-            own = 0;
-        }
-        e->comm = on;
-        e->own_comm = own;
+        e->comm = on == comm ? mine_comm : on;
+        e->own_comm = on == comm;
         e->key = key;
         e->tf = tf;
         e->amode = amode;
@@ -182,11 +187,15 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     }
     free(key);
     if (e)
-        tmi_table_drop(e);
+        tmi_table_drop(e);          /* its comm is still MPI_COMM_NULL */
     if (tf)
         (void)TMI_LIB(tcio_close(tf));
-    if (own)
+    if (mine_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&mine_comm);
+    if (fresh)
         MPI_Comm_free(&on);
+    else if (on != comm)
+        tmi_comm_give_back(on);
     if (trc != TCIO_SUCCESS) {
         /* libtcio's open fails alike on every rank: the file is not
          * served, the real handle is the program's. */

@@ -53,6 +53,8 @@ void tmi_table_drop(tmi_entry *e)
     }
     if (e->own_comm && e->comm != MPI_COMM_NULL)
         MPI_Comm_free(&e->comm);
+    else if (e->comm != MPI_COMM_NULL)
+        tmi_comm_give_back(e->comm);
     tmi_view_free(&e->view);
     free(e->cache);
     free(e->name);

@@ -79,10 +79,12 @@ enum { TMI_COUNTERS(TMI_ENUM) TMI_S_COUNT };
 typedef struct tmi_entry {
     MPI_File   real;          /* the program's handle                     */
     tcio_file *tf;
-    MPI_Comm   comm;          /* the interposer's: libtcio's file was
-                                 opened on it; statistics, handover      */
-    int        own_comm;      /* COMM is this entry's (freed with it), not
-                                 one kept per group (comms.c)            */
+    MPI_Comm   comm;          /* the interposer's, for its collectives
+                                 (statistics, set_view, handover): a
+                                 kept one (comms.c), which libtcio's file
+                                 was opened on too, or the entry's own
+                                 duplicate (OWN_COMM), freed with it      */
+    int        own_comm;
     char      *name;          /* as the program gave it                   */
     char      *key;           /* realpath where it resolves: conflicts    */
     int        amode;
@@ -103,17 +105,21 @@ typedef struct tmi_entry {
 } tmi_entry;
 
 /* ---- the communicators libtcio files are opened on (comms.c) ---- */
-/* Local: the identity of the kept communicator congruent with COMM, or -1. */
+/* Local: the identity of the kept communicator congruent with COMM, -2 if
+ * an open file uses it, -1 if none is kept. */
 long long tmi_comm_proposal(MPI_Comm comm);
-/* Local: the kept communicator of identity ID (one every rank proposed). */
-MPI_Comm  tmi_comm_kept(long long id);
+/* Local: the kept communicator of identity ID congruent with COMM (one
+ * every rank proposed), now in use; MPI_COMM_NULL if there is none. */
+MPI_Comm  tmi_comm_take(long long id, MPI_Comm comm);
+/* Local: COMM, if kept, is free for the next file. */
+void      tmi_comm_give_back(MPI_Comm comm);
 /* Local: on COMM's rank 0 a new identity, elsewhere -1 (the open's
  * agreement takes the maximum). */
 long long tmi_comm_new_id(MPI_Comm comm);
 /* Local: whether another communicator can be kept. */
 int       tmi_comm_can_keep(void);
-/* Keep COMM (the interposer's own) as identity ID until MPI_Finalize;
- * only when every rank of it agreed to. */
+/* Keep COMM (the interposer's own, in use by the file just opened) as
+ * identity ID until MPI_Finalize; only when every rank agreed to. */
 void      tmi_comm_keep(MPI_Comm comm, long long id);
 
 /* The served entry of FH, or NULL (not served, or the guard is raised).

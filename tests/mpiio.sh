@@ -72,6 +72,14 @@ done
 [ "$(reused comms-b)" = 0 ] || { show "$dir/tcio.out"; fail "comms-b: reused a window in use"; }
 [ "$(reused comms-half0-1)" = 2 ] ||
     { show "$dir/tcio.out"; fail "comms-half0-1: windows reused '$(reused comms-half0-1)', expected 2"; }
+# Five more orders of the same ranks (groups of their own), two files on
+# each: the first file of each makes a window, the second reuses it,
+# whether its group got a kept communicator (the first two) or not (the
+# interposer keeps four: the world's, a half's, these two).
+for g in 1 2 3 4 5; do
+    [ "$(reused comms-order$g-0)" = 0 ] && [ "$(reused comms-order$g-1)" = $np ] ||
+        { show "$dir/tcio.out"; fail "comms-order$g: windows reused '$(reused comms-order$g-0)' then '$(reused comms-order$g-1)', expected 0 then $np"; }
+done
 # TCIO_MPIIO_FILES: none serves nothing; a pattern serves what it matches
 # shellcheck disable=SC2086
 TCIO_MPIIO_FILES=none TCIO_MPIIO_VERBOSE=1 ./tests/run-mpi.sh $np $preload ./tests/mpiio_prog "$dir/none" plain \

@@ -390,6 +390,28 @@ static void test_comms(void)
         compare_blocks(name, hn, 7 + i, color);   /* rank COLOR is the half's rank 0 */
     }
     MPI_Comm_free(&half);
+    /* More groups than the interposer keeps (4): the same ranks in five
+     * more orders (each a group of its own to MPI_Comm_compare: SIMILAR,
+     * not CONGRUENT), two files on each.  Those
+     * without a kept communicator are opened on the program's, where
+     * libtcio's own cache serves the second file. */
+    for (int g = 1; g <= 5; g++) {
+        /* rotations by 1 and 2, then the reversed order rotated by 0-2:
+         * with 3 ranks, every order but the world's */
+        int key = g <= 2 ? (rank + g) % nprocs : (nprocs - 1 - rank + g - 3) % nprocs;
+        MPI_Comm c;
+        OK(MPI_Comm_split(MPI_COMM_WORLD, 0, key, &c));
+        for (int i = 0; i < 2; i++) {
+            snprintf(name, sizeof name, "comms-order%d-%d", g, i);
+            write_blocks(c, name, 10 + i);
+            int r0 = -1, w = 0;
+            MPI_Comm_rank(c, &w);
+            int me = w == 0 ? rank : -1;
+            MPI_Allreduce(&me, &r0, 1, MPI_INT, MPI_MAX, c);
+            compare_blocks(name, nprocs, 10 + i, r0);
+        }
+        MPI_Comm_free(&c);
+    }
 }
 
 /* ---- a view: etype MPI_INT, a vector filetype; collective, split and
