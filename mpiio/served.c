@@ -105,7 +105,7 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     long long flags[6] = { !want, first != NULL, !same_ranks, proposal, -proposal,
                            !tmi_comm_can_keep() },
               all[6];
-    MPI_Allreduce(flags, all, 6, MPI_LONG_LONG, MPI_MAX, comm);
+    tmi_allreduce(flags, all, 6, MPI_LONG_LONG, MPI_MAX, comm);
     if (all[1] && all[2]) {
         free(key);
         tmr_File_close(fh);
@@ -143,10 +143,10 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     } else if (fresh) {
         /* libtcio's open below is collective over the new communicator:
          * every rank needs one, so a failed duplicate is agreed on. */
-        int dup_ok = MPI_Comm_dup(comm, &on) == MPI_SUCCESS, all_dup_ok = 0;
+        int dup_ok = tmi_comm_dup(comm, &on) == MPI_SUCCESS, all_dup_ok = 0;
         if (!dup_ok)
             on = MPI_COMM_NULL;
-        MPI_Allreduce(&dup_ok, &all_dup_ok, 1, MPI_INT, MPI_MIN, comm);
+        tmi_allreduce(&dup_ok, &all_dup_ok, 1, MPI_INT, MPI_MIN, comm);
         if (!all_dup_ok) {
             if (on != MPI_COMM_NULL)
                 MPI_Comm_free(&on);
@@ -167,9 +167,9 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     tmi_entry *e = trc == TCIO_SUCCESS ? tmi_table_add(*fh) : NULL;
     int ok = e && (e->name = strdup(filename)) != NULL;
     if (on == comm && trc == TCIO_SUCCESS)
-        ok = MPI_Comm_dup(comm, &mine_comm) == MPI_SUCCESS && ok;
+        ok = tmi_comm_dup(comm, &mine_comm) == MPI_SUCCESS && ok;
     long long mine[2] = { !ok, fresh ? tmi_comm_new_id(comm) : -1 }, agreed[2];
-    MPI_Allreduce(mine, agreed, 2, MPI_LONG_LONG, MPI_MAX, comm);
+    tmi_allreduce(mine, agreed, 2, MPI_LONG_LONG, MPI_MAX, comm);
     if (!agreed[0]) {
         if (fresh)
             tmi_comm_keep(on, agreed[1]);
@@ -356,7 +356,7 @@ int tmi_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
      * (too many runs, no memory) while the others' do: the ranks agree, and
      * hand over together, since the handover's close is collective. */
     int any_failed = failed;
-    MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, e->comm);
+    tmi_allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, e->comm);
     if (any_failed) {
         if (!failed) {
             tmi_view_free(&v);

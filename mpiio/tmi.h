@@ -105,6 +105,10 @@ typedef struct tmi_entry {
 } tmi_entry;
 
 /* ---- the communicators libtcio files are opened on (comms.c) ---- */
+/* MPI_Allreduce and MPI_Comm_dup that wait yielding the processor. */
+int tmi_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
+                  MPI_Comm comm);
+int tmi_comm_dup(MPI_Comm comm, MPI_Comm *dup);
 /* Local: the identity of the kept communicator congruent with COMM, -2 if
  * an open file uses it, -1 if none is kept. */
 long long tmi_comm_proposal(MPI_Comm comm);
