@@ -4,7 +4,9 @@
  * so the real function is the MPI library's PMPI_ symbol found past this
  * object in the lookup order (dlsym RTLD_NEXT), resolved at its first use.
  * Calling it raises the guard: whatever MPI_File_* name the MPI library
- * calls inside (ROMIO does, for some) goes straight through again. */
+ * calls inside (ROMIO does, for some) goes straight through again.  In
+ * the --wrap form (TMI_WRAP) the linker gives the real function the name
+ * __real_PMPI_NAME. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -16,6 +18,18 @@
 __attribute__((tls_model("initial-exec"))) _Thread_local int tmi_depth;
 __attribute__((tls_model("initial-exec"))) _Thread_local int tmi_lib_rc;
 
+#ifdef TMI_WRAP
+/* Linked with --wrap=PMPI_NAME: __real_PMPI_NAME is the MPI library's. */
+#define TMI_REAL(name, params, args)                                 \
+    int __real_PMPI_##name params;                                   \
+    int tmr_##name params                                            \
+    {                                                                \
+        tmi_depth++;                                                 \
+        int rc = __real_PMPI_##name args;                            \
+        tmi_depth--;                                                 \
+        return rc;                                                   \
+    }
+#else
 static void *resolve(const char *name)
 {
     void *p = dlsym(RTLD_NEXT, name);
@@ -44,5 +58,6 @@ static void *resolve(const char *name)
         tmi_depth--;                                                 \
         return rc;                                                   \
     }
+#endif
 TMI_CALLS(TMI_REAL)
 TMI_CALLS_C(TMI_REAL)

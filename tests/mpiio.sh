@@ -11,7 +11,7 @@
 dir=${TCIO_TEST_DIR:-${TMPDIR:-/tmp}}/tcio-mpiio.$$
 # Each run writes its files in a directory of its own: no run starts
 # from files an earlier one left.
-mkdir -p "$dir/plain" "$dir/tcio" "$dir/none" "$dir/pattern" || exit 1
+mkdir -p "$dir/plain" "$dir/tcio" "$dir/wrap" "$dir/none" "$dir/pattern" || exit 1
 trap 'rm -rf "$dir"' EXIT
 failed=0
 fail() { echo "mpiio.sh: FAILED: $*"; failed=$((failed + 1)); }
@@ -80,6 +80,17 @@ for g in 1 2 3 4 5; do
     [ "$(reused comms-order$g-0)" = 0 ] && [ "$(reused comms-order$g-1)" = $np ] ||
         { show "$dir/tcio.out"; fail "comms-order$g: windows reused '$(reused comms-order$g-0)' then '$(reused comms-order$g-1)', expected 0 then $np"; }
 done
+# The --wrap form: the same program linked with libtcio_mpiio_wrap.a and
+# the options of libtcio_mpiio.wrap, no LD_PRELOAD: every check passes and
+# the same files are served, handed over and refused.
+TCIO_MPIIO_VERBOSE=1 ./tests/run-mpi.sh $np ./tests/mpiio_prog_wrap "$dir/wrap" interposed \
+    > "$dir/wrap.out" 2> "$dir/wrap.err" ||
+    { show "$dir/wrap.out"; show "$dir/wrap.err"; fail "mpiio_prog_wrap (the --wrap form)"; }
+said() { sed -n 's|^libtcio_mpiio: [^ ]*/\(mpiio-[^ ]*\)|\1|p' "$1" | sort; }
+said "$dir/tcio.err" > "$dir/tcio.said"
+said "$dir/wrap.err" > "$dir/wrap.said"
+cmp -s "$dir/tcio.said" "$dir/wrap.said" ||
+    { diff "$dir/tcio.said" "$dir/wrap.said"; fail "the --wrap form served other files than LD_PRELOAD"; }
 # TCIO_MPIIO_FILES: none serves nothing; a pattern serves what it matches
 # shellcheck disable=SC2086
 TCIO_MPIIO_FILES=none TCIO_MPIIO_VERBOSE=1 ./tests/run-mpi.sh $np $preload ./tests/mpiio_prog "$dir/none" plain \
