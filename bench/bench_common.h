@@ -137,4 +137,7 @@ typedef struct bench_result {
  * columns are those of every earlier version. */
 void bench_report(FILE *out, bool csv, const bench_row *row, const bench_result *r);
 
+/* The median of V's N values (sorted in place); -1 when N is 0. */
+double bench_median(double *v, long n);
+
 #endif

@@ -47,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <mpi.h>
+#include "bench_common.h"
 
 enum { TAG_DATA = 11, TAG_NOTICE = 12, TAG_ACK = 13, TAG_NONE = 99 };
 enum { MAX_SLICES = 8, NGROUPS = 2 };
@@ -116,20 +117,6 @@ static void spin(double seconds)
     double end = now() + seconds;
     while (now() < end)
         ;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    if (n == 0)
-        return -1.0;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static void *xcalloc(size_t n, size_t size)
@@ -487,9 +474,9 @@ static struct result pool(struct probe *p, const double *all, const int *offnode
     r.n = n;
     if (n) {
         r.blocked_mean /= n;
-        r.blocked_med = median(b, n);
-        r.freed_med = median(fr, n);
-        r.lat_med = median(l, n);
+        r.blocked_med = bench_median(b, n);
+        r.freed_med = bench_median(fr, n);
+        r.lat_med = bench_median(l, n);
     }
     free(b);
     free(fr);
@@ -574,7 +561,7 @@ static double round_median(const struct probe *p, const struct trial_out *res, d
                        r->lat_med, r->lat_max, t->mbps, t->poll_us, r->blocked_med };
         v[i] = f[which];
     }
-    return median(v, p->o.rounds);
+    return bench_median(v, p->o.rounds);
 }
 
 static void summary(const struct probe *p, const struct trial_out *res)

@@ -197,18 +197,6 @@ static void read_file(const options *o, int rank, double *buf, hid_t dxpl)
     H5Pclose(fapl);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -271,8 +259,8 @@ int main(int argc, char **argv)
 
     bench_result res = {
         .bytes = (double)nprocs * (double)mine * sizeof(double),
-        .write_s = median(write_s, o.reps),
-        .read_s = median(read_s, o.reps),
+        .write_s = bench_median(write_s, o.reps),
+        .read_s = bench_median(read_s, o.reps),
         .peak_rss_mib = bench_max_peak_rss_mib(),
         .verified = verified,
     };

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <mpi.h>
 #include "tcio.h"
+#include "bench_common.h"
 
 static const char usage[] =
     "usage: mpiexec -n P tcio-open-close [-n PAIRS] [-r ROUNDS] [--trunc] FILE\n"
@@ -113,18 +114,6 @@ static double time_pairs(const options *o, int (*pair)(const options *))
     return all[1] != 0 ? -1 : all[0] / (double)o->pairs;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, long n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static int run(const options *o, int rank, int nprocs)
 {
     double *t_mpi = malloc((size_t)o->rounds * sizeof *t_mpi);
@@ -149,7 +138,7 @@ static int run(const options *o, int rank, int nprocs)
         if (rank == 0)
             fprintf(stderr, "tcio-open-close: an open or close failed (%s)\n", why);
     } else if (rank == 0) {
-        double m = median(t_mpi, o->rounds), t = median(t_tcio, o->rounds);
+        double m = bench_median(t_mpi, o->rounds), t = bench_median(t_tcio, o->rounds);
         printf("open+close per pair, median of %ld rounds of %ld pairs, %d ranks%s:\n",
                o->rounds, o->pairs, nprocs, o->trunc ? ", truncating" : "");
         printf("  MPI_File_open+close  %10.1f us\n", m * 1e6);
