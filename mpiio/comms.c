@@ -41,8 +41,14 @@ static int wait_yielding(MPI_Request *req)
     for (;;) {
         int done = 0;
         int err = MPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (err != MPI_SUCCESS || done)
+        if (err != MPI_SUCCESS) {
+            /* The request may still be pending (and write its results
+             * later): finish it before the caller's buffers go. */
+            MPI_Wait(req, MPI_STATUS_IGNORE);
             return err;
+        }
+        if (done)
+            return MPI_SUCCESS;
         sched_yield();
     }
 }

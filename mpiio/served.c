@@ -105,7 +105,12 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     long long flags[6] = { !want, first != NULL, !same_ranks, proposal, -proposal,
                            !tmi_comm_can_keep() },
               all[6];
-    tmi_allreduce(flags, all, 6, MPI_LONG_LONG, MPI_MAX, comm);
+    if (tmi_allreduce(flags, all, 6, MPI_LONG_LONG, MPI_MAX, comm) != MPI_SUCCESS) {
+        /* No agreement: not served (MPI's own error handling decides
+         * about the other ranks; the program keeps its real handle). */
+        all[0] = 1;
+        all[1] = all[2] = 0;
+    }
     if (all[1] && all[2]) {
         free(key);
         tmr_File_close(fh);
@@ -146,7 +151,8 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         int dup_ok = tmi_comm_dup(comm, &on) == MPI_SUCCESS, all_dup_ok = 0;
         if (!dup_ok)
             on = MPI_COMM_NULL;
-        tmi_allreduce(&dup_ok, &all_dup_ok, 1, MPI_INT, MPI_MIN, comm);
+        if (tmi_allreduce(&dup_ok, &all_dup_ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+            all_dup_ok = 0;
         if (!all_dup_ok) {
             if (on != MPI_COMM_NULL)
                 MPI_Comm_free(&on);
@@ -169,7 +175,8 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     if (on == comm && trc == TCIO_SUCCESS)
         ok = tmi_comm_dup(comm, &mine_comm) == MPI_SUCCESS && ok;
     long long mine[2] = { !ok, fresh ? tmi_comm_new_id(comm) : -1 }, agreed[2];
-    tmi_allreduce(mine, agreed, 2, MPI_LONG_LONG, MPI_MAX, comm);
+    if (tmi_allreduce(mine, agreed, 2, MPI_LONG_LONG, MPI_MAX, comm) != MPI_SUCCESS)
+        agreed[0] = 1;   /* no agreement: the open fails */
     if (!agreed[0]) {
         if (fresh)
             tmi_comm_keep(on, agreed[1]);
@@ -356,7 +363,8 @@ int tmi_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
      * (too many runs, no memory) while the others' do: the ranks agree, and
      * hand over together, since the handover's close is collective. */
     int any_failed = failed;
-    tmi_allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, e->comm);
+    if (tmi_allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, e->comm) != MPI_SUCCESS)
+        any_failed = 1;   /* no agreement: hand over rather than guess */
     if (any_failed) {
         if (!failed) {
             tmi_view_free(&v);
