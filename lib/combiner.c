@@ -105,10 +105,8 @@ static int node_geometry(tcio_file *fh)
     MPI_Comm_size(c->comm, &c->node_size);
     int size = (int)fh->map.segment_size;
     c->ranks = malloc((size_t)c->node_size * sizeof *c->ranks);
-    if (!c->ranks || tci_level1_init(&c->forward, size) != 0)
+    if (!c->ranks || tci_level1_init_view(&c->forward, size) != 0)
         return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for the node's combining tier");
-    free(c->forward.buf);
-    c->forward.buf = NULL;
     for (int i = 0; i < c->node_size; i++)
         c->ranks[i] = i;
     c->map = (tci_segmap){ .segment_size = fh->map.segment_size,
@@ -150,27 +148,32 @@ static void connect(tcio_file *fh)
     fh->node.t.progress_comm = fh->comm;
 }
 
-/* The tier kept on the communicator by the previous file of the same
- * geometry (comm_cache.h), set up for this one: local. */
-static int adopt(tcio_file *fh)
+bool tci_combiner_adopt_kept(tcio_file *fh)
 {
     tci_transport kept;
     if (!tci_comm_take_tier(fh->comm_entry, &kept, &fh->comb.comm))
-        return tci_error_set(TCIO_ERR_MPI, "the node's combining tier kept on the "
-                             "communicator is gone");
+        return false;
+    /* Taken: the tier is this handle's now, whatever follows (freed with
+     * it, or kept again with the window). */
     int rc = node_geometry(fh);
     tci_level2_adopt(&fh->node, &kept, &fh->comb.map, &to_the_file_level2);
-    if (rc == TCIO_SUCCESS) {
-        connect(fh);
-        fh->stats.count[TCI_C_REUSED_TIERS] = 1;
-    }
-    return rc;
+    if (rc != TCIO_SUCCESS)
+        return false;
+    connect(fh);
+    return true;
 }
 
 int tci_combiner_open(tcio_file *fh, bool reuse)
 {
-    if (reuse)
-        return tci_agree(fh->comm, adopt(fh));
+    if (reuse) {                        /* adopted before the open's agreement */
+        fh->stats.count[TCI_C_REUSED_TIERS] = 1;
+        return TCIO_SUCCESS;
+    }
+    /* A tier some ranks adopted but not all (or not with the window):
+     * every rank that took one out of the cache gives it up (the cache is
+     * alike on every rank, so they are all the node's ranks that held
+     * one). */
+    tci_combiner_free(fh);
     tci_comm_drop_tier(fh->comm_entry);
     int rc = tci_agree(fh->comm, prepare(fh));
     if (rc != TCIO_SUCCESS)
@@ -254,8 +257,10 @@ int tci_combiner_settle(tcio_file *fh, int settled)
 {
     if (!fh->node.t.ops)
         return settled;
-    /* Every rank has moved its level 1 into its node's tier. */
-    int rc = tci_error_from_mpi(tci_barrier(fh->comm));
+    /* Every rank of the node has moved its level 1 into the node's tier
+     * (the tier's slots hold only this node's bytes, so only its ranks
+     * need to have arrived). */
+    int rc = tci_error_from_mpi(tci_barrier(fh->comb.comm));
     int drain_rc = drain_all(fh);
     int done_rc = tci_level2_complete_all(&fh->l2);
     if (rc == TCIO_SUCCESS)

@@ -26,20 +26,28 @@ typedef struct tci_combiner {
                                bitmap as level-1 marks, its data the slot's */
 } tci_combiner;
 
+/* Local, before the open's agreement, on a file whose plan has a tier and
+ * whose window this rank reuses: take the tier that the communicator keeps
+ * beside the window (the previous file's, emptied) over for this file.
+ * Returns whether this rank now holds it, set up; the open agrees on
+ * every rank's answer, and tci_combiner_open learns the outcome. */
+bool tci_combiner_adopt_kept(struct tcio_file *fh);
+
 /* Collective over FH->comm, after the file's level 2 is open, on a file
  * whose plan has a tier (tci_transport_plan_for): the node communicator,
  * the tier's shm slots (FH->node) and the forward's buffers.  With REUSE
- * (agreed: every rank's communicator cache keeps a tier, and the window
- * was reused) the tier kept by the previous file is taken over, with no
- * collective step but the agreement of the outcome; otherwise a kept one
- * is freed and a new one made.  Agreed: every rank returns the same
- * result; on failure tci_combiner_free still runs at the handle's
- * destruction. */
+ * (agreed: every rank adopted a kept tier, tci_combiner_adopt_kept, and
+ * reuses the window) nothing is left to do, and no collective step is
+ * taken; otherwise a tier some ranks adopted or the cache keeps is freed
+ * and a new one made.  Agreed: every rank returns the same result; on
+ * failure tci_combiner_free still runs at the handle's destruction. */
 int  tci_combiner_open(struct tcio_file *fh, bool reuse);
 
 /* Local, where the window goes back to the communicator's cache
- * (handle.c: after a close that succeeded everywhere, or an open that
- * failed after taking a kept window over, before any access): keep the
+ * (handle.c: after a close that succeeded everywhere, an open that
+ * failed after taking a kept window over, before any access, or an open
+ * whose window some rank could not reuse, where the cache drops both at
+ * once, open.c's new_window): keep the
  * tier beside it, emptied, for the next file of the same geometry; else
  * leave it to tci_combiner_free. */
 void tci_combiner_keep(struct tcio_file *fh);
@@ -47,16 +55,20 @@ void tci_combiner_keep(struct tcio_file *fh);
 /* The collective half of tcio_flush, tcio_close and every call that
  * needs every rank's writes in the file's level 2, after this rank's
  * tci_access_settle (lib/access.h) returned SETTLED: on a file with the
- * tier, once every rank has moved its level 1 into its node's tier (a
- * barrier over FH->comm), each rank forwards the dirty segments its
- * slots of the tier hold, empties them and completes its moves into the
- * file's level 2.  Returns SETTLED if it is a failure, else the first
+ * tier, once every rank of the node has moved its level 1 into the
+ * node's tier (a barrier over the node's communicator: the tier holds
+ * only their bytes), each rank forwards the dirty segments its slots of
+ * the tier hold, empties them and completes its moves into the file's
+ * level 2.  The caller's next collective step over FH->comm (a barrier
+ * or an agreement) orders every node's forwards before what needs them
+ * all.  Returns SETTLED if it is a failure, else the first
  * failure here, explained.  Without the tier: SETTLED, local.  Usage:
  * rc = tci_combiner_settle(fh, tci_access_settle(fh)). */
 int  tci_combiner_settle(struct tcio_file *fh, int settled);
 
-/* Local (the node communicator is freed; the slots are unmapped): harmless
- * on a file without the tier. */
+/* Collective over the node's ranks (MPI_Comm_free of the node
+ * communicator; the slots are unmapped locally): harmless on a file
+ * without the tier, and when called twice. */
 void tci_combiner_free(struct tcio_file *fh);
 
 /* After a move of level 1 into the tier that filled the node's slot (the

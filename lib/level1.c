@@ -135,6 +135,20 @@ int tci_level1_init(tci_level1 *l1, int segment_size)
     return 0;
 }
 
+int tci_level1_init_view(tci_level1 *l1, int segment_size)
+{
+    memset(l1, 0, sizeof *l1);
+    l1->marked = calloc(marked_words(segment_size), sizeof *l1->marked);
+    l1->marked_lo = INT_MAX;
+    l1->marked_hi = 0;
+    if (!l1->marked || tci_extents_init(&l1->extents, segment_size) != 0) {
+        tci_level1_free(l1);
+        return -1;
+    }
+    tci_level1_reset(l1);
+    return 0;
+}
+
 void tci_level1_free(tci_level1 *l1)
 {
     free(l1->buf);

@@ -83,6 +83,11 @@ typedef struct tci_level1 {
 } tci_level1;
 
 int  tci_level1_init(tci_level1 *l1, int segment_size);
+/* A view of a segment whose data live elsewhere (a node's forward,
+ * combiner.c): the marks and extents of tci_level1_init, no buffer (BUF
+ * is NULL until the user aims it), and nothing touched in advance, so
+ * that a view set up at every open costs nothing until it is used. */
+int  tci_level1_init_view(tci_level1 *l1, int segment_size);
 void tci_level1_free(tci_level1 *l1);
 
 /* Forget the buffered extents and reads (after they were moved). */

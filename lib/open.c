@@ -320,10 +320,12 @@ static int set_up(tcio_file *fh, const char *fname, const opened *o, int mode)
     bool reused = rc == TCIO_SUCCESS && tci_handle_reuse_window(fh);
     /* The size too: every rank's own MPI_File_get_size may see a file that
      * another program changes meanwhile; the largest is every rank's.  And
-     * whether every rank keeps a combining tier beside the reused window
-     * (lib/combiner.c): then no rank makes a new one. */
-    bool tier_kept = reused && tci_comm_holds_tier(fh->comm_entry);
-    agreement a = { .rc = rc, .nfacts = 3, .facts = { !reused, fh->size_at_open, !tier_kept } };
+     * whether every rank took over the combining tier kept beside the
+     * reused window (lib/combiner.c): then no rank makes a new one, and
+     * the tier needs no agreement of its own. */
+    bool tier_adopted = reused && tci_handle_plan(fh).tier && tci_combiner_adopt_kept(fh);
+    agreement a = { .rc = rc, .nfacts = 3,
+                    .facts = { !reused, fh->size_at_open, !tier_adopted } };
     final_settings(&a, fh);
     if ((rc = agree_on(fh->comm, &a)) != TCIO_SUCCESS)
         return rc;
