@@ -225,8 +225,18 @@ tcio_file *tcio_open(const char *fname, int mode);
  *                           tcio_close does.  Default: an eighth of the
  *                           node's physical memory.  It may differ between
  *                           ranks (nodes differ in memory).
+ *   tcio_forward_staging    several nodes (the mixed transport): how many
+ *                           of a node's combined segments per rank of the
+ *                           node may be on their way to their aggregators
+ *                           as copies sent with MPI_Isend, so that a
+ *                           forward waits for no other rank (0..64; each
+ *                           copy takes a segment and its bitmap of the
+ *                           node's shared memory); 0, the default: every
+ *                           forward merges into the aggregator's slot
+ *                           under its lock, waiting for the aggregator's
+ *                           MPI progress.  Must be equal on every rank.
  * Each has an environment variable of the same name in capitals
- * (TCIO_SEGMENT_SIZE, ..., TCIO_TRANSPORT, TCIO_BACKGROUND_MEMORY) that takes
+ * (TCIO_SEGMENT_SIZE, ..., TCIO_BACKGROUND_MEMORY, TCIO_FORWARD_STAGING) that takes
  * precedence over the info key (so that a run can be tuned without
  * recompiling).  The first open of a process warns on rank 0's standard
  * error about each TCIO_* variable the library does not know (a typo
@@ -583,6 +593,7 @@ int tcio_last_error(char *buf, int len);
  *   tcio_background_memory     bytes per node of level 2 that may wait for
  *                              tcio_close_begin's helper thread (this
  *                              rank's value)
+ *   tcio_forward_staging       staged forwards per rank of a node (0: off)
  * Numbers are decimal without suffix.  Returns TCIO_SUCCESS,
  * TCIO_ERR_BAD_HANDLE, TCIO_ERR_BAD_ARG (INFO NULL) or TCIO_ERR_MPI (with
  * *INFO set to MPI_INFO_NULL).

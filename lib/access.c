@@ -65,17 +65,20 @@ static int check_request(tcio_file *fh, bool writing, bool at, MPI_Offset offset
 
 /* ---- moves: the owner's duties first ------------------------------------ */
 
-/* An aggregator about to move does its early drains first (owner.c), so
- * that slots other ranks filled are freed while it is inside the library
- * anyway.  Level 2 itself calls into the owner's duties in one place
+/* A rank about to move first merges the forwards that reached it as an
+ * aggregator and frees its acknowledged staged copies (forward.c), and an
+ * aggregator does its early drains (owner.c), so that slots other ranks
+ * filled are freed while it is inside the library anyway.  Level 2 itself calls into the owner's duties in one place
  * only: a node's tier spilling a segment forwards it (combiner.c), and a
  * forward that completes the segment in the file's level 2 has it
  * written (tci_owner_filled), as this function does after a write move
  * that completes one. */
 static int move_writes(tcio_file *fh)
 {
-    if (tci_level1_has_writes(&fh->l1))
+    if (tci_level1_has_writes(&fh->l1)) {
+        tci_forward_serve(fh);
         tci_owner_early_drains(fh);
+    }
     int64_t segment = fh->l1.segment;     /* for the reason: put_writes resets it */
     int rc = tci_level2_put_writes(fh);
     if (rc != TCIO_SUCCESS)
@@ -93,8 +96,10 @@ static int move_writes(tcio_file *fh)
 
 static int move_reads(tcio_file *fh)
 {
-    if (tci_level1_has_reads(&fh->l1))
+    if (tci_level1_has_reads(&fh->l1)) {
+        tci_forward_serve(fh);
         tci_owner_early_drains(fh);
+    }
     int64_t segment = fh->l1.segment;
     int rc = tci_level2_get_reads(fh);
     if (rc != TCIO_SUCCESS)

@@ -7,23 +7,26 @@
  * file but the segment's slot in the file's level 2, reached with the rma
  * transport.  So every path by which a segment leaves a level 2 (a spill
  * when its slot is claimed for another segment, the node's share complete,
- * tcio_flush, the close) is one forward: the node's combined bytes and
- * their bitmap, put as one move; and every load of a slot is one fetch
- * of the whole segment.  State words never see both kinds of atomics: the
+ * tcio_flush, the close) is one forward (forward.c): the node's combined
+ * bytes and their bitmap, merged under the aggregator's lock as one move,
+ * or staged and sent without waiting (tcio_forward_staging); and every
+ * load of a slot is one fetch of the whole segment, with the node's
+ * staged forwards not merged yet laid over it.  State words never see both kinds of atomics: the
  * tier's are only ever touched by the node's CPUs, the file's level 2's
  * only by MPI (its owners' own accesses included).
  *
  * A forward runs while its mover holds the tier's slot: the one place
  * where a rank holds two slot locks, always the tier's first and the file's
- * level 2's second, and no one takes them in the other order (a mover into
- * the file's level 2 never touches the tier), so the two cannot deadlock.
+ * level 2's second (with the aggregator's forward lock between them,
+ * forward.c), and no one takes them in the other order (a mover into the
+ * file's level 2 never touches the tier), so they cannot deadlock.
  * Its one-sided operations may need the target's MPI progress, and that
  * target may be a rank of this node waiting for the tier slot held:
  * waiters for tier slots therefore turn MPI's progress engine
  * (tci_transport_wait_progress). */
-#include <limits.h>
 #include <stdlib.h>
 #include "combiner.h"
+#include "forward.h"
 #include "collective.h"
 #include "comm_cache.h"
 #include "error.h"
@@ -33,61 +36,45 @@
 
 /* ---- the far side of the tier's slots ------------------------------------- */
 
-/* Aim the forward's view at SEGMENT, its marks BITMAP's bits.  Returns
- * whether any bit is set. */
-static bool view_marks(tci_level1 *v, int segment_size, int64_t segment,
-                       const unsigned char *bitmap)
-{
-    tci_level1_aim(v, TCI_L1_WRITING, segment, segment_size);
-    int words = (segment_size + 63) / 64;
-    int lo = INT_MAX, hi = 0;
-    for (int w = 0; w < words; w++) {
-        uint64_t bits = tci_bitmap_word(bitmap, w);
-        if (!bits)
-            continue;
-        v->marked[w] = bits;
-        if (w < lo)
-            lo = w;
-        hi = w + 1;
-    }
-    v->marked_lo = lo;
-    v->marked_hi = hi;
-    return lo < hi;
-}
-
-/* The tier's spill, and its drains': put the node's combined bytes of SEGMENT
- * (DATA where BITMAP's bits are set) into the segment's slot in the file's
- * level 2, one move, and let its owner know if that completed it. */
+/* The tier's spill, and its drains': the node's combined bytes of SEGMENT
+ * (DATA where BITMAP's bits are set) to the segment's slot in the file's
+ * level 2 (forward.c: staged and sent, or merged under the aggregator's
+ * lock). */
 static int forward(tcio_file *fh, int64_t segment, const char *data,
                    const unsigned char *bitmap)
 {
-    tci_level1 *v = &fh->comb.forward;
-    if (!view_marks(v, (int)fh->map.segment_size, segment, bitmap)) {
-        tci_level1_reset(v);
-        return TCIO_SUCCESS;
-    }
     double t0 = MPI_Wtime(), waited0 = fh->l2.t.op_wait_seconds;
-    int64_t bytes = tci_level1_marked_bytes(v);
-    v->buf = (char *)data;       /* read only: the merge copies out of it */
-    int rc = tci_level2_merge(fh, v);
-    v->buf = NULL;
-    tci_level1_reset(v);
-    if (rc == TCIO_SUCCESS) {
+    int64_t bytes0 = fh->stats.count[TCI_C_FORWARD_BYTES];
+    int rc = tci_forward_send(fh, segment, data, bitmap);
+    if (rc == TCIO_SUCCESS && fh->stats.count[TCI_C_FORWARD_BYTES] > bytes0)
         fh->stats.count[TCI_C_FORWARDS]++;
-        fh->stats.count[TCI_C_FORWARD_BYTES] += bytes;
-        rc = tci_owner_filled(fh);
-    }
     fh->stats.time[TCI_T_FORWARDS] += MPI_Wtime() - t0;
     fh->stats.time[TCI_T_FORWARD_WAITS] += fh->l2.t.op_wait_seconds - waited0;
     return tci_error_explain(rc, "forwarding the node's bytes of segment %lld to its "
                              "aggregator", (long long)segment);
 }
 
-/* The tier's load: the whole segment from the file's level 2. */
+/* A fetch's segment, for the node's staged forwards laid over it. */
+typedef struct fetched {
+    int64_t segment;
+    char   *buf;
+} fetched;
+
+static int overlay_staged(tcio_file *fh, void *arg)
+{
+    const fetched *f = arg;
+    return tci_forward_overlay(fh, f->segment, f->buf);
+}
+
+/* The tier's load: the whole segment from the file's level 2, with this
+ * node's forwards of it that its aggregator has not merged yet. */
 static int fetch(tcio_file *fh, int64_t segment, char *buf)
 {
     double waited0 = fh->l2.t.op_wait_seconds;
-    int rc = tci_level2_fetch(fh, segment, buf);
+    fetched f = { .segment = segment, .buf = buf };
+    tci_under_lock overlay = { .run = overlay_staged, .arg = &f };
+    int rc = tci_level2_fetch(fh, segment, buf,
+                              tci_forward_staged(fh, segment) ? &overlay : NULL);
     fh->stats.time[TCI_T_FETCH_WAITS] += fh->l2.t.op_wait_seconds - waited0;
     return tci_error_explain(rc, "fetching segment %lld from its aggregator for this node",
                              (long long)segment);
@@ -96,16 +83,14 @@ static int fetch(tcio_file *fh, int64_t segment, char *buf)
 /* ---- open and free -------------------------------------------------------- */
 
 /* The map of every segment over the ranks of the node communicator
- * FH->comb.comm, and the forward's view (its marks and extents; its data
- * is always a slot's).  Local. */
+ * FH->comb.comm.  Local. */
 static int node_geometry(tcio_file *fh)
 {
     tci_combiner *c = &fh->comb;
     MPI_Comm_rank(c->comm, &c->node_rank);
     MPI_Comm_size(c->comm, &c->node_size);
-    int size = (int)fh->map.segment_size;
     c->ranks = malloc((size_t)c->node_size * sizeof *c->ranks);
-    if (!c->ranks || tci_level1_init_view(&c->forward, size) != 0)
+    if (!c->ranks)
         return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for the node's combining tier");
     for (int i = 0; i < c->node_size; i++)
         c->ranks[i] = i;
@@ -126,13 +111,25 @@ static int prepare(tcio_file *fh)
         return tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Comm_split (the ranks of this node)", err);
     }
     int rc = node_geometry(fh);
+    if (rc == TCIO_SUCCESS)
+        rc = tci_forward_prepare(fh);
     if (rc != TCIO_SUCCESS)
         return rc;
-    int64_t bytes = tci_transport_shm.memory_bytes(c->map.nslots, fh->map.segment_size);
+    /* Each rank's part of the tier, and its share of the node's staged
+     * forwards (forward.c). */
+    int64_t staging = fh->config.forward_staging > 0
+                          ? (int64_t)tci_staging_bytes((int)fh->config.forward_staging *
+                                                           c->node_size,
+                                                       fh->map.naggregators,
+                                                       fh->map.segment_size)
+                          : 0;
+    int64_t bytes = tci_transport_shm.memory_bytes(c->map.nslots, fh->map.segment_size) +
+                    (staging + c->node_size - 1) / c->node_size;
     const char *limit = tci_transport_exceeds(bytes, c->node_size);
     if (limit)
-        return tci_error_set(TCIO_ERR_NO_MEMORY, "the node's combining tier needs %d parts of "
-                             "%lld bytes, more than %s", c->node_size, (long long)bytes, limit);
+        return tci_error_set(TCIO_ERR_NO_MEMORY, "the node's combining tier and staged "
+                             "forwards need %d parts of %lld bytes, more than %s",
+                             c->node_size, (long long)bytes, limit);
     return TCIO_SUCCESS;
 }
 
@@ -151,13 +148,15 @@ static void connect(tcio_file *fh)
 bool tci_combiner_adopt_kept(tcio_file *fh)
 {
     tci_transport kept;
-    if (!tci_comm_take_tier(fh->comm_entry, &kept, &fh->comb.comm))
+    tci_forward_kept forwards;
+    if (!tci_comm_take_tier(fh->comm_entry, &kept, &fh->comb.comm, &forwards))
         return false;
     /* Taken: the tier is this handle's now, whatever follows (freed with
      * it, or kept again with the window). */
     int rc = node_geometry(fh);
     tci_level2_adopt(&fh->node, &kept, &fh->comb.map, &to_the_file_level2);
-    if (rc != TCIO_SUCCESS)
+    bool forwards_fit = tci_forward_adopt(fh, &forwards);
+    if (rc != TCIO_SUCCESS || !forwards_fit)
         return false;
     connect(fh);
     return true;
@@ -187,6 +186,8 @@ int tci_combiner_open(tcio_file *fh, bool reuse)
                       (long long)fh->map.segment_size);
     rc = tci_agree(fh->comm, rc);
     if (rc == TCIO_SUCCESS)
+        rc = tci_forward_open(fh);
+    if (rc == TCIO_SUCCESS)
         connect(fh);
     return rc;
 }
@@ -196,17 +197,21 @@ void tci_combiner_keep(tcio_file *fh)
     tci_transport kept;
     if (!fh->node.t.ops || !tci_level2_keep(&fh->node, &kept))
         return;
-    if (tci_comm_keep_tier(fh->comm_entry, &kept, fh->comb.comm))
+    tci_forward_kept forwards;
+    tci_forward_keep(fh, &forwards);
+    if (tci_comm_keep_tier(fh->comm_entry, &kept, fh->comb.comm, &forwards)) {
         fh->comb.comm = MPI_COMM_NULL;       /* the cache's now */
-    else
+    } else {
         tci_transport_close(&kept);
+        tci_forward_kept_free(&forwards);
+    }
 }
 
 void tci_combiner_free(tcio_file *fh)
 {
     tci_combiner *c = &fh->comb;
     tci_level2_free(&fh->node);
-    tci_level1_free(&c->forward);
+    tci_forward_free(fh);
     free(c->ranks);
     c->ranks = NULL;
     if (c->comm != MPI_COMM_NULL)
@@ -262,9 +267,12 @@ int tci_combiner_settle(tcio_file *fh, int settled)
      * need to have arrived). */
     int rc = tci_error_from_mpi(tci_barrier(fh->comb.comm));
     int drain_rc = drain_all(fh);
+    /* Every staged forward merged by its aggregator (a collective step:
+     * entered even after a failure here). */
+    int merged_rc = tci_forward_settle(fh);
     int done_rc = tci_level2_complete_all(&fh->l2);
     if (rc == TCIO_SUCCESS)
-        rc = drain_rc != TCIO_SUCCESS ? drain_rc : done_rc;
+        rc = drain_rc != TCIO_SUCCESS ? drain_rc : merged_rc != TCIO_SUCCESS ? merged_rc : done_rc;
     tci_error_explain(rc, "forwarding the segments of the node's combining tier");
     return settled != TCIO_SUCCESS ? settled : rc;
 }

@@ -22,8 +22,6 @@ typedef struct tci_combiner {
     int        node_rank, node_size;
     tci_segmap map;         /* every segment, over the node's ranks */
     int       *ranks;       /* 0 .. node_size-1: MAP's aggregators */
-    tci_level1 forward;     /* a forward's view of a combined segment: its
-                               bitmap as level-1 marks, its data the slot's */
 } tci_combiner;
 
 /* Local, before the open's agreement, on a file whose plan has a tier and

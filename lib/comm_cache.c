@@ -36,6 +36,7 @@ struct tci_comm_entry {
     bool     holds_tier;
     tci_transport tier;
     MPI_Comm node_comm;
+    tci_forward_kept forwards;   /* its forwards' window and staging (forward.h) */
     tci_comm_entry *next, *prev;   /* the attached entries, oldest first */
 };
 
@@ -56,6 +57,7 @@ static void free_tier(tci_comm_entry *e)
     if (!e->holds_tier)
         return;
     tci_transport_close(&e->tier);
+    tci_forward_kept_free(&e->forwards);
     MPI_Comm_free(&e->node_comm);
     e->holds_tier = false;
 }
@@ -221,12 +223,14 @@ bool tci_comm_holds_tier(const tci_comm_entry *entry)
     return entry && entry->holds_tier;
 }
 
-bool tci_comm_take_tier(tci_comm_entry *entry, tci_transport *tier, MPI_Comm *node_comm)
+bool tci_comm_take_tier(tci_comm_entry *entry, tci_transport *tier, MPI_Comm *node_comm,
+                       tci_forward_kept *forwards)
 {
     if (!tci_comm_holds_tier(entry))
         return false;
     *tier = entry->tier;
     *node_comm = entry->node_comm;
+    *forwards = entry->forwards;
     entry->holds_tier = false;
     return true;
 }
@@ -237,12 +241,14 @@ void tci_comm_drop_tier(tci_comm_entry *entry)
         free_tier(entry);
 }
 
-bool tci_comm_keep_tier(tci_comm_entry *entry, const tci_transport *tier, MPI_Comm node_comm)
+bool tci_comm_keep_tier(tci_comm_entry *entry, const tci_transport *tier, MPI_Comm node_comm,
+                       const tci_forward_kept *forwards)
 {
     if (!entry || !entry->holds || entry->holds_tier || entry->orphaned)
         return false;
     entry->tier = *tier;
     entry->node_comm = node_comm;
+    entry->forwards = *forwards;
     entry->holds_tier = true;
     return true;
 }

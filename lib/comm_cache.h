@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <mpi.h>
 #include "transport.h"
+#include "forward.h"
 
 typedef struct tci_comm_entry tci_comm_entry;
 
@@ -59,19 +60,24 @@ void tci_comm_keep_window(tci_comm_entry *entry, const tci_window_key *key,
                           const tci_transport *kept);
 
 /* A node's combining tier (several nodes, lib/combiner.c) kept beside the
- * window: its shm transport, emptied by tci_level2_keep, and the
- * communicator of the node's ranks it lives on.
+ * window: its shm transport, emptied by tci_level2_keep, the
+ * communicator of the node's ranks it lives on, and its forwards' window
+ * and staging (lib/forward.c, settled by the close).
  * tci_comm_holds_tier: whether ENTRY keeps one.  tci_comm_take_tier: take
- * it out into *TIER and *NODE_COMM (false: none).  tci_comm_drop_tier:
- * free it (unmapped, the communicator freed).  tci_comm_keep_tier: keep
- * TIER and NODE_COMM beside the window ENTRY keeps now; false (nothing
- * kept, the caller still owns both) when it keeps no window or a tier
- * already.  The window's drop frees the tier too.  Local, but for the
- * drop's MPI_Comm_free of the node communicator (collective over the
- * node's ranks, which all drop alike: the cache is the same everywhere). */
+ * it out into *TIER, *NODE_COMM and *FORWARDS (false: none).
+ * tci_comm_drop_tier: free it (unmapped, the window and communicator
+ * freed).  tci_comm_keep_tier: keep TIER, NODE_COMM and FORWARDS beside
+ * the window ENTRY keeps now; false (nothing kept, the caller still owns
+ * them) when it keeps no window or a tier already.  The window's drop
+ * frees the tier too.  Local, but for the drop's MPI_Win_free of the
+ * forwards' window (collective over the file's communicator) and
+ * MPI_Comm_free of the node communicator (over the node's ranks): every
+ * rank drops alike, the cache being the same everywhere. */
 bool tci_comm_holds_tier(const tci_comm_entry *entry);
-bool tci_comm_take_tier(tci_comm_entry *entry, tci_transport *tier, MPI_Comm *node_comm);
+bool tci_comm_take_tier(tci_comm_entry *entry, tci_transport *tier, MPI_Comm *node_comm,
+                        tci_forward_kept *forwards);
 void tci_comm_drop_tier(tci_comm_entry *entry);
-bool tci_comm_keep_tier(tci_comm_entry *entry, const tci_transport *tier, MPI_Comm node_comm);
+bool tci_comm_keep_tier(tci_comm_entry *entry, const tci_transport *tier, MPI_Comm node_comm,
+                        const tci_forward_kept *forwards);
 
 #endif

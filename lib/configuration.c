@@ -31,20 +31,23 @@
 #define ENV_TRANSPORT         "TCIO_TRANSPORT"
 #define KEY_BACKGROUND_MEMORY "tcio_background_memory"
 #define ENV_BACKGROUND_MEMORY "TCIO_BACKGROUND_MEMORY"
+#define KEY_FORWARD_STAGING   "tcio_forward_staging"
+#define ENV_FORWARD_STAGING   "TCIO_FORWARD_STAGING"
 
 /* Every TCIO_* variable the library reads (the unknown ones are
  * reported: a typo would otherwise be silently ignored). */
 static const char *const tcio_env_names[] = {
     ENV_SEGMENT_SIZE, ENV_SEGMENTS_PER_PROC, ENV_AGGREGATORS, ENV_PLACEMENT,
     ENV_EARLY_DRAIN, ENV_STATS, ENV_STATS_FILE, ENV_TRANSPORT, ENV_BACKGROUND_MEMORY,
-    TCI_ENV_COLLECTIVE_TIMEOUT, TCI_ENV_WARN_UNKNOWN, TCI_ENV_TEST_NODES,
+    ENV_FORWARD_STAGING, TCI_ENV_COLLECTIVE_TIMEOUT, TCI_ENV_WARN_UNKNOWN, TCI_ENV_TEST_NODES,
     /* read by the MPI-IO interposer, libtcio_mpiio (mpiio/served.c) */
     "TCIO_MPIIO_FILES", "TCIO_MPIIO_VERBOSE"
 };
 
 static const char *const tcio_keys[] = {
     KEY_SEGMENT_SIZE, KEY_SEGMENTS_PER_PROC, KEY_AGGREGATORS, KEY_PLACEMENT,
-    KEY_EARLY_DRAIN, KEY_STATS, KEY_STATS_FILE, KEY_TRANSPORT, KEY_BACKGROUND_MEMORY
+    KEY_EARLY_DRAIN, KEY_STATS, KEY_STATS_FILE, KEY_TRANSPORT, KEY_BACKGROUND_MEMORY,
+    KEY_FORWARD_STAGING
 };
 
 /* The leading positive decimal integer of TEXT (no sign, no space):
@@ -206,6 +209,25 @@ static int read_background_memory(MPI_Info info, int64_t *value)
     return 0;
 }
 
+/* tcio_forward_staging: a count, or 0 (every forward merged under the
+ * aggregator's lock). */
+static int read_forward_staging(MPI_Info info, int64_t *value)
+{
+    char buf[MPI_MAX_INFO_VAL + 1], source[64];
+    const char *text = setting_text(info, KEY_FORWARD_STAGING, ENV_FORWARD_STAGING, buf,
+                                    source);
+    if (!text)
+        return 0;
+    if (strcmp(text, "0") == 0) {
+        *value = 0;
+        return 0;
+    }
+    if (tci_parse_count(text, value) != 0 || *value > TCI_MAX_FORWARD_STAGING)
+        return bad_setting(source, text, "expected 0 or a positive decimal integer up to "
+                           "64");
+    return 0;
+}
+
 int tci_parse_transport(const char *text, tci_transport_kind *kind)
 {
     if (!text)
@@ -353,7 +375,7 @@ static int check_aggregators(tci_config *cfg)
 int tci_config_from_user(MPI_Info info, tci_config *cfg)
 {
     *cfg = (tci_config){ .placement = TCI_PLACE_SPREAD, .early_drain = -1,
-                         .background_memory = -1 };
+                         .background_memory = -1, .forward_staging = -1 };
     int rc = TCIO_SUCCESS;
     if (read_size(info, KEY_SEGMENT_SIZE, ENV_SEGMENT_SIZE, TCI_MAX_SEGMENT_SIZE,
                   &cfg->segment_size) != 0 ||
@@ -364,7 +386,8 @@ int tci_config_from_user(MPI_Info info, tci_config *cfg)
         read_early_drain(info, &cfg->early_drain) != 0 ||
         read_stats(info, &cfg->stats) != 0 || read_stats_file(info, &cfg->stats_file) != 0 ||
         read_transport(info, &cfg->transport) != 0 ||
-        read_background_memory(info, &cfg->background_memory) != 0)
+        read_background_memory(info, &cfg->background_memory) != 0 ||
+        read_forward_staging(info, &cfg->forward_staging) != 0)
         rc = TCIO_ERR_BAD_CONFIG;
     if (rc == TCIO_SUCCESS)
         rc = check_limits(cfg);
@@ -407,6 +430,8 @@ int tci_config_finish(tci_config *cfg, int64_t striping_unit)
         cfg->segments_per_proc = TCI_DEFAULT_SEGMENTS_PER_PROC;
     if (cfg->early_drain < 0)
         cfg->early_drain = TCI_DRAIN_OWNER;
+    if (cfg->forward_staging < 0)
+        cfg->forward_staging = TCI_DEFAULT_FORWARD_STAGING;
     return check_limits(cfg);
 }
 

@@ -15,6 +15,10 @@
 
 #define TCI_MAX_AGGREGATOR_LIST       4096       /* ranks in an explicit list */
 
+#define TCI_DEFAULT_FORWARD_STAGING   0          /* staged forwards per rank of a node:
+                                                    off (doc/perf/forwards.md) */
+#define TCI_MAX_FORWARD_STAGING       64
+
 /* How aggregators are chosen among the ranks (doc/configuration.md). */
 typedef enum tci_placement_kind {
     TCI_PLACE_SPREAD = 0,   /* evenly spaced ranks (the default) */
@@ -55,6 +59,9 @@ typedef struct tci_config {
                                    of level 2 that may wait for the
                                    background drain; 0: none; -1 until
                                    used: then the default (background.c) */
+    int64_t forward_staging;    /* tcio_forward_staging: forwards a node may
+                                   have staged per rank of the node
+                                   (forward.c); 0: none; -1 until known */
 } tci_config;
 
 /* Parse a positive size such as "4096", "64k" or "1M" (powers of 1024).

@@ -14,6 +14,7 @@
 #include "transport.h"
 #include "level2.h"
 #include "combiner.h"
+#include "forward.h"
 #include "segio.h"
 #include "datatype.h"
 #include "stats.h"
@@ -55,6 +56,7 @@ struct tcio_file {
                                   (combiner.c), on several nodes with the
                                   mixed transport; node.t.ops NULL otherwise */
     tci_combiner comb;         /* its node communicator and geometry */
+    tci_forwards fwd;          /* how its segments reach L2 (forward.c) */
     tci_segio   io;            /* the file side of drains and spills */
     MPI_Offset  position;      /* the rank's own file pointer */
     MPI_Offset  size_at_open;

@@ -86,6 +86,7 @@ tcio_file *tci_handle_new(int mode)
     fh->comm = MPI_COMM_NULL;
     fh->file = MPI_FILE_NULL;
     fh->comb.comm = MPI_COMM_NULL;
+    fh->fwd.win = MPI_WIN_NULL;
     fh->can_read = access != MPI_MODE_WRONLY;
     fh->can_write = access != MPI_MODE_RDONLY;
     fh->staged_tail = &fh->staged;

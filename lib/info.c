@@ -61,6 +61,8 @@ static int add_tcio_settings(const tcio_file *fh, MPI_Info info)
         err = MPI_Info_set(info, "tcio_transport", tci_handle_transport_name(fh));
     if (err == MPI_SUCCESS)
         err = info_set_int(info, "tcio_background_memory", tci_background_memory(fh));
+    if (err == MPI_SUCCESS)
+        err = info_set_int(info, "tcio_forward_staging", c->forward_staging);
     return err;
 }
 

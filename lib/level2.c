@@ -442,15 +442,37 @@ static bool or_marks(unsigned char *bitmap, const tci_level1 *v, int size)
     return tci_bitmap_shape(bitmap, size, &lo, &hi) == 1 && lo == 0 && hi == size;
 }
 
+/* merge_locked in a slot this rank reaches by address (the aggregator's
+ * own, merging what its nodes sent it, forward.c): V's bytes and bits
+ * straight into the slot, between the syncs that order plain loads and
+ * stores with other ranks' accesses (as the owner's drains do). */
+static int merge_in_place(tci_transport *t, char *data, unsigned char *bitmap,
+                          const tci_slot_header *h, const tci_level1 *v, int size, bool *full)
+{
+    int rc = t->ops->sync(t);
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    if (!(h->flags & (TCI_SLOT_DIRTY | TCI_SLOT_LOADED)))
+        memset(bitmap, 0, (size_t)tci_bitmap_bytes(size));
+    tci_copy_masked(data, v->buf, v->marked, v->marked_lo, v->marked_hi);
+    *full = or_marks(bitmap, v, size);
+    return t->ops->sync(t);
+}
+
 /* Under the slot lock, the slot claimed for V's segment: what it holds
  * of the segment (nothing after a claim), V's bytes laid over it, back
- * whole.  *FULL: every byte of the segment is now written. */
+ * whole (in place when the slot is this rank's).  *FULL: every byte of
+ * the segment is now written. */
 static int merge_locked(tcio_file *fh, tci_location loc, const tci_slot_header *h,
                         const tci_level1 *v, bool *full)
 {
     tci_level2 *l2 = &fh->l2;
     tci_transport *t = &l2->t;
     int size = (int)fh->map.segment_size;
+    unsigned char *slot_bitmap = NULL;
+    char *slot_data = t->ops->memory(t, loc, &slot_bitmap);
+    if (slot_data)
+        return merge_in_place(t, slot_data, slot_bitmap, h, v, size, full);
     int rc = TCIO_SUCCESS;
     if (h->flags & (TCI_SLOT_DIRTY | TCI_SLOT_LOADED))
         rc = t->ops->get_all(t, loc, l2->scratch, l2->bitmap);
@@ -463,7 +485,7 @@ static int merge_locked(tcio_file *fh, tci_location loc, const tci_slot_header *
     return t->ops->put_all(t, loc, l2->scratch, l2->bitmap);
 }
 
-int tci_level2_merge(tcio_file *fh, const tci_level1 *v)
+int tci_level2_merge(tcio_file *fh, const tci_level1 *v, const tci_under_lock *after)
 {
     tci_level2 *l2 = &fh->l2;
     tci_transport *t = &l2->t;
@@ -485,6 +507,8 @@ int tci_level2_merge(tcio_file *fh, const tci_level1 *v)
         h.flags |= TCI_SLOT_DIRTY;
         if (full && fh->config.early_drain)
             h.flags |= TCI_SLOT_FULL;
+        if (after)
+            rc = after->run(fh, after->arg);
     }
     int release_rc = t->ops->release(t, loc, &h, modified);
     count_busy_takes(fh, l2);
@@ -696,7 +720,8 @@ static int slot_may_hold(tci_transport *t, tci_location loc, int64_t segment, bo
     return rc;
 }
 
-int tci_level2_fetch(tcio_file *fh, int64_t segment, char *buf)
+int tci_level2_fetch(tcio_file *fh, int64_t segment, char *buf,
+                     const tci_under_lock *under_lock)
 {
     tci_level2 *l2 = &fh->l2;
     tci_transport *t = &l2->t;
@@ -706,7 +731,7 @@ int tci_level2_fetch(tcio_file *fh, int64_t segment, char *buf)
      * trip to the aggregator instead of the two or three of a take and
      * its release. */
     bool may = true;
-    int rc = slot_may_hold(t, loc, segment, &may);
+    int rc = under_lock ? TCIO_SUCCESS : slot_may_hold(t, loc, segment, &may);
     if (rc == TCIO_SUCCESS && !may && (rc = fetch_from_file(fh, segment, buf)) == TCIO_SUCCESS)
         fh->stats.count[TCI_C_FETCHES]++;
     if (rc != TCIO_SUCCESS || !may)
@@ -724,6 +749,8 @@ int tci_level2_fetch(tcio_file *fh, int64_t segment, char *buf)
     } else if ((rc = have_scratch(l2)) == TCIO_SUCCESS) {
         rc = t->ops->get_all(t, loc, buf, l2->bitmap);
     }
+    if (rc == TCIO_SUCCESS && under_lock)
+        rc = under_lock->run(fh, under_lock->arg);
     int release_rc = t->ops->release(t, loc, &h, modified);
     count_busy_takes(fh, l2);
     /* Only a segment that came out of the slot crossed to this node; one

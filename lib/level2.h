@@ -99,22 +99,36 @@ int  tci_level2_complete_all(tci_level2 *l2);
  * written (tci_owner_filled). */
 int tci_level2_put_writes(struct tcio_file *fh);
 
+/* Work done under a slot lock of the file's level 2, after a merge or a
+ * fetch succeeded and before the slot is released (forward.c: a merge's
+ * sequence number, a fetch's staged forwards laid over it). */
+typedef struct tci_under_lock {
+    int  (*run)(struct tcio_file *fh, void *arg);
+    void *arg;
+} tci_under_lock;
+
 /* A node's combined bytes of a segment into its slot in the file's level
- * 2 (combiner.c's forward): V is a level-1 view of them (writing mode, its
- * marks the bytes, its buffer their data).  Under the slot's lock, claimed
- * for the segment (spilling another one), the slot's bytes and bitmap come
- * over whole, V's bytes are laid on top, and both go back whole: two
- * contiguous transfers, where a put of V's runs would need a datatype of
+ * 2 (forward.c): V is a level-1 view of them (writing mode, its marks the
+ * bytes, its buffer their data).  Under the slot's lock, claimed for the
+ * segment (spilling another one), V's bytes are laid over the slot's in
+ * place when the slot is this rank's (an aggregator merging what its
+ * nodes sent it); else the slot's bytes and bitmap come over whole, V's
+ * bytes are laid on top, and both go back whole: two contiguous
+ * transfers, where a put of V's runs would need a datatype of
  * tens of thousands of blocks and an accumulate of the bits (measured in
  * doc/design.md).  The slot is full when its bitmap is; then
- * L2.filled_valid is set for tci_owner_filled.  The caller keeps V. */
-int tci_level2_merge(struct tcio_file *fh, const tci_level1 *v);
+ * L2.filled_valid is set for tci_owner_filled.  The caller keeps V.
+ * AFTER (NULL: nothing) runs under the lock once the bytes are in. */
+int tci_level2_merge(struct tcio_file *fh, const tci_level1 *v, const tci_under_lock *after);
 
 /* A whole segment out of the file's level 2 into BUF, for a node's
  * combining tier: the slot's bytes when it holds SEGMENT (loading it from
  * the file first, for later fetches too, if it is not loaded yet), else
- * the file's bytes. */
-int tci_level2_fetch(struct tcio_file *fh, int64_t segment, char *buf);
+ * the file's bytes.  With UNDER_LOCK (NULL: none) the slot is always
+ * taken, even when it holds another segment, and UNDER_LOCK->run lays
+ * what it must over BUF before the release. */
+int tci_level2_fetch(struct tcio_file *fh, int64_t segment, char *buf,
+                     const tci_under_lock *under_lock);
 
 /* Fetch the rank's pending reads (level 1, reading mode) from their level-2
  * slot (in the node's combining tier, when the file has one) into the level-1 buffer and deliver them: shared with other readers

@@ -152,10 +152,11 @@ static void final_settings(agreement *a, const tcio_file *fh)
     const tci_config *c = &fh->config;
     static const char *const names[] = {
         "the segment size (from the file's striping_unit)", "tcio_segments_per_proc",
-        "tcio_early_drain", "tcio_stats", "the aggregators chosen"
+        "tcio_early_drain", "tcio_stats", "the aggregators chosen", "tcio_forward_staging"
     };
     const int64_t settings[] = { c->segment_size, c->segments_per_proc, c->early_drain,
-                                 c->stats, tci_aggregators_digest(&fh->aggr) };
+                                 c->stats, tci_aggregators_digest(&fh->aggr),
+                                 c->forward_staging };
     a->names = names;
     a->nsettings = (int)(sizeof settings / sizeof settings[0]);
     memcpy(a->settings, settings, sizeof settings);

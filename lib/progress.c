@@ -12,6 +12,11 @@ void tci_progress(tcio_file *fh)
      * with ch4:ucx). */
     if (fh->l2.t.ops->needs_progress)
         tci_mpi_progress(fh->comm);
+    /* The forwards that reached this aggregator: a probe each time costs
+     * as much as the rest of the poll under some MPIs (Open MPI's), and
+     * the moves serve them too. */
+    if (++fh->fwd.polls % TCI_FORWARD_POLLS == 0)
+        tci_forward_serve(fh);
     tci_owner_early_drains(fh);
 }
 

@@ -42,6 +42,16 @@
     X(FORWARDS, "node forwards", "forwards")                                         \
     X(FORWARD_BYTES, "bytes forwarded", "forward_bytes")                             \
     X(FETCHES, "node fetches", "fetches")                                           \
+    /* forwards staged and sent without waiting, forwards merged under the          \
+     * aggregator's forward lock (staging full, or the aggregator itself),         \
+     * staged forwards an aggregator received, those of them a locked forward      \
+     * had merged first, and staged forwards a fetch laid over what it fetched     \
+     * (forward.c) */                                                                \
+    X(STAGED_FORWARDS, "forwards staged", "staged_forwards")                         \
+    X(LOCKED_FORWARDS, "forwards locked", "locked_forwards")                         \
+    X(FORWARDS_RECEIVED, "forwards received", "forwards_received")                   \
+    X(FORWARDS_OVERTAKEN, "forwards overtaken", "forwards_overtaken")                \
+    X(STAGED_OVERLAYS, "staged forwards fetched", "staged_overlays")                 \
     /* opens that took the level-2 window, and on several nodes the node's          \
      * combining tier, kept on the communicator by the previous file */              \
     X(REUSED_WINDOWS, "windows reused", "reused_windows")                            \
@@ -72,6 +82,7 @@
     X(OLDER_WAITS, "waits for older segments", "older_segment_waits")                \
     X(BACKGROUND, "background drain", "background_drain")                            \
     X(FORWARDS, "node forwards", "forwards")                                         \
+    X(FORWARD_MERGES, "merges of forwards received", "forward_merges")               \
     X(SLOT_WAITS, "waits for held slots", "slot_waits")                              \
     X(ONE_SIDED_WAITS, "waits for one-sided ops", "one_sided_waits")                 \
     X(FORWARD_WAITS, "  of them in forwards", "forward_waits")                       \

@@ -130,8 +130,8 @@ void tci_mpi_progress(MPI_Comm comm)
         MPI_Test(&progress_request, &done, MPI_STATUS_IGNORE);
         return;
     }
-    int found = 0;   /* libtcio sends no messages on COMM: finds nothing */
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &found, MPI_STATUS_IGNORE);
+    int found = 0;   /* nothing is sent with the tag: finds nothing */
+    MPI_Iprobe(MPI_ANY_SOURCE, TCI_TAG_PROGRESS, comm, &found, MPI_STATUS_IGNORE);
 }
 
 const char *tci_transport_exceeds(int64_t bytes, int windows)

@@ -232,13 +232,20 @@ void tci_transport_waited_for_slot(tci_transport *t, int tries, double busy_sinc
  * progress_comm, if it has one (tci_mpi_progress now and then). */
 void tci_transport_wait_progress(tci_transport *t, int polls);
 
+/* The point-to-point tags of the file's private communicator: a node's
+ * forwards and their acknowledgements (forward.c), and one that nothing
+ * is ever sent with, which tci_mpi_progress probes for. */
+enum { TCI_TAG_PROGRESS = 7000, TCI_TAG_FORWARD = 7001, TCI_TAG_ACK = 7002 };
+
 /* Run MPI's whole progress engine once, so that other ranks' one-sided
  * operations on our windows that need it (MPICH's, Open MPI's osc/pt2pt
  * and osc/ucx with emulated atomics) move: under Open MPI, MPI_Test on a
  * generalized request of the library's that stays pending until
  * MPI_Finalize (its pml/ucx turns the whole engine only on every 100th
  * MPI_Iprobe); under other MPIs, or if that request cannot be made, an
- * MPI_Iprobe on COMM. */
+ * MPI_Iprobe on COMM for TCI_TAG_PROGRESS, which finds nothing: a probe
+ * that finds a message returns without turning the engine (MPICH's does),
+ * and COMM carries forwards. */
 void tci_mpi_progress(MPI_Comm comm);
 
 /* Local: TCIO_SUCCESS unless KIND is shm and the communicator spans

@@ -60,6 +60,7 @@
 #include "error.h"
 #include "pages.h"
 #include "maskcopy.h"
+#include "node_segment.h"
 
 
 /* Atomics shared between processes must be lock-free (a lock-based
@@ -153,74 +154,6 @@ static size_t part_bytes(const tci_segmap *map)
     return (bytes + unit - 1) / unit * unit;
 }
 
-/* The name of the segment that rank 0 of the communicator, process PID,
- * creates as its SEQ-th. */
-static void segment_name(char *name, size_t size, int64_t pid, int64_t seq)
-{
-    snprintf(name, size, "/tcio-%lld-%lld", (long long)pid, (long long)seq);
-}
-
-/* Give the segment's pages to it now: ftruncate alone makes a sparse
- * object, and /dev/shm filling up before a slot's first store (other jobs
- * on the node) would kill the process with SIGBUS there instead of
- * refusing the open here.  Returns 0 or an errno; a file system that
- * cannot reserve (EOPNOTSUPP, EINVAL) is left sparse. */
-static int reserve_pages(int fd, size_t bytes)
-{
-    int err = posix_fallocate(fd, 0, (off_t)bytes);
-    return err == EOPNOTSUPP || err == EINVAL ? 0 : err;
-}
-
-/* Map BYTES of the segment open on FD into S.  Returns 0 or the errno,
- * naming mmap in *WHAT. */
-static int map_segment(shm *s, int fd, size_t bytes, const char **what)
-{
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-        *what = "mmap";
-        return errno;
-    }
-    s->segment = p;
-    return 0;
-}
-
-/* Rank 0: create the segment NAME of BYTES (zero: the empty state) and map
- * it.  Returns 0 or the errno of the call that failed, naming it in *WHAT. */
-static int create_segment(shm *s, const char *name, size_t bytes, const char **what)
-{
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-    if (fd < 0) {
-        *what = "shm_open";
-        return errno;
-    }
-    int err = 0;
-    if (ftruncate(fd, (off_t)bytes) != 0) {
-        err = errno;
-        *what = "ftruncate";
-    } else if ((err = reserve_pages(fd, bytes)) != 0) {
-        *what = "posix_fallocate";
-    } else {
-        err = map_segment(s, fd, bytes, what);
-    }
-    close(fd);
-    if (err)
-        shm_unlink(name);        /* no name is left behind after a failure */
-    return err;
-}
-
-/* The other ranks: map the segment NAME that rank 0 created. */
-static int attach_segment(shm *s, const char *name, size_t bytes, const char **what)
-{
-    int fd = shm_open(name, O_RDWR, 0600);
-    if (fd < 0) {
-        *what = "shm_open";
-        return errno;
-    }
-    int err = map_segment(s, fd, bytes, what);
-    close(fd);
-    return err;
-}
-
 /* Every rank's part, by address: the aggregators' parts in the map's
  * order. */
 static int find_bases(shm *s, const tci_segmap *map)
@@ -234,11 +167,8 @@ static int find_bases(shm *s, const tci_segmap *map)
     return TCIO_SUCCESS;
 }
 
-/* Collective: rank 0 creates and maps the segment, one agreement tells the
- * others its name (rank 0's process id and count of segments) or its
- * failure, they map it, a second agreement tells everyone whether all
- * did, and rank 0 unlinks the name (the memory lives until the last
- * process unmaps it; no name is left behind, also after a failure). */
+/* Collective: the node's segment (node_segment.h), every aggregator's part
+ * in it. */
 static int open_level2(tci_transport *t, MPI_Comm comm, const tci_segmap *map, bool owner)
 {
     (void)owner;                 /* the parts are the aggregators' of MAP */
@@ -246,39 +176,11 @@ static int open_level2(tci_transport *t, MPI_Comm comm, const tci_segmap *map, b
     s->map = map;
     MPI_Comm_size(comm, &s->nranks);
     s->segment_bytes = part_bytes(map) * (size_t)map->naggregators;
-    static int64_t created;      /* segments this process created */
-    char name[64];
-    const char *what = "";
-    int64_t facts[3] = { 0, 0, 0 }, all[3];   /* rank 0: pid, seq, its errno */
-    int err = 0;
-    if (t->self == 0) {
-        int64_t seq = ++created;
-        segment_name(name, sizeof name, (int64_t)getpid(), seq);
-        err = create_segment(s, name, s->segment_bytes, &what);
-        facts[0] = (int64_t)getpid();
-        facts[1] = seq;
-        facts[2] = err;
-    }
-    if (tci_allreduce(facts, all, 3, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
-        err = err ? err : EIO, what = what[0] ? what : "MPI_Allreduce";
-    if (!err && all[2])
-        err = (int)all[2], what = "rank 0's segment";
-    if (!err && t->self != 0) {
-        segment_name(name, sizeof name, all[0], all[1]);
-        err = attach_segment(s, name, s->segment_bytes, &what);
-    }
-    int64_t failed = err != 0, any = 1;
-    if (tci_allreduce(&failed, &any, 1, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
-        any = 1;
-    if (t->self == 0 && s->segment)
-        shm_unlink(name);
-    if (err)
-        return tci_error_set(TCIO_ERR_NO_MEMORY, "the shm transport's level 2 (%zu bytes in "
-                             "/dev/shm): %s failed: %s", s->segment_bytes, what, strerror(err));
-    if (any)
-        return tci_error_set(TCIO_ERR_NO_MEMORY, "the shm transport's level 2: another rank "
-                             "could not map it");
-    int rc = find_bases(s, map);
+    int rc = tci_node_segment_open(comm, t->self, s->segment_bytes,
+                                   "the shm transport's level 2", &s->segment);
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    rc = find_bases(s, map);
     if (rc != TCIO_SUCCESS)
         return rc;
     s->mapped = calloc(((size_t)s->nranks * (size_t)map->nslots + 7) / 8, 1);
@@ -288,8 +190,7 @@ static int open_level2(tci_transport *t, MPI_Comm comm, const tci_segmap *map, b
 static void close_level2(tci_transport *t)
 {
     shm *s = shm_of(t);
-    if (s->segment)
-        munmap(s->segment, s->segment_bytes);
+    tci_node_segment_close(s->segment, s->segment_bytes);
     s->segment = NULL;
     free(s->base);
     s->base = NULL;

@@ -133,7 +133,7 @@ for o in objs:
                                  "early_drains", "prefetch", "close", "sync", "set_size",
                                  "writes_around",
                                  "older_segment_waits", "background_drain", "forwards",
-                                 "slot_waits", "one_sided_waits", "forward_waits",
+                                 "forward_merges", "slot_waits", "one_sided_waits", "forward_waits",
                                  "fetch_waits", "collective_waits"}
     for v in o["seconds"].values():
         assert 0 <= v["max"] <= v["sum"]

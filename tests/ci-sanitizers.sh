@@ -7,7 +7,8 @@
 #   1. --enable-sanitizers (-fsanitize=address,undefined): the unit tests,
 #      the MPI suite at 2 ranks, the fault-injection tests at 1 and 2
 #      ranks, the background close at 2 ranks, the full file systems and
-#      the misuse tests; any sanitizer report fails the run.  Leak detection is off
+#      the misuse tests, and the staged forwards' cases on two "nodes" at
+#      2 ranks; any sanitizer report fails the run.  Leak detection is off
 #      here: MPICH's transports leak from modules they unload before exit,
 #      which LeakSanitizer can neither name nor suppress (LEAKS=1 turns it
 #      on, with tests/lsan-mpi.supp); leaks are checked by step 3.
@@ -81,6 +82,20 @@ else
     echo "=== ci-sanitizers.sh: $mpi: sanitizers: FAILED"
     failed=1
 fi
+# Staged forwards (tcio_forward_staging) on two "nodes" at 2 ranks: the
+# cases that stage, overtake and overlay copies, under the sanitizers.
+if [ "$mpi" = mpich ]; then two_nodes=MPIR_CVAR_NUM_CLIQUES=2; else two_nodes=TCIO_TEST_NODES=2; fi
+for case in staged_forwards paper_example node_combining; do
+    if env "$two_nodes" TCIO_FORWARD_STAGING=2 CK_RUN_CASE=$case TCIO_TEST_DIR=${TCIO_TEST_DIR:-/tmp} \
+        ./tests/run-mpi.sh 2 ./tests/test_mpi >staged-$case.log 2>&1 &&
+        ! grep -q -E "ERROR: (Address|Leak)Sanitizer|runtime error:" staged-$case.log; then
+        echo "PASS: staged forwards, two nodes, 2 ranks: $case"
+    else
+        tail -40 staged-$case.log
+        echo "=== ci-sanitizers.sh: $mpi: sanitizers, staged forwards ($case): FAILED"
+        failed=1
+    fi
+done
 unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
 echo "=== ci-sanitizers.sh: $mpi: ThreadSanitizer build in $work/tsan"

@@ -23,7 +23,10 @@
 # TCIO_TEST_NODES=2) with libtcio's default transport (mixed there),
 # SOAK_NP ranks in every run and at most SOAK_MAX_SLOTS slots per
 # aggregator and per node, so that spills and early drains of the
-# aggregators race the nodes' forwards and fetches.
+# aggregators race the nodes' forwards and fetches; every odd seed there
+# stages the forwards (TCIO_FORWARD_STAGING=1), so that staged copies,
+# locked forwards that overtake them and fetches that lay them over race
+# as well.
 runs=${SOAK_RUNS:-60}
 first=${SOAK_FIRST:-1}
 nodes=${SOAK_NODES:-1}
@@ -37,7 +40,7 @@ fi
 export TCIO_TEST_DIR TCIO_WARN_UNKNOWN=off
 unset TCIO_AGGREGATORS TCIO_AGGREGATOR_PLACEMENT TCIO_EARLY_DRAIN TCIO_STATS TCIO_TRANSPORT \
     TCIO_SEGMENT_SIZE TCIO_SEGMENTS_PER_PROC MPIR_CVAR_NUM_CLIQUES MPIR_CVAR_NOLOCAL \
-    TCIO_TEST_NODES
+    TCIO_TEST_NODES TCIO_FORWARD_STAGING
 passed=0 failed=0 start=$(date +%s)
 seed=$first
 while [ "$seed" -lt $((first + runs)) ]; do
@@ -74,7 +77,10 @@ while [ "$seed" -lt $((first + runs)) ]; do
         1) settings="$settings MPIR_CVAR_NUM_CLIQUES=2" ;;
         2) settings="$settings MPIR_CVAR_NOLOCAL=1" ;;
         3) if [ "$flavor" = mpich ]; then settings="$settings MPIR_CVAR_NUM_CLIQUES=2"
-           else settings="$settings TCIO_TEST_NODES=2"; fi ;;
+           else settings="$settings TCIO_TEST_NODES=2"; fi
+           # every other run stages its forwards, one copy per rank: the
+           # staging fills and locked forwards overtake staged ones
+           [ $((seed % 2)) -eq 1 ] && settings="$settings TCIO_FORWARD_STAGING=1" ;;
     esac
     set -- off local session
     shift "$prefetch"

@@ -3999,6 +3999,181 @@ START_TEST(test_node_combining)
 }
 END_TEST
 
+/* ---- staged forwards (tcio_forward_staging) --------------------------------- */
+
+/* Whether this rank shares a node with rank 0 (libtcio's node map: the
+ * tests' node communicator cuts nodes as TCIO_TEST_NODES does). */
+static int near_rank0(void)
+{
+    MPI_Comm node = tu_node_comm();
+    int leader = tu_rank;
+    MPI_Bcast(&leader, 1, MPI_INT, 0, node);
+    MPI_Comm_free(&node);
+    return leader == 0;
+}
+
+/* The setting's checks, on any number of nodes: refused values and ranks
+ * that disagree fail the open everywhere; tcio_get_info reports it. */
+static void sf_setting_checks(void)
+{
+    const char *path = tu_path("staging-setting");
+    static const char *const bad[] = { "-1", "65", "x", "" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (!bad[i][0] && !tu_info_accepts_empty_value(NULL, 0))
+            continue;
+        const char *kv[] = { "tcio_forward_staging", bad[i], NULL };
+        char ctx[96];
+        snprintf(ctx, sizeof ctx, "tcio_forward_staging=\"%s\"", bad[i]);
+        tcio_file *fh = NULL;
+        expect_all(tu_open_kv(path, MODE_NEW_WRONLY, NULL, NULL, kv, &fh), TCIO_ERR_BAD_CONFIG,
+                   ctx, "tcio_open_comm");
+    }
+    if (tu_nprocs > 1) {
+        const char *kv[] = { "tcio_forward_staging", tu_rank == 0 ? "2" : "3", NULL };
+        tcio_file *fh = NULL;
+        expect_all(tu_open_kv(path, MODE_NEW_WRONLY, NULL, NULL, kv, &fh), TCIO_ERR_BAD_CONFIG,
+                   "tcio_forward_staging differing between ranks", "tcio_open_comm");
+    }
+    const char *kv[] = { "tcio_forward_staging", "5", NULL };
+    tcio_file *fh = NULL;
+    expect_success(tu_open_kv(path, MODE_NEW_WRONLY, NULL, NULL, kv, &fh),
+                   "tcio_forward_staging=5", "tcio_open_comm");
+    MPI_Info info = MPI_INFO_NULL;
+    char value[MPI_MAX_INFO_VAL + 1] = "";
+    int found = 0;
+    if (tcio_get_info(fh, &info) == TCIO_SUCCESS) {
+        MPI_Info_get(info, "tcio_forward_staging", MPI_MAX_INFO_VAL, value, &found);
+        MPI_Info_free(&info);
+    }
+    expect_success(tu_close(fh), "tcio_forward_staging=5", "tcio_close");
+    CHECK_ALL(found && strcmp(value, "5") == 0, "tcio_get_info: tcio_forward_staging is "
+              "\"%s\" (found %d), expected \"5\"", value, found);
+}
+
+/* Two nodes or more: the far node (the ranks not on rank 0's node) writes
+ * every byte of segment 1, whose only aggregator is rank 0, so that its
+ * tier forwards it at once as a staged copy; rank 0 meanwhile waits in
+ * MPI_Barrier, outside the library, and cannot merge it.  The far ranks
+ * read the segment back: the fetch must lay the unmerged copy over what
+ * the aggregator's slot holds. */
+static void sf_unmerged_reads(int near)
+{
+    enum { SEG = 4096 };
+    const char *ctx = "staged forwards: reads of a segment its aggregator has not merged";
+    const char *path = tu_path("staged-reads");
+    const char *stats = tu_path("staged-reads-stats");
+    if (tu_rank == 0)
+        unlink(stats);
+    const char *kv[] = { "tcio_forward_staging", "4", "tcio_aggregators", "1",
+                         "tcio_aggregator_placement", "0", "tcio_stats", "json",
+                         "tcio_stats_file", stats, NULL };
+    static unsigned char image[4 * SEG], got[SEG];
+    tu_fill_pattern(image, sizeof image, 2626);
+    int nfar = tu_sum_int(!near);
+    int far = !near, far_index = 0;        /* this rank's index among the far ranks */
+    MPI_Exscan(&far, &far_index, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (tu_rank == 0)
+        far_index = 0;                     /* MPI_Exscan leaves rank 0's undefined */
+    tcio_file *fh = NULL;
+    expect_success(tu_open_kv(path, MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC, "4k", "8",
+                              kv, &fh), ctx, "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    MPI_Comm node = tu_node_comm();        /* collective: every rank */
+    if (!near) {
+        int share = SEG / nfar, lo = far_index * share;
+        int len = far_index == nfar - 1 ? SEG - lo : share;
+        tu_expect_rc(&st, tcio_write_at(fh, SEG + lo, image + SEG + lo, len, MPI_BYTE), 0,
+                     "%s: write of segment 1", ctx);
+        /* A byte in segment 3 moves level 1 on: segment 1's share reaches
+         * the node's tier, and the last share completes it there. */
+        MPI_Offset at = 3 * SEG + far_index;
+        tu_expect_rc(&st, tcio_write_at(fh, at, image + at, 1, MPI_BYTE), 0,
+                     "%s: write of segment 3", ctx);
+        MPI_Barrier(node);
+        tu_expect_rc(&st, tcio_read_at(fh, SEG, got, SEG, MPI_BYTE), 0, "%s: read", ctx);
+        tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: fetch", ctx);
+        tu_expect_mem(&st, got, image + SEG, SEG, "%s: segment 1 read back", ctx);
+    }
+    MPI_Comm_free(&node);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    int ok = 1;
+    if (tu_rank == 0) {
+        int64_t size = 0;
+        unsigned char *file = tu_read_file(path, &size);
+        ok = file && size == 3 * SEG + nfar && memcmp(file + SEG, image + SEG, SEG) == 0 &&
+             memcmp(file + 3 * SEG, image + 3 * SEG, (size_t)nfar) == 0;
+        free(file);
+    }
+    CHECK_ALL(ok, "%s: the file differs from what the ranks wrote", ctx);
+    long staged = tu_rank == 0 ? stats_sum(stats, "staged_forwards") : 0;
+    long overlays = tu_rank == 0 ? stats_sum(stats, "staged_overlays") : 0;
+    CHECK_ALL(tu_rank != 0 || (staged >= 1 && overlays >= 1),
+              "%s: %ld staged forwards and %ld overlays in the statistics, expected at least "
+              "one each", ctx, staged, overlays);
+}
+
+/* Two nodes or more: rank 0, the only aggregator, computes for a second
+ * without calling MPI while the others write interleaved blocks through a
+ * tier of two slots per rank and one staged copy per rank (staging fills,
+ * forwards fall back to the aggregator's lock and wait for it); then it
+ * writes its own blocks; the close completes and nothing is lost. */
+static void sf_busy_aggregator(void)
+{
+    enum { SEG = 4096, NSEG = 32, BLK = 64 };
+    const char *ctx = "staged forwards: an aggregator that computes while others forward";
+    const char *path = tu_path("staged-busy");
+    const char *kv[] = { "tcio_forward_staging", "1", "tcio_aggregators", "1",
+                         "tcio_aggregator_placement", "0", NULL };
+    static unsigned char image[NSEG * SEG];
+    tu_fill_pattern(image, sizeof image, 2727);
+    tcio_file *fh = NULL;
+    expect_success(tu_open_kv(path, MPI_MODE_WRONLY | MPI_MODE_CREATE | TCIO_MODE_TRUNC, "4k",
+                              "2", kv, &fh), ctx, "tcio_open_comm");
+    if (tu_rank == 0) {
+        double t0 = MPI_Wtime();
+        volatile double x = 0;
+        while (MPI_Wtime() - t0 < 1.0)
+            x += 1.0;
+    }
+    tu_status st;
+    tu_status_init(&st);
+    for (int b = tu_rank; b < NSEG * SEG / BLK && st.ok; b += tu_nprocs)
+        tu_expect_rc(&st, tcio_write_at(fh, (MPI_Offset)b * BLK, image + (size_t)b * BLK, BLK,
+                                        MPI_BYTE), 0, "%s: write of block %d", ctx, b);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    expect_file_image(path, image, sizeof image, ctx);
+}
+
+START_TEST(test_staged_forwards)
+{
+    TU_BEGIN();
+    stats_env saved = stats_env_unset();
+    tu_clear_aggregation_env();
+    char *env = getenv("TCIO_FORWARD_STAGING") ? strdup(getenv("TCIO_FORWARD_STAGING")) : NULL;
+    unsetenv("TCIO_FORWARD_STAGING");
+    sf_setting_checks();
+    int nodes = tu_count_nodes();
+    int near = near_rank0();
+    if (nodes > 1) {
+        sf_unmerged_reads(near);
+        sf_busy_aggregator();
+    } else if (tu_rank == 0) {
+        printf("staged_forwards: one node: the setting's checks only\n");
+    }
+    if (env) {
+        setenv("TCIO_FORWARD_STAGING", env, 1);
+        free(env);
+    }
+    stats_env_restore(&saved);
+}
+END_TEST
+
 /* ---- sync, the size of the file ------------------------------------------------------------------ */
 
 /* tcio_sync puts every rank's writes into the file while it stays open;
@@ -4440,6 +4615,7 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "write_around", test_write_around);
     tu_add_case(s, "off_node_moves", test_off_node_moves);
     tu_add_case(s, "node_combining", test_node_combining);
+    tu_add_case(s, "staged_forwards", test_staged_forwards);
     tu_add_case(s, "concurrent_writes", test_concurrent_writes);
     tu_add_case(s, "concurrent_reads", test_concurrent_reads);
     tu_add_case(s, "owner_away", test_owner_away);

@@ -10,12 +10,14 @@
 #   creating the file, while auto and mixed (which must be mixed there, as
 #   tcio_get_info tells) and rma move the bytes (test transport_nodes),
 #   and the whole suite passes under auto, that is with mixed at 4 ranks
-#   (a combining tier per node, aggregators placed on the two nodes);
+#   (a combining tier per node, aggregators placed on the two nodes), with
+#   forwards merged under the aggregator's lock (the default) and staged
+#   (TCIO_FORWARD_STAGING=2);
 # - every other MPI (Open MPI has no clique setting): the same two steps
 #   with libtcio's testing-only split, TCIO_TEST_NODES=2.  A second 4-rank rma run on
 #   one node would add about 40 s under MPICH for little: the transport
 #   does not know the node count.
-# About 45-60 s on 2 cores under MPICH, 7 s under Open MPI.
+# About 85-100 s on 2 cores under MPICH, 12 s under Open MPI.
 if [ -n "${LIBTCIO_DISTCHECK:-}" ]; then
     echo "skipped inside make distcheck (LIBTCIO_DISTCHECK, set by ./quickstart check: the main leg ran it)"
     exit 77
@@ -23,6 +25,7 @@ fi
 
 unset TCIO_AGGREGATORS TCIO_AGGREGATOR_PLACEMENT TCIO_EARLY_DRAIN TCIO_STATS CK_RUN_CASE
 unset TCIO_TEST_PREFETCH TCIO_TRANSPORT CK_INCLUDE_TAGS CK_EXCLUDE_TAGS TCIO_TEST_NODES
+unset TCIO_FORWARD_STAGING
 
 failed=0
 step() {
@@ -58,6 +61,9 @@ two_nodes() {
     fi
     step "$split, 4 ranks, auto (mixed): the whole MPI suite"
     env "$split" ./tests/run-mpi.sh 4 ./tests/test_mpi || fail "the suite under $split"
+    step "$split, 4 ranks, auto (mixed), staged forwards (TCIO_FORWARD_STAGING=2): the whole MPI suite"
+    env "$split" TCIO_FORWARD_STAGING=2 ./tests/run-mpi.sh 4 ./tests/test_mpi ||
+        fail "the suite under $split with staged forwards"
 }
 
 if [ "$flavor" = mpich ]; then
