@@ -5,6 +5,7 @@
  * unknown TCIO_* variables (configuration.c, on standard error) are the
  * only output the library produces. */
 #include <stdio.h>
+#include "collective.h"
 #include "configuration.h"
 #include "stats.h"
 #include "tcio.h"
@@ -83,10 +84,13 @@ void tci_stats_report(const tci_stats *s, MPI_Comm comm, const char *fname,
     int rank;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &m.nprocs);
-    if (MPI_Reduce(s->count, m.csum, TCI_C_COUNT, MPI_INT64_T, MPI_SUM, 0, comm) != MPI_SUCCESS ||
-        MPI_Reduce(s->count, m.cmax, TCI_C_COUNT, MPI_INT64_T, MPI_MAX, 0, comm) != MPI_SUCCESS ||
-        MPI_Reduce(s->time, m.tsum, TCI_T_COUNT, MPI_DOUBLE, MPI_SUM, 0, comm) != MPI_SUCCESS ||
-        MPI_Reduce(s->time, m.tmax, TCI_T_COUNT, MPI_DOUBLE, MPI_MAX, 0, comm) != MPI_SUCCESS ||
+    /* The library's waits that give the processor away (collective.h):
+     * a blocking reduction costs a scheduler tick per step where ranks
+     * share cores. */
+    if (tci_allreduce(s->count, m.csum, TCI_C_COUNT, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS ||
+        tci_allreduce(s->count, m.cmax, TCI_C_COUNT, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS ||
+        tci_allreduce(s->time, m.tsum, TCI_T_COUNT, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS ||
+        tci_allreduce(s->time, m.tmax, TCI_T_COUNT, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS ||
         rank != 0)
         return;
     FILE *out = format == TCI_STATS_JSON ? stderr : stdout;

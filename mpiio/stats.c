@@ -33,9 +33,11 @@ void tmi_stats_report(tmi_entry *e)
     int64_t sum[TMI_S_COUNT], max[TMI_S_COUNT];
     MPI_Comm_rank(e->comm, &rank);
     MPI_Comm_size(e->comm, &nprocs);
-    if (MPI_Reduce(e->count, sum, TMI_S_COUNT, MPI_INT64_T, MPI_SUM, 0, e->comm) !=
+    /* Waits that yield (tmi_allreduce): blocking reductions cost a
+     * scheduler tick per step where ranks share cores. */
+    if (tmi_allreduce(e->count, sum, TMI_S_COUNT, MPI_INT64_T, MPI_SUM, e->comm) !=
             MPI_SUCCESS ||
-        MPI_Reduce(e->count, max, TMI_S_COUNT, MPI_INT64_T, MPI_MAX, 0, e->comm) !=
+        tmi_allreduce(e->count, max, TMI_S_COUNT, MPI_INT64_T, MPI_MAX, e->comm) !=
             MPI_SUCCESS ||
         rank != 0)
         return;
