@@ -223,7 +223,8 @@ static int merge_earlier(tcio_file *fh, int owner, int aggregator, int64_t seq)
     if (rc != TCIO_SUCCESS)
         return rc;
     for (int64_t s = applied + 1; s < seq; s++) {
-        int e = tci_staging_find(&f->staging, aggregator, s);
+        int e = tci_staging_find(&f->staging, aggregator, s,
+                                 &fh->stats.time[TCI_T_STAGING_WAITS]);
         int merge_rc = e >= 0 ? merge_message(fh, tci_staging_message(&f->staging, e), owner, NULL)
                               : tci_error_set(TCIO_ERR_MPI, "forward %lld of this node to "
                                               "rank %d is neither merged nor staged",
@@ -665,6 +666,7 @@ int tci_forward_settle(tcio_file *fh)
                                  "to each aggregator)", err);
     /* A failed merge is counted as merged (merge_view): the loop ends
      * after file-system failures too, each sticking to its rank. */
+    double start = MPI_Wtime();
     for (int polls = 0; !settled(f, expected); polls++) {
         int serve_rc = serve(fh);
         if (rc == TCIO_SUCCESS)
@@ -672,6 +674,9 @@ int tci_forward_settle(tcio_file *fh)
         if (!settled(f, expected))
             tci_back_off(polls);
     }
+    /* Waiting for the copies still on their way to this aggregator and
+     * for the aggregators' acknowledgements (and merging what came). */
+    fh->stats.time[TCI_T_STAGING_WAITS] += MPI_Wtime() - start;
     memset(f->sent_to, 0, (size_t)fh->nprocs * sizeof *f->sent_to);
     f->sent = f->acks_in = f->received = 0;
     return rc;

@@ -157,13 +157,19 @@ static int lookup(tci_staging *st, int owner, int64_t seq, int64_t *state)
     return found;
 }
 
-int tci_staging_find(tci_staging *st, int owner, int64_t seq)
+int tci_staging_find(tci_staging *st, int owner, int64_t seq, double *waited)
 {
+    double start = 0;
     for (int polls = 0;; polls++) {
         int64_t state = FREE;
         int e = lookup(st, owner, seq, &state);
-        if (e < 0 || state == READY)
+        if (e < 0 || state == READY) {
+            if (polls > 0)
+                *waited += MPI_Wtime() - start;
             return e;
+        }
+        if (polls == 0)
+            start = MPI_Wtime();
         tci_back_off(polls);
     }
 }

@@ -72,8 +72,9 @@ void tci_staging_release(tci_staging *st, int e);
 
 /* The entry holding the forward SEQ to OWNER, once READY (waiting, with
  * the processor given away, while its forwarder fills it: a rank of this
- * node inside the library, copying); -1 if no entry holds it. */
-int  tci_staging_find(tci_staging *st, int owner, int64_t seq);
+ * node inside the library, copying; the seconds waited are added to
+ * *WAITED); -1 if no entry holds it. */
+int  tci_staging_find(tci_staging *st, int owner, int64_t seq, double *waited);
 
 /* The READY entries holding SEGMENT, in sequence order, into ENTRIES and
  * their numbers into SEQS (room for nentries each), as they were under

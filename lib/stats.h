@@ -66,7 +66,10 @@
  * other ranks (doc/configuration.md): for a slot another rank held, for
  * one-sided operations to complete at their target (inside every kind of
  * move; FORWARD_WAITS and FETCH_WAITS are the part of it inside a node's
- * forwards and fetches), and in the library's collective steps. */
+ * forwards and fetches), for staged forwards (STAGING_WAITS: a node-mate
+ * filling a copy that a locked forward merges first; at flush and close
+ * the copies on their way and the aggregators' acknowledgements), and in
+ * the library's collective steps. */
 #define TCI_PHASES(X)                                                                \
     X(OPEN, "open", "open")                                                          \
     X(WRITE_MOVES, "write moves", "write_moves")                                     \
@@ -87,6 +90,7 @@
     X(ONE_SIDED_WAITS, "waits for one-sided ops", "one_sided_waits")                 \
     X(FORWARD_WAITS, "  of them in forwards", "forward_waits")                       \
     X(FETCH_WAITS, "  of them in fetches", "fetch_waits")                            \
+    X(STAGING_WAITS, "waits for staged forwards", "staging_waits")                   \
     X(COLLECTIVE_WAITS, "waits in collectives", "collective_waits")
 
 #define TCI_STATS_ENUM_C(e, name, key) TCI_C_##e,

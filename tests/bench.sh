@@ -134,7 +134,7 @@ for o in objs:
                                  "writes_around",
                                  "older_segment_waits", "background_drain", "forwards",
                                  "forward_merges", "slot_waits", "one_sided_waits", "forward_waits",
-                                 "fetch_waits", "collective_waits"}
+                                 "fetch_waits", "staging_waits", "collective_waits"}
     for v in o["seconds"].values():
         assert 0 <= v["max"] <= v["sum"]
 w, r = objs

@@ -4111,9 +4111,17 @@ static void sf_unmerged_reads(int near)
     CHECK_ALL(ok, "%s: the file differs from what the ranks wrote", ctx);
     long staged = tu_rank == 0 ? stats_sum(stats, "staged_forwards") : 0;
     long overlays = tu_rank == 0 ? stats_sum(stats, "staged_overlays") : 0;
-    CHECK_ALL(tu_rank != 0 || (staged >= 1 && overlays >= 1),
-              "%s: %ld staged forwards and %ld overlays in the statistics, expected at least "
-              "one each", ctx, staged, overlays);
+    long locked = tu_rank == 0 ? stats_sum(stats, "locked_forwards") : 0;
+    bool shm = false;
+    double waited = tu_rank == 0 ? stats_seconds(stats, "forward_waits", &shm) : 0;
+    double staging = tu_rank == 0 ? stats_seconds(stats, "staging_waits", &shm) : 0;
+    /* Only the far node forwards (segments 1 and 3), every forward staged:
+     * none waited for another rank's one-sided progress. */
+    CHECK_ALL(tu_rank != 0 || (staged == 2 && overlays >= 1 && locked == 0 && waited == 0 &&
+                               staging >= 0),
+              "%s: %ld staged and %ld locked forwards, %ld overlays, forward_waits %g s, "
+              "staging_waits %g s in the statistics, expected 2 staged, none locked, at least "
+              "one overlay and no forward waits", ctx, staged, locked, overlays, waited, staging);
 }
 
 /* Two nodes or more: rank 0, the only aggregator, computes for a second
