@@ -17,7 +17,8 @@ done
 # Then at 4 ranks on two "nodes" (MPICH: MPIR_CVAR_NUM_CLIQUES=2; other
 # MPIs: libtcio's testing-only TCIO_TEST_NODES=2), where the transports are
 # rma and mixed: the close forwards every node's combining tier before the
-# thread takes the aggregators' slots.
+# thread takes the aggregators' slots; then the round trips once more with
+# staged forwards.
 if [ -z "${BACKGROUND_NP:-}" ]; then
     flavor=$(sed -n "s/^MPI_FLAVOR='\(.*\)'$/\1/p" ./tests/run-mpi.sh)
     if [ "$flavor" = mpich ]; then two_nodes="MPIR_CVAR_NUM_CLIQUES=2"; else two_nodes="TCIO_TEST_NODES=2"; fi
@@ -31,4 +32,9 @@ if [ -z "${BACKGROUND_NP:-}" ]; then
         { echo "background.sh: $two_nodes did not make two nodes"; rc=1; }
     rm -f "$out"
     [ $rc -eq 0 ] || exit 1
+    # The round trips again with staged forwards: the close settles the
+    # staged copies before the thread takes the slots.
+    echo "=== 4 ranks on two nodes ($two_nodes), staged forwards (TCIO_FORWARD_STAGING=2)"
+    env "$two_nodes" TCIO_FORWARD_STAGING=2 CK_RUN_CASE=round_trip \
+        ./tests/run-mpi.sh 4 ./tests/test_background || exit 1
 fi
