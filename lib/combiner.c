@@ -44,10 +44,7 @@ static int forward(tcio_file *fh, int64_t segment, const char *data,
                    const unsigned char *bitmap)
 {
     double t0 = MPI_Wtime(), waited0 = fh->l2.t.op_wait_seconds;
-    int64_t bytes0 = fh->stats.count[TCI_C_FORWARD_BYTES];
-    int rc = tci_forward_send(fh, segment, data, bitmap);
-    if (rc == TCIO_SUCCESS && fh->stats.count[TCI_C_FORWARD_BYTES] > bytes0)
-        fh->stats.count[TCI_C_FORWARDS]++;
+    int rc = tci_forward_send(fh, segment, data, bitmap);   /* counts itself */
     fh->stats.time[TCI_T_FORWARDS] += MPI_Wtime() - t0;
     fh->stats.time[TCI_T_FORWARD_WAITS] += fh->l2.t.op_wait_seconds - waited0;
     return tci_error_explain(rc, "forwarding the node's bytes of segment %lld to its "

@@ -32,7 +32,6 @@
 #include "maskcopy.h"
 #include "owner.h"
 
-enum { TAG_FORWARD = TCI_TAG_FORWARD, TAG_ACK = TCI_TAG_ACK };   /* transport.h */
 
 struct tci_held_message {
     tci_held_message *next;
@@ -291,18 +290,17 @@ static int take_acks(tcio_file *fh)
     for (;;) {
         int found = 0;
         MPI_Status status;
-        int err = MPI_Iprobe(MPI_ANY_SOURCE, TAG_ACK, fh->comm, &found, &status);
+        int err = MPI_Iprobe(MPI_ANY_SOURCE, TCI_TAG_ACK, fh->comm, &found, &status);
         if (err == MPI_SUCCESS && !found)
             return TCIO_SUCCESS;
         int64_t entry = -1;
         if (err == MPI_SUCCESS)
-            err = MPI_Recv(&entry, 1, MPI_INT64_T, status.MPI_SOURCE, TAG_ACK, fh->comm,
+            err = MPI_Recv(&entry, 1, MPI_INT64_T, status.MPI_SOURCE, TCI_TAG_ACK, fh->comm,
                            MPI_STATUS_IGNORE);
         if (err != MPI_SUCCESS)
             return tci_error_set_mpi(TCIO_ERR_MPI, "receiving a forward's acknowledgement", err);
         if (entry >= 0 && entry < f->staging.nentries)
             f->acked[entry] = true;
-        f->acks_in++;
     }
 }
 
@@ -315,14 +313,13 @@ static int send_ack(tcio_file *fh, int source, int64_t entry)
     if (!a)
         return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory to acknowledge a forward");
     a->entry = entry;
-    int err = MPI_Isend(&a->entry, 1, MPI_INT64_T, source, TAG_ACK, fh->comm, &a->req);
+    int err = MPI_Isend(&a->entry, 1, MPI_INT64_T, source, TCI_TAG_ACK, fh->comm, &a->req);
     if (err != MPI_SUCCESS) {
         free(a);
         return tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Isend (a forward's acknowledgement)", err);
     }
     a->next = f->acks;
     f->acks = a;
-    f->nacks++;
     return TCIO_SUCCESS;
 }
 
@@ -341,7 +338,6 @@ static int finish_acks(tcio_file *fh)
         if (done || err != MPI_SUCCESS) {
             *p = a->next;
             free(a);
-            f->nacks--;
         } else {
             p = &a->next;
         }
@@ -379,7 +375,7 @@ static int receive_messages(tcio_file *fh)
         int found = 0, bytes = 0;
         MPI_Message handle;
         MPI_Status status;
-        int err = MPI_Improbe(MPI_ANY_SOURCE, TAG_FORWARD, fh->comm, &found, &handle, &status);
+        int err = MPI_Improbe(MPI_ANY_SOURCE, TCI_TAG_FORWARD, fh->comm, &found, &handle, &status);
         if (err == MPI_SUCCESS && !found)
             return TCIO_SUCCESS;
         if (err == MPI_SUCCESS)
@@ -547,7 +543,7 @@ static int staged_forward(tcio_file *fh, int owner, int aggregator, bool *staged
     tci_staging_publish(&f->staging, e);
     tci_forward_message *m = tci_staging_message(&f->staging, e);
     int err = MPI_Isend(m, (int)tci_forward_message_bytes(m, fh->map.segment_size), MPI_BYTE,
-                        owner, TAG_FORWARD, fh->comm, &f->sends[e]);
+                        owner, TCI_TAG_FORWARD, fh->comm, &f->sends[e]);
     if (err != MPI_SUCCESS) {
         /* Never sent: merge it (and what came before) under the lock, and
          * free it. */
@@ -568,7 +564,6 @@ static int staged_forward(tcio_file *fh, int owner, int aggregator, bool *staged
     f->acked[e] = false;
     f->pending++;
     f->sent_to[owner]++;
-    f->sent++;
     fh->stats.count[TCI_C_STAGED_FORWARDS]++;
     tci_level1_reset(&f->view);
     f->view.buf = NULL;
@@ -584,18 +579,23 @@ int tci_forward_send(tcio_file *fh, int64_t segment, const char *data,
         tci_level1_reset(&f->view);
         return TCIO_SUCCESS;
     }
-    fh->stats.count[TCI_C_FORWARD_BYTES] += tci_level1_marked_bytes(&f->view);
-    if (!f->on)
-        return merge_view(fh, &f->view, NULL);
-    int owner = tci_segmap_locate(&fh->map, segment).rank;
-    int aggregator = (int)(segment % fh->map.naggregators);
-    bool staged = false;
-    int rc = TCIO_SUCCESS;
-    if (owner != fh->rank)
-        rc = staged_forward(fh, owner, aggregator, &staged);
-    if (rc != TCIO_SUCCESS || staged)
-        return rc;
-    return locked_forward(fh, owner, aggregator);
+    int64_t bytes = tci_level1_marked_bytes(&f->view);
+    int rc;
+    if (!f->on) {
+        rc = merge_view(fh, &f->view, NULL);
+    } else {
+        int owner = tci_segmap_locate(&fh->map, segment).rank;
+        int aggregator = tci_segmap_aggregator(&fh->map, segment);
+        bool staged = false;
+        rc = owner != fh->rank ? staged_forward(fh, owner, aggregator, &staged) : TCIO_SUCCESS;
+        if (rc == TCIO_SUCCESS && !staged)
+            rc = locked_forward(fh, owner, aggregator);
+    }
+    if (rc == TCIO_SUCCESS) {
+        fh->stats.count[TCI_C_FORWARDS]++;
+        fh->stats.count[TCI_C_FORWARD_BYTES] += bytes;
+    }
+    return rc;
 }
 
 /* ---- fetches ---------------------------------------------------------------- */
@@ -639,7 +639,7 @@ int tci_forward_overlay(tcio_file *fh, int64_t segment, char *buf)
  * its acknowledgements sent. */
 static bool settled(const tci_forwards *f, int64_t expected)
 {
-    return f->received >= expected && !f->held && f->pending == 0 && f->nacks == 0;
+    return f->received >= expected && !f->held && f->pending == 0 && !f->acks;
 }
 
 int tci_forward_settle(tcio_file *fh)
@@ -678,7 +678,7 @@ int tci_forward_settle(tcio_file *fh)
      * for the aggregators' acknowledgements (and merging what came). */
     fh->stats.time[TCI_T_STAGING_WAITS] += MPI_Wtime() - start;
     memset(f->sent_to, 0, (size_t)fh->nprocs * sizeof *f->sent_to);
-    f->sent = f->acks_in = f->received = 0;
+    f->received = 0;
     return rc;
 }
 
@@ -821,7 +821,6 @@ void tci_forward_free(tcio_file *fh)
         free(a);
     }
     f->acks = NULL;
-    f->nacks = 0;
     free(f->sends);
     free(f->acked);
     free(f->found);

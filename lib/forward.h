@@ -63,14 +63,13 @@ typedef struct tci_forwards {
     char       *spare;        /* a message's room when memory runs out */
     int         pending;      /* this rank's staged copies not freed yet */
     int64_t    *sent_to;      /* per rank: messages sent since the last settle */
-    int64_t     sent, acks_in, received;
+    int64_t     received;     /* messages received since the last settle */
     tci_held_message *held;   /* received, waiting for an earlier one */
     char       *free_buffers[8];   /* receive buffers for the next messages */
     int         nfree;
     unsigned    polls;        /* tci_progress's polls, one in
                                  TCI_FORWARD_POLLS of which serves */
     tci_ack    *acks;         /* acknowledgements on their way */
-    int         nacks;
     tci_level1  view;         /* this rank's forward's bytes as a merge sees
                                  them (marks only: the data are a tier slot's) */
     tci_level1  message_view; /* a staged or received forward's */
@@ -103,7 +102,9 @@ void tci_forward_free(struct tcio_file *fh);
 void tci_forward_kept_free(tci_forward_kept *kept);
 
 /* The forward of SEGMENT's node bytes (DATA where BITMAP's bits are set),
- * by a rank holding its tier slot: staged and sent, or locked.  Local. */
+ * by a rank holding its tier slot: staged and sent, or locked.  A forward
+ * that carried bytes counts in TCIO_STATS forwards and forward_bytes once
+ * it succeeded.  Local. */
 int  tci_forward_send(struct tcio_file *fh, int64_t segment, const char *data,
                       const unsigned char *bitmap);
 

@@ -1,10 +1,15 @@
 /* segmap.c - placement of file segments on the aggregators' level-2 slots. */
 #include "segmap.h"
 
+int tci_segmap_aggregator(const tci_segmap *m, int64_t segment)
+{
+    return (int)(segment % m->naggregators);
+}
+
 tci_location tci_segmap_locate(const tci_segmap *m, int64_t segment)
 {
     tci_location loc;
-    loc.rank = m->aggregator_rank[segment % m->naggregators];
+    loc.rank = m->aggregator_rank[tci_segmap_aggregator(m, segment)];
     loc.slot = (segment / m->naggregators) % m->nslots;
     return loc;
 }

@@ -47,6 +47,9 @@ static inline int tci_segment_piece(const tci_segmap *m, int64_t offset, int64_t
 /* Owner and slot of file segment SEGMENT (equations 1 and 2 over the
  * aggregators, the slot taken modulo the slot count so that any file size
  * fits). */
+/* The index in M's aggregators of the one that holds SEGMENT. */
+int tci_segmap_aggregator(const tci_segmap *m, int64_t segment);
+
 tci_location tci_segmap_locate(const tci_segmap *m, int64_t segment);
 
 /* The segment that slot SLOT of aggregator AGGREGATOR holds first at or
