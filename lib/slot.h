@@ -101,6 +101,18 @@ static inline int64_t tci_layout_bytes(int64_t nslots, int64_t segment_size)
     return (tci_layout_data(nslots, segment_size, nslots) + 63) / 64 * 64;
 }
 
+/* The size to ask MPI_Win_allocate for LAYOUT bytes: never a whole number
+ * of PAGE-byte pages.  When every rank's size is a page multiple, MPICH's
+ * ch4 first tries a symmetric heap (one address on every rank), checking
+ * each candidate address range with one msync(2) per page of the node's
+ * whole window; at 4 ranks on two "nodes" that made a 16 MiB window cost
+ * 96-136 ms against 32-80 ms one cache line larger (doc/perf/nodes.md).
+ * Still a multiple of 64 (see above). */
+static inline int64_t tci_window_bytes(int64_t layout, int64_t page)
+{
+    return layout > 0 && page > 0 && layout % page == 0 ? layout + 64 : layout;
+}
+
 /* Bit I of BITMAP (byte I of the segment written or not). */
 static inline int tci_bitmap_bit(const unsigned char *bitmap, int i)
 {

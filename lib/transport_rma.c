@@ -33,8 +33,10 @@
  * (MPI_Win_flush) before the next holder can take the lock.  Only the lock
  * word itself is touched by every rank at once, and only ever with
  * MPI_REPLACE (and MPI_NO_OP reads). */
+#define _POSIX_C_SOURCE 200809L   /* sysconf */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "transport.h"
 #include "error.h"
 
@@ -233,7 +235,7 @@ static void rma_forget(tci_transport *t, tci_move *m)
 
 static int64_t rma_memory_bytes(int64_t nslots, int64_t segment_size)
 {
-    return tci_layout_bytes(nslots, segment_size);
+    return tci_window_bytes(tci_layout_bytes(nslots, segment_size), sysconf(_SC_PAGESIZE));
 }
 
 static int rma_open(tci_transport *t, MPI_Comm comm, const tci_segmap *map, bool owner)

@@ -1247,6 +1247,33 @@ START_TEST(copy_masked_stores_exactly_the_set_bytes)
 }
 END_TEST
 
+/* ---- the rma window's size ---- */
+
+/* Never a whole number of pages (MPICH's symmetric-heap search, slot.h),
+ * always a multiple of 64 and at least the layout; the rma transport asks
+ * for what it says.  1 MiB segments with 126 slots, and 4 KiB segments
+ * with 30, lay out exactly whole 4 KiB pages. */
+START_TEST(rma_window_is_never_whole_pages)
+{
+    const int64_t page = 4096;
+    ck_assert_int_eq(tci_layout_bytes(126, 1 << 20) % page, 0);
+    ck_assert_int_eq(tci_layout_bytes(30, 4096) % page, 0);
+    const int64_t sizes[] = { 64, 100, 1000, 4096, 65536, 1 << 20 };
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        for (int64_t n = 1; n <= 300; n++) {
+            int64_t layout = tci_layout_bytes(n, sizes[i]);
+            int64_t bytes = tci_window_bytes(layout, page);
+            ck_assert_msg(bytes >= layout && bytes % 64 == 0 && bytes % page != 0,
+                          "%lld slots of %lld bytes: window %lld", (long long)n,
+                          (long long)sizes[i], (long long)bytes);
+        }
+    ck_assert_int_eq(tci_window_bytes(0, page), 0);
+    int64_t layout = tci_layout_bytes(126, 1 << 20);
+    ck_assert_int_eq(tci_transport_rma.memory_bytes(126, 1 << 20),
+                     tci_window_bytes(layout, sysconf(_SC_PAGESIZE)));
+}
+END_TEST
+
 /* ---- written-byte bitmaps ---- */
 
 START_TEST(bitmap_runs_match_a_byte_map)
@@ -1500,6 +1527,7 @@ static Suite *unit_suite(void)
     tcase_add_test(tc, parse_transport_accepts_auto_rma_and_shm);
     tcase_add_test(tc, config_transport_from_info_and_env);
     tcase_add_test(tc, transport_chooser_auto_rma_shm);
+    tcase_add_test(tc, rma_window_is_never_whole_pages);
     tcase_add_test(tc, last_error_keeps_the_last_failure);
     tcase_add_test(tc, config_aggregator_settings_defaults);
     tcase_add_test(tc, config_aggregator_info_keys_and_env_precedence);
