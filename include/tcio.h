@@ -116,10 +116,12 @@ enum tcio_error {
                               given to any call but tcio_close_end       */
     TCIO_ERR_BAD_ARG,      /* negative count or offset, NULL data, bad whence,
                               NULL out-pointer or file name, an end past the
-                              largest addressable offset (2^63 minus one
-                              segment, rounded down to a segment
-                              boundary), or a single element of a
-                              non-contiguous type over 2 GiB */
+                              largest addressable offset ((2^40 - 2)
+                              segments, 1 EiB with 1 MiB segments, or
+                              2^63 minus one segment rounded down to a
+                              segment boundary where that is less), or a
+                              single element of a non-contiguous type
+                              over 2 GiB */
     TCIO_ERR_BAD_TYPE,     /* MPI_DATATYPE_NULL or a type not committed    */
     TCIO_ERR_BAD_MODE,     /* no or several of RDONLY/WRONLY/RDWR, RDONLY
                               with CREATE/EXCL/TRUNC, SEQUENTIAL, unknown bit */
@@ -327,7 +329,7 @@ int tcio_read_at(tcio_file *fh, MPI_Offset offset, void *data, int count,
  * last agreed on, at open or at the last tcio_flush, tcio_sync or
  * tcio_set_size, and this rank's own writes since).  Local.  Returns TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE, or
  * TCIO_ERR_BAD_ARG for a bad whence, a resulting position < 0 or past the
- * largest addressable offset (about 2^63 - segment size), or an overflow;
+ * largest addressable offset (see TCIO_ERR_BAD_ARG), or an overflow;
  * the position is then unchanged.
  */
 int tcio_seek(tcio_file *fh, MPI_Offset offset, int whence);

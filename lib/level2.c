@@ -13,8 +13,12 @@
  * two locks, the tier's first, and no cycle can form.  How a slot is
  * locked and how bytes reach it is the transport's (transport.h);
  * doc/design.md has the protocol and why it cannot deadlock. */
+#define _POSIX_C_SOURCE 200809L   /* access, nanosleep */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "file.h"
 #include "segio.h"
 #include "error.h"
@@ -108,6 +112,16 @@ static int fetch_slot(tci_level2 *l2, tci_location loc)
 {
     int rc = have_scratch(l2);
     return rc != TCIO_SUCCESS ? rc : l2->t.ops->get_all(&l2->t, loc, l2->scratch, l2->bitmap);
+}
+
+/* Lay the bytes BITMAP marks in DATA over SEG (both a segment of SIZE). */
+static void overlay_written(char *seg, const char *data, const unsigned char *bitmap, int size)
+{
+    int end, start = tci_bitmap_next_run(bitmap, 0, size, 1, &end);
+    while (start < size) {
+        memcpy(seg + start, data + start, (size_t)(end - start));
+        start = tci_bitmap_next_run(bitmap, end, size, 1, &end);
+    }
 }
 
 /* The file's level 2: a spill writes the segment's bytes to the file. */
@@ -552,11 +566,7 @@ static int load_into_slot(tcio_file *fh, tci_level2 *l2, tci_location loc, tci_s
         rc = fetch_slot(l2, loc);
         if (rc != TCIO_SUCCESS)
             return rc;
-        int end, start = tci_bitmap_next_run(l2->bitmap, 0, size, 1, &end);
-        while (start < size) {
-            memcpy(seg + start, l2->scratch + start, (size_t)(end - start));
-            start = tci_bitmap_next_run(l2->bitmap, end, size, 1, &end);
-        }
+        overlay_written(seg, l2->scratch, l2->bitmap, size);
     }
     rc = direct ? t->ops->sync(t)               /* our stores, before the release */
                 : t->ops->put_all(t, loc, seg, NULL);
@@ -693,31 +703,135 @@ int tci_level2_prefetch(tcio_file *fh, int64_t segment, bool *loaded)
 
 /* ---- a whole segment for a node's combining tier -------------------------- */
 
-/* Read SEGMENT from the file into BUF for a fetch: its slot at LOC holds
- * another segment or none, so every byte of it that left a node's
- * combining tier is in the file (the slot spilled it before it was
- * released for another segment). */
+/* Read SEGMENT from the file into BUF for a fetch (a segment load): all
+ * of it when its slot holds another segment or none (every byte of it
+ * that left a node's combining tier is in the file: the slot spilled it
+ * before it was released for another segment), else what the slot's
+ * bytes are laid over. */
 static int fetch_from_file(tcio_file *fh, int64_t segment, char *buf)
 {
     fh->stats.count[TCI_C_LOADS]++;
     return tci_segio_read(fh->file, &fh->map, segment, buf);
 }
 
-/* Whether LOC's slot may hold SEGMENT, from one atomic read of its state
- * word when the transport can peek (a locked slot may).  A snapshot: a
- * forward that claims the slot for SEGMENT after it is a write that
- * races this fetch, which the visibility contract leaves either way
- * (doc/semantics.md); one that completed before it shows. */
-static int slot_may_hold(tci_transport *t, tci_location loc, int64_t segment, bool *may)
+/* Tests only: with TCIO_TEST_FETCH_PAUSE set to a path P, a fetch's first
+ * try creates P.paused just before it reads the slot (after the file,
+ * where it reads that first) and waits until P.go exists (at most 60 s),
+ * so that a test can change the slot meanwhile (test_mpi's
+ * unlocked_fetches).  Returns the seconds it waited, which the peek
+ * window does not count.  Costs one getenv per such fetch otherwise. */
+static double pause_for_tests(void)
 {
-    *may = true;
-    if (!t->ops->peek)
-        return TCIO_SUCCESS;
-    int64_t state;
-    int rc = t->ops->peek(t, loc, &state);
-    if (rc == TCIO_SUCCESS && state != TCI_STATE_LOCKED)
-        *may = tci_state_decode(state).segment == segment;
+    const char *path = getenv("TCIO_TEST_FETCH_PAUSE");
+    if (!path || strlen(path) > 4000)
+        return 0;
+    double start = MPI_Wtime();
+    char name[4096 + 8];
+    snprintf(name, sizeof name, "%s.paused", path);
+    FILE *f = fopen(name, "w");
+    if (f)
+        fclose(f);
+    snprintf(name, sizeof name, "%s.go", path);
+    while (MPI_Wtime() < start + 60 && access(name, F_OK) != 0)
+        nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+    return MPI_Wtime() - start;
+}
+
+/* One read of SEGMENT for a fetch without the slot lock, the slot's
+ * header H as the first peek saw it: what the slot holds of the segment,
+ * over the file's bytes where it holds no loaded copy.  A clean slot that
+ * is not loaded holds nothing the file lacks.  *FROM_SLOT: the slot's
+ * bytes were read (a move to count).  FIRST: the fetch's first try;
+ * *PAUSED: seconds a test held it (pause_for_tests). */
+static int read_unlocked(tcio_file *fh, tci_level2 *l2, tci_location loc,
+                         const tci_slot_header *h, char *buf, bool first, bool *from_slot,
+                         double *paused)
+{
+    tci_transport *t = &l2->t;
+    int size = (int)fh->map.segment_size;
+    *from_slot = h->flags & (TCI_SLOT_LOADED | TCI_SLOT_DIRTY);
+    *paused = 0;
+    int rc = h->flags & TCI_SLOT_LOADED ? TCIO_SUCCESS : fetch_from_file(fh, h->segment, buf);
+    if (rc == TCIO_SUCCESS && *from_slot)
+        rc = have_scratch(l2);
+    if (rc != TCIO_SUCCESS || !*from_slot)
+        return rc;
+    *paused = first ? pause_for_tests() : 0;
+    if (h->flags & TCI_SLOT_LOADED)
+        return t->ops->get_all(t, loc, buf, l2->bitmap);
+    rc = t->ops->get_all(t, loc, l2->scratch, l2->bitmap);
+    if (rc == TCIO_SUCCESS)
+        overlay_written(buf, l2->scratch, l2->bitmap, size);
     return rc;
+}
+
+/* Count a fetch done without the slot lock; FROM_SLOT: its bytes came
+ * out of the slot (a move, which may cross nodes), else from the file. */
+static void count_unlocked(tcio_file *fh, tci_level2 *l2, tci_location loc, bool from_slot)
+{
+    fh->stats.count[TCI_C_UNLOCKED_FETCHES]++;
+    if (from_slot)
+        count_move(fh, l2, loc, fh->map.segment_size, TCI_C_FETCHES);
+    else
+        fh->stats.count[TCI_C_FETCHES]++;
+}
+
+/* A fetch that never takes the slot.  A slot holding another segment (or
+ * none) sends it to the file.  Otherwise the slot is read between two
+ * peeks, and the read is kept only if both return the same unlocked word
+ * within the transport's peek window (transport.h): a merge, spill, drain
+ * or reuse of the slot meanwhile changes the word.  A slot found locked
+ * or changed is tried again, at most TRIES times; reads slower than the
+ * window would be as slow again, and go to the lock at once.  *DONE: BUF
+ * holds the segment; false otherwise: the caller takes the slot. */
+static int fetch_unlocked(tcio_file *fh, tci_level2 *l2, tci_location loc, int64_t segment,
+                          char *buf, bool *done)
+{
+    enum { TRIES = 3 };
+    tci_transport *t = &l2->t;
+    *done = false;
+    for (int tries = 0; tries < TRIES; tries++) {
+        int64_t state, state_after;
+        double started = MPI_Wtime();
+        int rc = t->ops->peek(t, loc, &state);
+        if (rc != TCIO_SUCCESS)
+            return rc;
+        tci_slot_header h = tci_state_decode(state);
+        if (state != TCI_STATE_LOCKED && h.segment != segment) {
+            /* Every byte of it that left a node's tier is in the file (the
+             * slot spilled it before it was released for another segment);
+             * a forward that claims the slot after the peek is a write
+             * racing this fetch, which the visibility contract leaves
+             * either way (doc/semantics.md). */
+            rc = fetch_from_file(fh, segment, buf);
+            *done = rc == TCIO_SUCCESS;
+            if (*done)
+                count_unlocked(fh, l2, loc, false);
+            return rc;
+        }
+        bool from_slot = false;
+        if (state != TCI_STATE_LOCKED) {
+            double paused;
+            rc = read_unlocked(fh, l2, loc, &h, buf, tries == 0, &from_slot, &paused);
+            if (rc == TCIO_SUCCESS)
+                rc = t->ops->peek(t, loc, &state_after);
+            if (rc != TCIO_SUCCESS)
+                return rc;
+            bool in_time = MPI_Wtime() - started - paused <= t->ops->peek_window;
+            if (state_after == state && in_time) {
+                *done = true;
+                count_unlocked(fh, l2, loc, from_slot);
+                return TCIO_SUCCESS;
+            }
+            fh->stats.count[TCI_C_FETCH_RETRIES]++;
+            if (!in_time)
+                break;
+        } else {
+            fh->stats.count[TCI_C_FETCH_RETRIES]++;
+            tci_back_off(tries);
+        }
+    }
+    return TCIO_SUCCESS;
 }
 
 int tci_level2_fetch(tcio_file *fh, int64_t segment, char *buf,
@@ -726,15 +840,15 @@ int tci_level2_fetch(tcio_file *fh, int64_t segment, char *buf,
     tci_level2 *l2 = &fh->l2;
     tci_transport *t = &l2->t;
     tci_location loc = tci_segmap_locate(&fh->map, segment);
-    /* A segment not in level 2 (every segment of a file reopened for
-     * reading) is read from the file without taking its slot: one round
-     * trip to the aggregator instead of the two or three of a take and
-     * its release. */
-    bool may = true;
-    int rc = under_lock ? TCIO_SUCCESS : slot_may_hold(t, loc, segment, &may);
-    if (rc == TCIO_SUCCESS && !may && (rc = fetch_from_file(fh, segment, buf)) == TCIO_SUCCESS)
-        fh->stats.count[TCI_C_FETCHES]++;
-    if (rc != TCIO_SUCCESS || !may)
+    /* Without the slot lock where the transport can peek, unless work must
+     * be done under it (a node's staged forwards laid over the fetch,
+     * forward.c): fetches from every node leave the aggregator's slot to
+     * its movers, and cost two peeks and the reads instead of a take, the
+     * reads and a release. */
+    bool done = false;
+    int rc = !under_lock && t->ops->peek ? fetch_unlocked(fh, l2, loc, segment, buf, &done)
+                                         : TCIO_SUCCESS;
+    if (rc != TCIO_SUCCESS || done)
         return rc;
     tci_slot_header h;
     rc = t->ops->take(t, loc, &h);

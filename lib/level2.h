@@ -122,11 +122,14 @@ typedef struct tci_under_lock {
 int tci_level2_merge(struct tcio_file *fh, const tci_level1 *v, const tci_under_lock *after);
 
 /* A whole segment out of the file's level 2 into BUF, for a node's
- * combining tier: the slot's bytes when it holds SEGMENT (loading it from
- * the file first, for later fetches too, if it is not loaded yet), else
- * the file's bytes.  With UNDER_LOCK (NULL: none) the slot is always
- * taken, even when it holds another segment, and UNDER_LOCK->run lays
- * what it must over BUF before the release. */
+ * combining tier: what the slot holds of SEGMENT over the file's bytes,
+ * or the file's bytes when it holds another segment.  Without taking the
+ * slot where the transport can peek (read between two peeks, again if the
+ * slot changed meanwhile); after three tries, or without peek, under the
+ * slot lock, loading an unloaded slot from the file for later fetches.
+ * With UNDER_LOCK (NULL: none) the slot is always taken, even when it
+ * holds another segment, and UNDER_LOCK->run lays what it must over BUF
+ * before the release. */
 int tci_level2_fetch(struct tcio_file *fh, int64_t segment, char *buf,
                      const tci_under_lock *under_lock);
 

@@ -242,13 +242,17 @@ static bool cut_inside(char *data, unsigned char *bitmap, int size, int from,
     return tci_bitmap_shape(bitmap, size, &lo, &hi) > 0;
 }
 
-/* Own slot LOC, taken, under header *H: cut at the file offset END. */
-static int cut_taken(tcio_file *fh, tci_location loc, tci_slot_header *h, MPI_Offset end)
+/* Own slot LOC, taken, under header *H: cut at the file offset END.
+ * *CHANGED: the slot's memory was (for the release). */
+static int cut_taken(tcio_file *fh, tci_location loc, tci_slot_header *h, MPI_Offset end,
+                     bool *changed)
 {
     tci_transport *t = &fh->l2.t;
     int64_t size = fh->map.segment_size;
+    *changed = false;
     if (h->segment == TCI_SLOT_EMPTY || end >= (MPI_Offset)(h->segment + 1) * size)
         return TCIO_SUCCESS;             /* wholly below the end: kept */
+    *changed = true;
     int rc = t->ops->sync(t);            /* see the movers' completed updates */
     if (rc != TCIO_SUCCESS)
         return rc;
@@ -276,8 +280,9 @@ int tci_owner_cut_slots(tcio_file *fh, MPI_Offset size)
         tci_slot_header h;
         int slot_rc = t->ops->take(t, loc, &h);
         if (slot_rc == TCIO_SUCCESS) {
-            slot_rc = cut_taken(fh, loc, &h, size);
-            int release_rc = t->ops->release(t, loc, &h, false);
+            bool changed;
+            slot_rc = cut_taken(fh, loc, &h, size, &changed);
+            int release_rc = t->ops->release(t, loc, &h, changed);
             if (slot_rc == TCIO_SUCCESS)
                 slot_rc = release_rc;
         }

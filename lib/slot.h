@@ -31,7 +31,11 @@ typedef struct tci_slot_header {
  *            sharer count, TCI_STATE_READERS (the sharers are readers) and
  *            TCI_STATE_WAITING (an exclusive taker waits for the sharers to
  *            leave: no new sharer may enter) belong to the transports with
- *            shared access (shm); tci_state_decode drops them.
+ *            shared access (shm); tci_state_decode drops them, and the 6
+ *            bits between them and the segment, which shm leaves zero.  A
+ *            transport without shared access keeps its own count in these
+ *            20 bits (rma: a version, transport_rma.c) and hides it from
+ *            state_in_memory and peek_states.
  *   written  bytes moved into the segment since it was claimed (added by
  *            movers, reset by the holder of the lock): a cheap trigger for
  *            early drain; overwrites make it overcount, so the owner
@@ -45,7 +49,7 @@ typedef struct tci_slot_header {
 #define TCI_SHARERS_BITS    12
 #define TCI_MAX_SHARERS     ((INT64_C(1) << TCI_SHARERS_BITS) - 1)
 #define TCI_ONE_SHARER      (INT64_C(1) << TCI_SHARERS_SHIFT)
-#define TCI_SEGMENT_SHIFT   (TCI_SHARERS_SHIFT + TCI_SHARERS_BITS)
+#define TCI_SEGMENT_SHIFT   (TCI_SHARERS_SHIFT + TCI_SHARERS_BITS + 6)
 #define TCI_MAX_SEGMENT     ((INT64_C(1) << (63 - TCI_SEGMENT_SHIFT)) - 2)
 
 static inline int64_t tci_state_encode(const tci_slot_header *h)

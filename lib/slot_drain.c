@@ -79,6 +79,8 @@ int tci_slot_drain(tcio_file *fh, tci_level2 *l2, tci_location loc, tci_drain_ru
                                h.segment != TCI_SLOT_EMPTY);
     if (settle)
         rc = settle_slot(l2, loc, &h, rule);
-    int release_rc = t->ops->release(t, loc, &h, false);
+    /* A settled slot's bitmap and counter were cleared (the release grows
+     * its version: readers that did not lock it see the change). */
+    int release_rc = t->ops->release(t, loc, &h, settle);
     return rc != TCIO_SUCCESS ? rc : release_rc;
 }

@@ -42,6 +42,10 @@
     X(FORWARDS, "node forwards", "forwards")                                         \
     X(FORWARD_BYTES, "bytes forwarded", "forward_bytes")                             \
     X(FETCHES, "node fetches", "fetches")                                           \
+    /* of them, those read without the aggregator's slot lock, and the reads        \
+     * done again because the slot changed meanwhile or was locked (level2.c) */    \
+    X(UNLOCKED_FETCHES, "  read without the slot lock", "unlocked_fetches")         \
+    X(FETCH_RETRIES, "  read again", "fetch_retries")                               \
     /* forwards staged and sent without waiting, forwards merged under the          \
      * aggregator's forward lock (staging full, or the aggregator itself),         \
      * staged forwards an aggregator received, those of them a locked forward      \

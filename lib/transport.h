@@ -87,9 +87,10 @@ typedef struct tci_transport_ops {
      * sharer), lock it and
      * return its header.  release: publish header H and unlock, in one
      * atomic write; MODIFIED says the slot's bitmap, counter or data
-     * changed, and they are then complete at the owner before the slot
-     * is seen free.  A release is attempted even after a failure, so that
-     * no error leaves a slot locked. */
+     * changed (every holder that changed them must say so: see peek), and
+     * they are then complete at the owner before the slot is seen free.
+     * A release is attempted even after a failure, so that no error
+     * leaves a slot locked. */
     int  (*take)(tci_transport *t, tci_location loc, tci_slot_header *h);
     int  (*release)(tci_transport *t, tci_location loc, const tci_slot_header *h,
                     bool modified);
@@ -152,10 +153,19 @@ typedef struct tci_transport_ops {
      * ranks' accesses. */
     int  (*sync)(tci_transport *t);
 
-    /* Optional: the state word of any slot, read atomically without
-     * taking the slot (rma: one MPI_NO_OP accumulate).  A snapshot: by the
-     * time it returns the slot may have changed. */
+    /* Optional: the state word of any slot as the transport keeps it,
+     * read atomically without taking the slot (rma: one MPI_NO_OP
+     * accumulate of the one word, which holds a version that every
+     * release of a changed slot grows).  A snapshot: by the time it
+     * returns the slot may have changed.  Two peeks around a read of the
+     * slot that return the same unlocked word, the first issued at most
+     * peek_window seconds before the second completed, prove that no
+     * holder changed the slot during the read: one that took it after the
+     * first peek either holds it at the second (locked) or released it
+     * with a grown version, and the window is too short for the version
+     * to come round again.  tci_state_decode reads the header from it. */
     int  (*peek)(tci_transport *t, tci_location loc, int64_t *state);
+    double peek_window;
 
     /* The owner's notice word, read atomically. */
     int  (*notices)(tci_transport *t, int64_t *count);

@@ -16,9 +16,10 @@
  * Window layout on every aggregator:
  *   [notice word: 64 B][headers: nslots x 32 B][bitmaps: nslots x bitmap_bytes]
  *   [data: nslots x segment]
- * A header holds the state word and, 8 bytes further, the written-byte
- * counter (slot.h).  The notice word counts segments that movers found
- * full (MPI_SUM): the owner looks at its slots only when it changed.
+ * A header holds the state word (with a version: "the version in the
+ * state word" below) and, 8 bytes further, the written-byte counter
+ * (slot.h).  The notice word counts segments that movers found full
+ * (MPI_SUM): the owner looks at its slots only when it changed.
  *
  * The counter is reset to 0 by a mover that claims the slot for another
  * segment (an MPI_REPLACE accumulate, rma_reset) and by the owner after an
@@ -32,7 +33,10 @@
  * accumulate_ordering), and a release completes them at the owner
  * (MPI_Win_flush) before the next holder can take the lock.  Only the lock
  * word itself is touched by every rank at once, and only ever with
- * MPI_REPLACE (and MPI_NO_OP reads). */
+ * MPI_REPLACE (and MPI_NO_OP reads).  The one access outside the lock
+ * besides: a node's fetch (level2.c) gets a slot's data and bitmap
+ * between two peeks, racing the holders' puts, and keeps the bytes only
+ * if the state word did not change meanwhile (doc/design.md). */
 #define _POSIX_C_SOURCE 200809L   /* sysconf */
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +68,13 @@ typedef struct rma {
     unsigned char *mask;       /* one bitmap: zeros to clear, or an OR mask */
     int64_t *headers;          /* an owner's snapshot of its headers, allocated
                                   at the first look (peek_states) */
+    /* The slots this rank holds and the version each had when taken, for
+     * the release (at most one at a time today: level2.c). */
+    struct {
+        tci_location loc;
+        int64_t      version;
+    } held[4];
+    int      nheld;
 } rma;
 
 /* A move's datatype, relative to the first extent (tci_move.impl). */
@@ -339,6 +350,60 @@ static int flush_counted(tci_transport *t, int rank)
     return err;
 }
 
+/* ---- the version in the state word -------------------------------------- */
+
+/* The 20 bits of the state word below the segment that shm uses for
+ * sharing or leaves zero (slot.h) hold, with rma, a version: every release
+ * of a slot whose holder changed it adds one, modulo 2^20.  So one atomic
+ * read of the word tells a reader that did not take the lock both what the
+ * slot holds and whether it changed (rma_peek, level2.c's fetches). */
+#define VERSION_SHIFT 3
+#define VERSION_BITS  20
+#define VERSION_MASK  (((INT64_C(1) << VERSION_BITS) - 1) << VERSION_SHIFT)
+_Static_assert(VERSION_SHIFT + VERSION_BITS == TCI_SEGMENT_SHIFT &&
+                   TCI_STATE_WAITING == (INT64_C(1) << VERSION_SHIFT),
+               "the version takes the state word's bits between flags and segment");
+
+/* 2^20 changes of one slot within a peek window would be one every 95 ns,
+ * while each needs its holder's swap to complete at the slot's owner, then
+ * a flush and a release accumulate, after the previous holder's release:
+ * several round trips, over a microsecond even within one node.  A fetch's
+ * two peeks and reads took 3 us at the median under Open MPI's osc/sm and
+ * 0.16 ms under MPICH (99% under 8 ms) on two "nodes" of the development
+ * machine; a slower one reads again, or takes the slot (level2.c). */
+#define PEEK_WINDOW 0.1
+
+/* The state word without the version: what the rest of libtcio decodes. */
+static int64_t without_version(int64_t word)
+{
+    return word == TCI_STATE_LOCKED ? word : word & ~VERSION_MASK;
+}
+
+/* Remember that this rank took LOC, whose word was OLD; false if it holds
+ * too many slots already (a defect of the caller). */
+static bool remember_take(rma *r, tci_location loc, int64_t old)
+{
+    if (r->nheld == (int)(sizeof r->held / sizeof r->held[0]))
+        return false;
+    r->held[r->nheld].loc = loc;
+    r->held[r->nheld].version = (old & VERSION_MASK) >> VERSION_SHIFT;
+    r->nheld++;
+    return true;
+}
+
+/* The version LOC had when this rank took it (forgotten now), or -1. */
+static int64_t forget_take(rma *r, tci_location loc)
+{
+    for (int i = 0; i < r->nheld; i++) {
+        if (r->held[i].loc.rank != loc.rank || r->held[i].loc.slot != loc.slot)
+            continue;
+        int64_t version = r->held[i].version;
+        r->held[i] = r->held[--r->nheld];
+        return version;
+    }
+    return -1;
+}
+
 /* ---- the slot lock ------------------------------------------------------- */
 
 /* Let MPI progress other ranks' operations on our window while we wait for
@@ -382,7 +447,19 @@ static int rma_take(tci_transport *t, tci_location loc, tci_slot_header *h)
         if (old != TCI_STATE_LOCKED) {
             *h = tci_state_decode(old);
             tci_transport_waited_for_slot(t, tries, busy_since);
-            return TCIO_SUCCESS;
+            if (remember_take(r, loc, old))
+                return TCIO_SUCCESS;
+            /* Give the slot back as it was. */
+            r->state_out = old;
+            err = MPI_Raccumulate(&r->state_out, 1, MPI_INT64_T, loc.rank,
+                                  header_disp(r, loc.slot), 1, MPI_INT64_T, MPI_REPLACE,
+                                  r->win, &req);
+            if (err == MPI_SUCCESS)
+                err = wait_yielding(t, 1, &req);
+            if (err == MPI_SUCCESS)
+                flush_counted(t, loc.rank);
+            return tci_error_set(TCIO_ERR_MPI, "internal: this rank holds %d level-2 slots "
+                                 "already", r->nheld);
         }
         if (tries == 0) {
             t->busy_takes++;
@@ -410,7 +487,13 @@ static int rma_release(tci_transport *t, tci_location loc, const tci_slot_header
 {
     rma *r = rma_of(t);
     int flush_err = modified ? flush_counted(t, loc.rank) : MPI_SUCCESS;
-    r->state_out = tci_state_encode(h);
+    /* The version grows with the header it is published with, in the same
+     * atomic write (a changed slot's changes complete first). */
+    int64_t version = forget_take(r, loc);
+    bool known = version >= 0;
+    if (known && modified)
+        version = (version + 1) & (VERSION_MASK >> VERSION_SHIFT);
+    r->state_out = tci_state_encode(h) | (known ? version << VERSION_SHIFT : 0);
     MPI_Request req;
     int err = MPI_Raccumulate(&r->state_out, 1, MPI_INT64_T, loc.rank,
                               header_disp(r, loc.slot), 1, MPI_INT64_T, MPI_REPLACE,
@@ -419,6 +502,9 @@ static int rma_release(tci_transport *t, tci_location loc, const tci_slot_header
         err = wait_yielding(t, 1, &req);   /* state_out may be reused after this */
     if (err == MPI_SUCCESS)
         err = flush_counted(t, loc.rank);
+    if (!known)
+        return tci_error_set(TCIO_ERR_MPI, "internal: a level-2 slot released that this "
+                             "rank did not take");
     return tci_error_from_mpi(flush_err != MPI_SUCCESS ? flush_err : err);
 }
 
@@ -449,13 +535,13 @@ static int rma_peek_states(tci_transport *t, int64_t *states)
     if (err == MPI_SUCCESS)
         err = MPI_Win_flush(t->self, r->win);   /* local: no wait counted */
     for (int64_t s = 0; err == MPI_SUCCESS && s < t->local_slots; s++)
-        states[s] = words[s * words_per_slot];
+        states[s] = without_version(words[s * words_per_slot]);
     return tci_error_from_mpi(err);
 }
 
-/* One atomic read of LOC's state word: MPI_NO_OP, which the window's
- * same_op_no_op accumulate ordering allows beside the swaps and releases
- * (MPI_REPLACE) that write it. */
+/* One atomic read of LOC's state word, version included (transport.h):
+ * MPI_NO_OP, which the window's same_op_no_op accumulate ordering allows
+ * beside the swaps and releases (MPI_REPLACE) that write it. */
 static int rma_peek(tci_transport *t, tci_location loc, int64_t *state)
 {
     rma *r = rma_of(t);
@@ -500,7 +586,7 @@ static char *rma_memory(tci_transport *t, tci_location loc, unsigned char **bitm
 static int64_t rma_state_in_memory(tci_transport *t, tci_location loc)
 {
     rma *r = rma_of(t);
-    return *(const int64_t *)(r->base + header_disp(r, loc.slot));
+    return without_version(*(const int64_t *)(r->base + header_disp(r, loc.slot)));
 }
 
 static void rma_clear_in_memory(tci_transport *t, tci_location loc)
@@ -515,7 +601,7 @@ static int rma_sync(tci_transport *t)
     return tci_error_from_mpi(MPI_Win_sync(rma_of(t)->win));
 }
 
-/* ---- moves, all under the slot lock ------------------------------------- */
+/* ---- moves, under the slot lock (get_all also without: rma_peek) -------- */
 
 /* Clear the slot's bitmap and written-byte counter, with accumulates so
  * that later MPI_BOR/MPI_SUM on the same bytes are ordered after them. */
@@ -627,9 +713,9 @@ static int rma_put_all(tci_transport *t, tci_location loc, const char *data,
 /* ---- keeping the window for the next file -------------------------------- */
 
 /* Zero is the empty state, as after rma_open.  A slot whose state word is
- * still zero was never claimed (a claimed slot's state never returns to
- * zero), so its counter and bitmap are zero too: only the slots the file
- * used are cleared.  The next open's first agreement orders this before
+ * zero has a zero counter and bitmap too (never claimed, or emptied by a
+ * drain or a truncation, which clear them; its version may have come
+ * round to zero): only the other slots are cleared.  The next open's first agreement orders this before
  * any access of the next file. */
 static void rma_empty(tci_transport *t)
 {
@@ -669,6 +755,7 @@ const tci_transport_ops tci_transport_rma = {
     .put_all = rma_put_all,
     .notify = rma_notify,
     .peek = rma_peek,
+    .peek_window = PEEK_WINDOW,
     .memory = rma_memory,
     .state_in_memory = rma_state_in_memory,
     .clear_in_memory = rma_clear_in_memory,

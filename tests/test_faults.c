@@ -1135,27 +1135,19 @@ END_TEST
 
 /* ---- 16: the last addressable byte, on the per-access fast path ------------------------- */
 
-/* With 1 MiB segments the addressable end (INT64_MAX less a segment, for
- * the segment's end to fit an MPI_Offset) once fell inside a segment: a
- * read or write of the byte at it was refused as the first access of that
- * segment but accepted by the fast path once level 1 held the segment.
- * Reads, so that nothing is written near 2^63. */
-START_TEST(test_fast_path_bounds)
+/* The addressable end is the lesser of (2^40 - 2) segments (the segment
+ * numbers a slot's state word holds) and INT64_MAX less a segment (for
+ * the segment's end to fit an MPI_Offset), rounded down to a segment
+ * boundary.  With 16 MiB segments the second is the lesser, and it once
+ * fell inside a segment: a read or write of the byte at it was refused as
+ * the first access of that segment but accepted by the fast path once
+ * level 1 held the segment.  With 1 MiB segments the first is.  Reads, so
+ * that nothing is written near either end. */
+static void fast_path_bound(const char *path, const char *seg_text, MPI_Offset seg,
+                            MPI_Offset end, const char *ctx)
 {
-    TU_BEGIN();
-    tu_clear_aggregation_env();
-    const char *path = tu_path("bounds");
-    const char *ctx = "1 MiB segments, the last addressable byte";
-    if (tu_rank == 0) {
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        CHECK_ALL(fd >= 0 && close(fd) == 0, "%s: POSIX create", ctx);
-    } else {
-        CHECK_ALL(1, "%s", ctx);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    const MPI_Offset seg = 1 << 20, end = (INT64_MAX - seg) / seg * seg;
     tcio_file *fh = NULL;
-    expect_all(tu_open(path, MPI_MODE_RDONLY, "1m", "2", &fh), TCIO_SUCCESS, ctx, "open");
+    expect_all(tu_open(path, MPI_MODE_RDONLY, seg_text, "2", &fh), TCIO_SUCCESS, ctx, "open");
     unsigned char b[2];
     expect_all(tcio_read_at(fh, end - 1, b, 1, MPI_BYTE), TCIO_SUCCESS, ctx,
                "tcio_read_at of the byte before the end");
@@ -1163,9 +1155,30 @@ START_TEST(test_fast_path_bounds)
                "tcio_read_at of the byte at the end (after its segment's)");
     expect_all(tcio_read_at(fh, end - 1, b, 2, MPI_BYTE), TCIO_ERR_BAD_ARG, ctx,
                "tcio_read_at across the end");
+    expect_all(tcio_read_at(fh, end - seg, b, 1, MPI_BYTE), TCIO_SUCCESS, ctx,
+               "tcio_read_at of the last segment's first byte");
     int rc = tu_close(fh);
     CHECK_ALL(rc == TCIO_SUCCESS || rc == TCIO_ERR_IO, "%s: tcio_close returned %d (%s)", ctx,
               rc, tcio_error_string(rc));
+}
+
+START_TEST(test_fast_path_bounds)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    const char *path = tu_path("bounds");
+    if (tu_rank == 0) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        CHECK_ALL(fd >= 0 && close(fd) == 0, "the last addressable byte: POSIX create");
+    } else {
+        CHECK_ALL(1, "the last addressable byte");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    const MPI_Offset big = 16 << 20, small = 1 << 20;
+    fast_path_bound(path, "16m", big, (INT64_MAX - big) / big * big,
+                    "16 MiB segments, the last byte an MPI_Offset addresses");
+    fast_path_bound(path, "1m", small, ((INT64_C(1) << 40) - 2) * small,
+                    "1 MiB segments, the last byte of segment 2^40 - 3");
     if (tu_rank == 0)
         unlink(path);
     MPI_Barrier(MPI_COMM_WORLD);

@@ -4182,6 +4182,265 @@ START_TEST(test_staged_forwards)
 }
 END_TEST
 
+/* ---- node fetches without the aggregator's slot lock --------------------------------------------- */
+
+enum { UF_SEG = 4096, UF_TAIL = 64 };
+
+/* Where a near rank (rank 0's node) is among them: their number and its
+ * index (collective). */
+typedef struct uf_near {
+    int near, count, index;
+} uf_near;
+
+static uf_near uf_near_ranks(void)
+{
+    uf_near n = { .near = near_rank0() };
+    n.count = tu_sum_int(n.near);
+    MPI_Exscan(&n.near, &n.index, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (tu_rank == 0)
+        n.index = 0;                       /* MPI_Exscan leaves rank 0's undefined */
+    return n;
+}
+
+/* The near ranks write segment SEGMENT of IMAGE but its last UF_TAIL
+ * bytes, in shares (local). */
+static void uf_write_segment(tcio_file *fh, const unsigned char *image, int64_t segment,
+                             const uf_near *n, tu_status *st)
+{
+    int bytes = UF_SEG - UF_TAIL, share = bytes / n->count, lo = n->index * share;
+    int len = n->index == n->count - 1 ? bytes - lo : share;
+    MPI_Offset at = segment * UF_SEG + lo;
+    tu_expect_rc(st, tcio_write_at(fh, at, image + at, len, MPI_BYTE), 0,
+                 "unlocked fetches: write of segment %lld", (long long)segment);
+}
+
+/* A far rank's read of segment SEGMENT, its first BYTES against EXPECT. */
+static void uf_read_segment(tcio_file *fh, const unsigned char *expect, int64_t segment,
+                            int bytes, tu_status *st)
+{
+    static unsigned char got[UF_SEG];
+    memset(got, 0xa5, sizeof got);
+    MPI_Offset at = segment * UF_SEG;
+    tu_expect_rc(st, tcio_read_at(fh, at, got, UF_SEG, MPI_BYTE), 0,
+                 "unlocked fetches: read of segment %lld", (long long)segment);
+    tu_expect_rc(st, tcio_fetch(fh), 0, "unlocked fetches: tcio_fetch");
+    tu_expect_mem(st, got, expect + at, (size_t)bytes,
+                  "unlocked fetches: segment %lld read back", (long long)segment);
+}
+
+/* Rank 0 waits, calling MPI (its one-sided targets progress), until the
+ * far fetch held by TCIO_TEST_FETCH_PAUSE=HOLD has created HOLD.paused;
+ * false after 60 s. */
+static bool uf_wait_for_pause(const char *hold)
+{
+    char name[4200];
+    snprintf(name, sizeof name, "%s.paused", hold);
+    double until = MPI_Wtime() + 60;
+    while (access(name, F_OK) != 0) {
+        if (MPI_Wtime() > until)
+            return false;
+        int flag;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+    }
+    return true;
+}
+
+/* Lets the held fetch go on (HOLD.go), or with GO false clears both
+ * files. */
+static void uf_release_hold(const char *hold, bool go)
+{
+    char name[4200];
+    snprintf(name, sizeof name, "%s.go", hold);
+    if (go) {
+        FILE *f = fopen(name, "w");
+        if (f)
+            fclose(f);
+        return;
+    }
+    unlink(name);
+    snprintf(name, sizeof name, "%s.paused", hold);
+    unlink(name);
+}
+
+/* Fetch statistics of a file's close (rank 0). */
+static void uf_stats(const char *stats, long *fetches, long *unlocked, long *retries)
+{
+    *fetches = tu_rank == 0 ? stats_sum(stats, "fetches") : 0;
+    *unlocked = tu_rank == 0 ? stats_sum(stats, "unlocked_fetches") : 0;
+    *retries = tu_rank == 0 ? stats_sum(stats, "fetch_retries") : 0;
+}
+
+/* Rank 0 the only aggregator with one slot, 4 KiB segments; the near
+ * node's tier has one slot per rank, and segments S, 2S, 3S and 4S (S the
+ * near node's ranks) all go to rank 0's tier slot.  The near node writes
+ * segment S but its tail and flushes: rank 0's slot holds it written, not
+ * loaded, and the file has none of it.  A far rank's fetch of S reads the
+ * file, then waits (TCIO_TEST_FETCH_PAUSE) before it reads the slot, while
+ * rank 0 changes the slot through its tier:
+ * - REUSE: it writes some of 2S, 3S and 4S; the tier forwards 2S, and the
+ *   slot spills S to the file and takes 2S (a different state word);
+ * - otherwise: some of 2S, the tail of S, some of 3S and 4S; the tier
+ *   forwards 2S, then S's tail: the slot spills 2S and takes S again,
+ *   holding only the tail.  The state word is then what the fetch first
+ *   saw (S, written, not loaded); only its version differs, and a fetch
+ *   that trusted the rest laid the tail alone over the file's zeros it had
+ *   read, losing the flushed head.
+ * The fetch must read again, and find S's head (in the file now). */
+static void uf_changed_slot(const uf_near *n, bool reuse)
+{
+    const char *ctx = reuse ? "unlocked fetches: a slot reused during the fetch"
+                            : "unlocked fetches: a slot changed back to the same state word";
+    const char *path = tu_path(reuse ? "unlocked-reuse" : "unlocked-same");
+    const char *stats = tu_path(reuse ? "unlocked-reuse-stats" : "unlocked-same-stats");
+    const char *hold = tu_path(reuse ? "unlocked-reuse-hold" : "unlocked-same-hold");
+    if (tu_rank == 0) {
+        unlink(stats);
+        uf_release_hold(hold, false);
+    }
+    const char *kv[] = { "tcio_aggregators", "1", "tcio_aggregator_placement", "0",
+                         "tcio_stats", "json", "tcio_stats_file", stats, NULL };
+    enum { MAX_NEAR = 8, NSEG = 4 * MAX_NEAR + 1, SOME = 100 };
+    int64_t seg = n->count;
+    static unsigned char image[NSEG * UF_SEG], expect[NSEG * UF_SEG];
+    tu_fill_pattern(image, sizeof image, reuse ? 2828 : 2929);
+    memset(expect, 0, sizeof expect);
+    memcpy(expect + seg * UF_SEG, image + seg * UF_SEG, UF_SEG - (reuse ? UF_TAIL : 0));
+    for (int k = 2; k <= 4; k++)
+        memcpy(expect + k * seg * UF_SEG, image + k * seg * UF_SEG, SOME);
+    MPI_Barrier(MPI_COMM_WORLD);           /* the hold's files are gone */
+    tcio_file *fh = NULL;
+    expect_success(tu_open_kv(path, MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC, "4k", "1",
+                              kv, &fh), ctx, "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    if (n->near)
+        uf_write_segment(fh, image, seg, n, &st);
+    tu_expect_rc(&st, tcio_flush(fh), 0, "%s: first flush", ctx);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (tu_rank == 0) {
+        bool paused = uf_wait_for_pause(hold);
+        tu_expect_rc(&st, paused, 1, "%s: a far fetch held within 60 s", ctx);
+        const MPI_Offset at[] = { 2 * seg * UF_SEG, seg * UF_SEG + UF_SEG - UF_TAIL,
+                                  3 * seg * UF_SEG, 4 * seg * UF_SEG };
+        const int len[] = { SOME, UF_TAIL, SOME, SOME };
+        for (int i = 0; i < 4; i++)
+            if (!reuse || i != 1)
+                tu_expect_rc(&st, tcio_write_at(fh, at[i], image + at[i], len[i], MPI_BYTE), 0,
+                             "%s: write at %lld", ctx, (long long)at[i]);
+        uf_release_hold(hold, true);
+    } else if (!n->near) {
+        /* Only the head was flushed before this read; the tail races it.
+         * One fetch per node: a node-mate waits for the tier slot. */
+        setenv("TCIO_TEST_FETCH_PAUSE", hold, 1);
+        uf_read_segment(fh, expect, seg, UF_SEG - UF_TAIL, &st);
+        unsetenv("TCIO_TEST_FETCH_PAUSE");
+    }
+    /* Not before the held fetch is done: the flush would forward 3S and
+     * 4S meanwhile. */
+    MPI_Barrier(MPI_COMM_WORLD);
+    tu_expect_rc(&st, tcio_flush(fh), 0, "%s: second flush", ctx);
+    if (!n->near)
+        uf_read_segment(fh, expect, seg, UF_SEG, &st);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    expect_file_image(path, expect, (4 * seg) * UF_SEG + SOME, ctx);
+    long fetches, unlocked, retries;
+    uf_stats(stats, &fetches, &unlocked, &retries);
+    CHECK_ALL(tu_rank != 0 || (fetches >= 2 && unlocked >= 1 && retries >= 1),
+              "%s: %ld fetches, %ld of them without the slot lock, %ld tries again in the "
+              "statistics; expected at least 2, one without the lock, and one try again "
+              "(the slot changed under the held fetch)", ctx, fetches, unlocked, retries);
+    if (tu_rank == 0)
+        uf_release_hold(hold, false);
+}
+
+/* Rank 0 the only aggregator, 4 KiB segments and 8 slots.  The near node
+ * writes segments 1 and 5 (all but a tail, so that neither fills) and
+ * flushes; rank 0 prefetches segment 5, which its slot then holds loaded.
+ * The far ranks read segment 1 (the slot's written bytes over the file's),
+ * 5 (the loaded slot) and 3 (never written: the slot holds nothing, the
+ * file's zeros), with nothing changing meanwhile. */
+static void uf_quiet(const uf_near *n)
+{
+    const char *ctx = "unlocked fetches: slots that do not change";
+    const char *path = tu_path("unlocked-quiet");
+    const char *stats = tu_path("unlocked-quiet-stats");
+    if (tu_rank == 0)
+        unlink(stats);
+    const char *kv[] = { "tcio_aggregators", "1", "tcio_aggregator_placement", "0",
+                         "tcio_stats", "json", "tcio_stats_file", stats, NULL };
+    enum { NSEG = 6 };
+    static unsigned char image[NSEG * UF_SEG], expect[NSEG * UF_SEG];
+    tu_fill_pattern(image, sizeof image, 3030);
+    memset(expect, 0, sizeof expect);
+    for (int s = 1; s < NSEG; s += 4)      /* segments 1 and 5 */
+        memcpy(expect + s * UF_SEG, image + s * UF_SEG, UF_SEG - UF_TAIL);
+    tcio_file *fh = NULL;
+    expect_success(tu_open_kv(path, MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC, "4k", "8",
+                              kv, &fh), ctx, "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    if (n->near) {
+        uf_write_segment(fh, image, 1, n, &st);
+        uf_write_segment(fh, image, 5, n, &st);
+    }
+    tu_expect_rc(&st, tcio_flush(fh), 0, "%s: flush", ctx);
+    if (tu_rank == 0)
+        tu_expect_rc(&st, tcio_prefetch(fh, 5 * UF_SEG, UF_SEG), 0, "%s: prefetch", ctx);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!n->near) {
+        uf_read_segment(fh, expect, 1, UF_SEG, &st);
+        uf_read_segment(fh, expect, 5, UF_SEG, &st);
+        uf_read_segment(fh, expect, 3, UF_SEG, &st);
+    }
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    expect_file_image(path, expect, sizeof expect - UF_TAIL, ctx);
+    long fetches, unlocked, retries;
+    uf_stats(stats, &fetches, &unlocked, &retries);
+    /* Nothing changes, but a slow try (under MPICH, a peek waits for rank
+     * 0's progress) may be tried again or end under the lock. */
+    CHECK_ALL(tu_rank != 0 || (fetches >= 3 && unlocked >= 1),
+              "%s: %ld fetches, %ld of them without the slot lock (%ld tries again) in the "
+              "statistics; expected at least 3, and some without the lock", ctx, fetches,
+              unlocked, retries);
+}
+
+/* Two nodes or more: a node's fetch reads the aggregator's slot without
+ * taking it, and notices when the slot changed meanwhile. */
+START_TEST(test_unlocked_fetches)
+{
+    TU_BEGIN();
+    if (tu_count_nodes() < 2) {
+        if (tu_rank == 0)
+            printf("unlocked_fetches: one node: no node fetches to test\n");
+        return;
+    }
+    stats_env saved = stats_env_unset();
+    tu_clear_aggregation_env();
+    char *staging = getenv("TCIO_FORWARD_STAGING") ? strdup(getenv("TCIO_FORWARD_STAGING"))
+                                                   : NULL;
+    unsetenv("TCIO_FORWARD_STAGING");     /* staged copies make fetches lock */
+    uf_near n = uf_near_ranks();
+    if (n.count > 8) {
+        if (tu_rank == 0)
+            printf("unlocked_fetches: more than 8 ranks on rank 0's node: not tested\n");
+    } else {
+        uf_quiet(&n);
+        uf_changed_slot(&n, true);
+        uf_changed_slot(&n, false);
+    }
+    if (staging) {
+        setenv("TCIO_FORWARD_STAGING", staging, 1);
+        free(staging);
+    }
+    stats_env_restore(&saved);
+}
+END_TEST
+
 /* ---- sync, the size of the file ------------------------------------------------------------------ */
 
 /* tcio_sync puts every rank's writes into the file while it stays open;
@@ -4627,6 +4886,7 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "concurrent_writes", test_concurrent_writes);
     tu_add_case(s, "concurrent_reads", test_concurrent_reads);
     tu_add_case(s, "owner_away", test_owner_away);
+    tu_add_case(s, "unlocked_fetches", test_unlocked_fetches);
     tu_add_case(s, "sync", test_sync);
     tu_add_case(s, "get_size", test_get_size);
     tu_add_case(s, "set_size", test_set_size);

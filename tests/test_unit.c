@@ -1323,7 +1323,7 @@ END_TEST
 
 START_TEST(state_word_round_trips_and_never_looks_locked)
 {
-    const int64_t segments[] = { TCI_SLOT_EMPTY, 0, 1, 12345, INT64_C(1) << 40,
+    const int64_t segments[] = { TCI_SLOT_EMPTY, 0, 1, 12345, INT64_C(1) << 39,
                                  TCI_MAX_SEGMENT };
     for (size_t i = 0; i < sizeof segments / sizeof segments[0]; i++)
         for (int flags = 0; flags < (1 << TCI_FLAG_BITS); flags++) {
@@ -1347,7 +1347,17 @@ START_TEST(state_word_round_trips_and_never_looks_locked)
                 ck_assert_int_eq(back.segment, h.segment);
                 ck_assert_int_eq(back.flags, h.flags);
             }
+            /* rma's version, in the 20 bits from bit 3, leaves it alone too */
+            const int64_t versions[] = { 1, 12345, (INT64_C(1) << 20) - 1 };
+            for (size_t k = 0; k < sizeof versions / sizeof versions[0]; k++) {
+                int64_t versioned = word | versions[k] << 3;
+                ck_assert(versioned != TCI_STATE_LOCKED && versioned >= 0);
+                back = tci_state_decode(versioned);
+                ck_assert_int_eq(back.segment, h.segment);
+                ck_assert_int_eq(back.flags, h.flags);
+            }
         }
+    ck_assert_int_eq(TCI_MAX_SEGMENT, (INT64_C(1) << 40) - 2);
     tci_slot_header empty = { .segment = TCI_SLOT_EMPTY, .flags = 0 };
     ck_assert_int_eq(tci_state_encode(&empty), 0);   /* a zeroed window is empty */
 }
