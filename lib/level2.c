@@ -8,9 +8,10 @@
  * MPI-IO, segio.c), and its movers hold one lock at a time.  A node's tier
  * has the file's level 2 there: its spill and load are a forward and a
  * fetch (combiner.c), which come back into this file on the file's level
- * 2 and take one of its slots; that is the only re-entry, always from the
- * tier into the file's level 2 and never back, so a mover holds at most
- * two locks, the tier's first, and no cycle can form.  How a slot is
+ * 2 and take one of its slots (a fetch only when it cannot read the slot
+ * without the lock); that is the only re-entry, always from the tier into
+ * the file's level 2 and never back, so a mover holds at most two locks,
+ * the tier's first, and no cycle can form.  How a slot is
  * locked and how bytes reach it is the transport's (transport.h);
  * doc/design.md has the protocol and why it cannot deadlock. */
 #define _POSIX_C_SOURCE 200809L   /* access, nanosleep */
