@@ -78,7 +78,7 @@ static inline int tci_bitmap_bytes(int64_t segment_size)
 }
 
 /* The level-2 memory of one aggregator, laid out alike by every transport
- * that reaches slots through memory (doc/design.md, "Level 2: the window"):
+ * that reaches slots through memory (doc/design.md, "Level 2: slots and the transport"):
  *   [ notice word (64 B) ][ N headers (32 B) ][ N bitmaps ][ N segments ]
  * A header holds the state word, then the written-byte counter.  The whole
  * is rounded up to a cache line: MPICH 4.0.2 misplaces other ranks'
