@@ -10,8 +10,9 @@
  * tcio_flush, the close) is one forward (forward.c): the node's combined
  * bytes and their bitmap, merged under the aggregator's lock as one move,
  * or staged and sent without waiting (tcio_forward_staging); and every
- * load of a slot is one fetch of the whole segment, with the node's
- * staged forwards not merged yet laid over it.  State words never see both kinds of atomics: the
+ * load of a slot is one fetch of the span its readers want (the whole
+ * segment when that is most of it), with the node's staged forwards not
+ * merged yet laid over it.  State words never see both kinds of atomics: the
  * tier's are only ever touched by the node's CPUs, the file's level 2's
  * only by MPI (its owners' own accesses included).
  *
@@ -63,14 +64,15 @@ static int overlay_staged(tcio_file *fh, void *arg)
     return tci_forward_overlay(fh, f->segment, f->buf);
 }
 
-/* The tier's load: the whole segment from the file's level 2, with this
- * node's forwards of it that its aggregator has not merged yet. */
-static int fetch(tcio_file *fh, int64_t segment, char *buf)
+/* The tier's load: the bytes [LO, HI) of the segment from the file's
+ * level 2, with this node's forwards of it that its aggregator has not
+ * merged yet (laid over the whole of BUF). */
+static int fetch(tcio_file *fh, int64_t segment, char *buf, int lo, int hi)
 {
     double waited0 = fh->l2.t.op_wait_seconds;
     fetched f = { .segment = segment, .buf = buf };
     tci_under_lock overlay = { .run = overlay_staged, .arg = &f };
-    int rc = tci_level2_fetch(fh, segment, buf,
+    int rc = tci_level2_fetch(fh, segment, buf, lo, hi,
                               tci_forward_staged(fh, segment) ? &overlay : NULL);
     fh->stats.time[TCI_T_FETCH_WAITS] += fh->l2.t.op_wait_seconds - waited0;
     return tci_error_explain(rc, "fetching segment %lld from its aggregator for this node",
@@ -132,7 +134,8 @@ static int prepare(tcio_file *fh)
 
 /* The tier's downstream: the segment's slot in the file's level 2. */
 static const tci_downstream to_the_file_level2 = {
-    .spill = forward, .drain = forward, .load = fetch, .is_file = false
+    .spill = forward, .drain = forward, .load = fetch, .is_file = false,
+    .loads_spans = true
 };
 
 /* Waits for the tier's slots turn MPI's progress over the file's

@@ -115,13 +115,16 @@ static int fetch_slot(tci_level2 *l2, tci_location loc)
     return rc != TCIO_SUCCESS ? rc : l2->t.ops->get_all(&l2->t, loc, l2->scratch, l2->bitmap);
 }
 
-/* Lay the bytes BITMAP marks in DATA over SEG (both a segment of SIZE). */
-static void overlay_written(char *seg, const char *data, const unsigned char *bitmap, int size)
+/* Copy into DST the bytes of SRC in [LO, HI) whose BITMAP bits are WANT
+ * (both a segment): the written bytes (1) laid over a load, or the
+ * unwritten ones (0) filled from a load. */
+static void copy_runs(char *dst, const char *src, const unsigned char *bitmap, int lo, int hi,
+                      int want)
 {
-    int end, start = tci_bitmap_next_run(bitmap, 0, size, 1, &end);
-    while (start < size) {
-        memcpy(seg + start, data + start, (size_t)(end - start));
-        start = tci_bitmap_next_run(bitmap, end, size, 1, &end);
+    int end, start = tci_bitmap_next_run(bitmap, lo, hi, want, &end);
+    while (start < hi) {
+        memcpy(dst + start, src + start, (size_t)(end - start));
+        start = tci_bitmap_next_run(bitmap, end, hi, want, &end);
     }
 }
 
@@ -136,11 +139,12 @@ static int spill_to_file(tcio_file *fh, int64_t segment, const char *data,
     return rc;
 }
 
-/* The file's level 2: a load reads the whole segment from the file. */
-static int load_from_file(tcio_file *fh, int64_t segment, char *buf)
+/* The file's level 2: a load reads the segment's bytes [LO, HI) from the
+ * file (always the whole segment: loads_spans is false). */
+static int load_from_file(tcio_file *fh, int64_t segment, char *buf, int lo, int hi)
 {
     double t0 = MPI_Wtime();
-    int rc = tci_segio_read(fh->file, &fh->map, segment, buf);
+    int rc = tci_segio_read_range(fh->file, &fh->map, segment, lo, hi, buf);
     fh->stats.count[TCI_C_LOADS]++;
     fh->stats.time[TCI_T_LOADS] += MPI_Wtime() - t0;
     return rc;
@@ -154,7 +158,8 @@ static int drain_to_file(tcio_file *fh, int64_t segment, const char *data,
 }
 
 const tci_downstream tci_downstream_file = {
-    .spill = spill_to_file, .drain = drain_to_file, .load = load_from_file, .is_file = true
+    .spill = spill_to_file, .drain = drain_to_file, .load = load_from_file, .is_file = true,
+    .loads_spans = false
 };
 
 /* The slot holds another segment with unsaved bytes: send them downstream
@@ -559,15 +564,15 @@ static int load_into_slot(tcio_file *fh, tci_level2 *l2, tci_location loc, tci_s
         if (rc != TCIO_SUCCESS)
             return rc;
     }
-    rc = l2->down->load(fh, h->segment, seg);
+    int size = (int)fh->map.segment_size;
+    rc = l2->down->load(fh, h->segment, seg, 0, size);
     if (rc != TCIO_SUCCESS)
         return rc;
-    int size = (int)fh->map.segment_size;
     if (h->flags & TCI_SLOT_DIRTY) {
         rc = fetch_slot(l2, loc);
         if (rc != TCIO_SUCCESS)
             return rc;
-        overlay_written(seg, l2->scratch, l2->bitmap, size);
+        copy_runs(seg, l2->scratch, l2->bitmap, 0, size, 1);   /* the writes are newer */
     }
     rc = direct ? t->ops->sync(t)               /* our stores, before the release */
                 : t->ops->put_all(t, loc, seg, NULL);
@@ -590,6 +595,135 @@ static int copy_marked_out(tcio_file *fh, tci_level2 *l2, tci_location loc)
     return rc;
 }
 
+/* ---- partial loads: a reader's span of a node's tier --------------------- */
+
+/* The bytes [*LO, *HI) from the first to the last byte level 1 marks (its
+ * whole segment if it marks none). */
+static void wanted_span(const tci_level1 *l1, int size, int *lo, int *hi)
+{
+    int first = l1->marked_lo, last = l1->marked_hi - 1;
+    while (first <= last && !l1->marked[first])
+        first++;
+    while (last >= first && !l1->marked[last])
+        last--;
+    if (first > last) {
+        *lo = 0;
+        *hi = size;
+        return;
+    }
+    *lo = 64 * first + __builtin_ctzll(l1->marked[first]);
+    *hi = 64 * last + 64 - __builtin_clzll(l1->marked[last]);
+    if (*hi > size)
+        *hi = size;
+}
+
+/* The locked slot LOC holds level 1's segment, not loaded: where its
+ * downstream loads spans and its transport keeps a loaded span for it
+ * (a node's tier, level2.h), the span word, else NULL (load it whole). */
+static int64_t *span_word_of(tci_level2 *l2, tci_location loc)
+{
+    return l2->down->loads_spans ? l2->t.ops->loaded_span(&l2->t, loc) : NULL;
+}
+
+/* The range [*LO, *HI) a partial load of a slot whose loaded span is
+ * [HAD_LO, HAD_HI) (empty: none) makes for level 1's wanted bytes, which
+ * it covers: the wanted bytes alone at first; once some are loaded, one
+ * range over what was loaded, the wanted bytes and what lies between,
+ * and at least twice as long as what was loaded, grown on the side the
+ * wanted bytes lie (a few fetches for many scattered reads, not one per
+ * read; nothing is loaded twice, and at most twice the bytes from the
+ * first wanted to the last).  Wanted bytes that begin where the span
+ * ends, or end where it begins, are a stream of reads through the
+ * segment (the MPI-IO interposer reads in 64 KiB blocks): the whole
+ * segment, as does a range of half the segment or more. */
+static void span_to_load(int size, int had_lo, int had_hi, int *lo, int *hi)
+{
+    if (had_lo < had_hi && (*lo == had_hi || *hi == had_lo)) {
+        *lo = 0;
+        *hi = size;
+    } else if (had_lo < had_hi) {
+        int64_t at_least = 2 * (int64_t)(had_hi - had_lo);
+        bool right = *hi > had_hi;
+        *lo = *lo < had_lo ? *lo : had_lo;
+        *hi = *hi > had_hi ? *hi : had_hi;
+        if (*hi - *lo < at_least) {
+            if (right)
+                *hi = (int)(*lo + at_least < size ? *lo + at_least : size);
+            else
+                *lo = (int)(*hi - at_least > 0 ? *hi - at_least : 0);
+        }
+    }
+    if (2 * (int64_t)(*hi - *lo) >= size) {
+        *lo = 0;
+        *hi = size;
+    }
+}
+
+/* Load into the locked slot LOC, under *H, with loaded span *SPAN, the
+ * bytes [LO, HI) that level 1 wants, as far as the span lacks them: the
+ * range span_to_load makes, fetched in the one or two pieces the span
+ * does not hold.  Written bytes stay (they are newer).  A range of the
+ * whole segment loads the slot (TCI_SLOT_LOADED), and its readers share
+ * it again.  The caller copies the wanted bytes out of the slot
+ * afterwards.  *MODIFIED: something was loaded. */
+static int load_span_into_slot(tcio_file *fh, tci_level2 *l2, tci_location loc,
+                               tci_slot_header *h, int64_t *span, int lo, int hi, bool *modified)
+{
+    tci_transport *t = &l2->t;
+    int size = (int)fh->map.segment_size;
+    int had_lo, had_hi;
+    tci_span_decode(*span, &had_lo, &had_hi);
+    if (*span && lo >= had_lo && hi <= had_hi)
+        return TCIO_SUCCESS;                     /* loaded by an earlier reader */
+    span_to_load(size, had_lo, had_hi, &lo, &hi);
+    if (!*span)
+        had_lo = had_hi = lo;                    /* nothing loaded: one piece */
+    *modified = true;
+    unsigned char *bitmap;
+    char *data = t->ops->memory(t, loc, &bitmap);
+    /* The earlier holders' completed updates before our stores. */
+    int rc = t->ops->sync(t);
+    const int pieces[2][2] = { { lo, had_lo }, { had_hi, hi } };
+    for (int i = 0; i < 2 && rc == TCIO_SUCCESS; i++) {
+        if (pieces[i][0] >= pieces[i][1])
+            continue;
+        rc = l2->down->load(fh, h->segment, fh->l1.buf, pieces[i][0], pieces[i][1]);
+        if (rc == TCIO_SUCCESS)
+            copy_runs(data, fh->l1.buf, bitmap, pieces[i][0], pieces[i][1], 0);
+    }
+    if (rc == TCIO_SUCCESS)
+        rc = t->ops->sync(t);                    /* our stores, before the release */
+    if (rc != TCIO_SUCCESS)
+        return rc;
+    if (lo == 0 && hi == size) {
+        h->flags |= TCI_SLOT_LOADED;             /* published by the release */
+        *span = 0;
+    } else {
+        *span = tci_span_encode(lo, hi);
+    }
+    return TCIO_SUCCESS;
+}
+
+/* Load the locked slot LOC, level 1's segment not loaded there, for level
+ * 1's reads: in part (load_span_into_slot) where its level 2 keeps spans
+ * and either part of the segment is loaded already or level 1 wants less
+ * than half of it; else whole (load_into_slot: the segment stays in
+ * level 1, and the reads are delivered from there).  *FROM_SLOT: the
+ * caller still copies the wanted bytes out of the slot. */
+static int load_for_reads(tcio_file *fh, tci_level2 *l2, tci_location loc, tci_slot_header *h,
+                          bool *modified, bool *from_slot)
+{
+    int size = (int)fh->map.segment_size, lo = 0, hi = size;
+    int64_t *span = span_word_of(l2, loc);
+    if (span)
+        wanted_span(&fh->l1, size, &lo, &hi);
+    *from_slot = span && (*span || 2 * (int64_t)(hi - lo) < size);
+    if (*from_slot)
+        return load_span_into_slot(fh, l2, loc, h, span, lo, hi, modified);
+    *modified = true;
+    return load_into_slot(fh, l2, loc, h, fh->l1.buf, true);
+}
+
 /* Fetch the wanted bytes; returns whether the slot was modified (loaded
  * or claimed), which decides if the release must complete them first. */
 static int get_locked(tcio_file *fh, tci_level2 *l2, tci_location loc, tci_slot_header *h,
@@ -599,8 +733,10 @@ static int get_locked(tcio_file *fh, tci_level2 *l2, tci_location loc, tci_slot_
     if (rc != TCIO_SUCCESS)
         return rc;
     if (!(h->flags & TCI_SLOT_LOADED)) {
-        *modified = true;
-        return load_into_slot(fh, l2, loc, h, fh->l1.buf, true);   /* the segment stays in l1 */
+        bool from_slot;
+        rc = load_for_reads(fh, l2, loc, h, modified, &from_slot);
+        if (rc != TCIO_SUCCESS || !from_slot)
+            return rc;
     }
     return copy_marked_out(fh, l2, loc);
 }
@@ -702,17 +838,17 @@ int tci_level2_prefetch(tcio_file *fh, int64_t segment, bool *loaded)
     return rc != TCIO_SUCCESS ? rc : release_rc;
 }
 
-/* ---- a whole segment for a node's combining tier -------------------------- */
+/* ---- a segment's span for a node's combining tier ------------------------ */
 
-/* Read SEGMENT from the file into BUF for a fetch (a segment load): all
- * of it when its slot holds another segment or none (every byte of it
- * that left a node's combining tier is in the file: the slot spilled it
- * before it was released for another segment), else what the slot's
- * bytes are laid over. */
-static int fetch_from_file(tcio_file *fh, int64_t segment, char *buf)
+/* Read SEGMENT's bytes [LO, HI) from the file into BUF + LO for a fetch
+ * (a segment load): all a fetch needs when its slot holds another segment
+ * or none (every byte of it that left a node's combining tier is in the
+ * file: the slot spilled it before it was released for another segment),
+ * else what the slot's bytes are laid over. */
+static int fetch_from_file(tcio_file *fh, int64_t segment, char *buf, int lo, int hi)
 {
     fh->stats.count[TCI_C_LOADS]++;
-    return tci_segio_read(fh->file, &fh->map, segment, buf);
+    return tci_segio_read_range(fh->file, &fh->map, segment, lo, hi, buf);
 }
 
 /* Tests only: with TCIO_TEST_FETCH_PAUSE set to a path P, a fetch's first
@@ -738,41 +874,43 @@ static double pause_for_tests(void)
     return MPI_Wtime() - start;
 }
 
-/* One read of SEGMENT for a fetch without the slot lock, the slot's
- * header H as the first peek saw it: what the slot holds of the segment,
- * over the file's bytes where it holds no loaded copy.  A clean slot that
- * is not loaded holds nothing the file lacks.  *FROM_SLOT: the slot's
- * bytes were read (a move to count).  FIRST: the fetch's first try;
- * *PAUSED: seconds a test held it (pause_for_tests). */
+/* One read of SEGMENT's bytes [LO, HI) for a fetch without the slot
+ * lock, the slot's header H as the first peek saw it: what the slot holds
+ * of them, over the file's bytes where it holds no loaded copy.  A clean
+ * slot that is not loaded holds nothing the file lacks.  *FROM_SLOT: the
+ * slot's bytes were read (a move to count).  FIRST: the fetch's first
+ * try; *PAUSED: seconds a test held it (pause_for_tests). */
 static int read_unlocked(tcio_file *fh, tci_level2 *l2, tci_location loc,
-                         const tci_slot_header *h, char *buf, bool first, bool *from_slot,
-                         double *paused)
+                         const tci_slot_header *h, char *buf, int lo, int hi, bool first,
+                         bool *from_slot, double *paused)
 {
     tci_transport *t = &l2->t;
-    int size = (int)fh->map.segment_size;
     *from_slot = h->flags & (TCI_SLOT_LOADED | TCI_SLOT_DIRTY);
     *paused = 0;
-    int rc = h->flags & TCI_SLOT_LOADED ? TCIO_SUCCESS : fetch_from_file(fh, h->segment, buf);
-    if (rc == TCIO_SUCCESS && *from_slot)
-        rc = have_scratch(l2);
+    bool loaded = h->flags & TCI_SLOT_LOADED;
+    int rc = loaded ? TCIO_SUCCESS : fetch_from_file(fh, h->segment, buf, lo, hi);
+    if (rc == TCIO_SUCCESS && *from_slot && !loaded)
+        rc = have_scratch(l2);               /* the written bytes, to lay over the file's */
     if (rc != TCIO_SUCCESS || !*from_slot)
         return rc;
     *paused = first ? pause_for_tests() : 0;
-    if (h->flags & TCI_SLOT_LOADED)
-        return t->ops->get_all(t, loc, buf, l2->bitmap);
-    rc = t->ops->get_all(t, loc, l2->scratch, l2->bitmap);
+    if (loaded)
+        return t->ops->get_range(t, loc, lo, hi, buf, NULL);
+    rc = t->ops->get_range(t, loc, lo, hi, l2->scratch, l2->bitmap);
     if (rc == TCIO_SUCCESS)
-        overlay_written(buf, l2->scratch, l2->bitmap, size);
+        copy_runs(buf, l2->scratch, l2->bitmap, lo, hi, 1);
     return rc;
 }
 
-/* Count a fetch done without the slot lock; FROM_SLOT: its bytes came
- * out of the slot (a move, which may cross nodes), else from the file. */
-static void count_unlocked(tcio_file *fh, tci_level2 *l2, tci_location loc, bool from_slot)
+/* Count a fetch of WANTED bytes; FROM_SLOT: MOVED bytes came out of the
+ * slot or went into it (a move, which may cross nodes), else the bytes
+ * came from the file. */
+static void count_fetch(tcio_file *fh, tci_level2 *l2, tci_location loc, bool from_slot,
+                        int64_t wanted, int64_t moved)
 {
-    fh->stats.count[TCI_C_UNLOCKED_FETCHES]++;
+    fh->stats.count[TCI_C_FETCH_BYTES] += wanted;
     if (from_slot)
-        count_move(fh, l2, loc, fh->map.segment_size, TCI_C_FETCHES);
+        count_move(fh, l2, loc, moved, TCI_C_FETCHES);
     else
         fh->stats.count[TCI_C_FETCHES]++;
 }
@@ -784,9 +922,9 @@ static void count_unlocked(tcio_file *fh, tci_level2 *l2, tci_location loc, bool
  * or reuse of the slot meanwhile changes the word.  A slot found locked
  * or changed is tried again, at most TRIES times; reads slower than the
  * window would be as slow again, and go to the lock at once.  *DONE: BUF
- * holds the segment; false otherwise: the caller takes the slot. */
+ * holds the bytes [LO, HI); false otherwise: the caller takes the slot. */
 static int fetch_unlocked(tcio_file *fh, tci_level2 *l2, tci_location loc, int64_t segment,
-                          char *buf, bool *done)
+                          char *buf, int lo, int hi, bool *done)
 {
     enum { TRIES = 3 };
     tci_transport *t = &l2->t;
@@ -804,16 +942,19 @@ static int fetch_unlocked(tcio_file *fh, tci_level2 *l2, tci_location loc, int64
              * a forward that claims the slot after the peek is a write
              * racing this fetch, which the visibility contract leaves
              * either way (doc/semantics.md). */
-            rc = fetch_from_file(fh, segment, buf);
+            rc = fetch_from_file(fh, segment, buf, lo, hi);
             *done = rc == TCIO_SUCCESS;
-            if (*done)
-                count_unlocked(fh, l2, loc, false);
+            if (*done) {
+                fh->stats.count[TCI_C_UNLOCKED_FETCHES]++;
+                count_fetch(fh, l2, loc, false, hi - lo, 0);
+            }
             return rc;
         }
         bool from_slot = false;
         if (state != TCI_STATE_LOCKED) {
             double paused;
-            rc = read_unlocked(fh, l2, loc, &h, buf, tries == 0, &from_slot, &paused);
+            rc = read_unlocked(fh, l2, loc, &h, buf, lo, hi, tries == 0, &from_slot,
+                               &paused);
             if (rc == TCIO_SUCCESS)
                 rc = t->ops->peek(t, loc, &state_after);
             if (rc != TCIO_SUCCESS)
@@ -821,7 +962,8 @@ static int fetch_unlocked(tcio_file *fh, tci_level2 *l2, tci_location loc, int64
             bool in_time = MPI_Wtime() - started - paused <= t->ops->peek_window;
             if (state_after == state && in_time) {
                 *done = true;
-                count_unlocked(fh, l2, loc, from_slot);
+                fh->stats.count[TCI_C_UNLOCKED_FETCHES]++;
+                count_fetch(fh, l2, loc, from_slot, hi - lo, hi - lo);
                 return TCIO_SUCCESS;
             }
             fh->stats.count[TCI_C_FETCH_RETRIES]++;
@@ -835,7 +977,7 @@ static int fetch_unlocked(tcio_file *fh, tci_level2 *l2, tci_location loc, int64
     return TCIO_SUCCESS;
 }
 
-int tci_level2_fetch(tcio_file *fh, int64_t segment, char *buf,
+int tci_level2_fetch(tcio_file *fh, int64_t segment, char *buf, int lo, int hi,
                      const tci_under_lock *under_lock)
 {
     tci_level2 *l2 = &fh->l2;
@@ -847,8 +989,9 @@ int tci_level2_fetch(tcio_file *fh, int64_t segment, char *buf,
      * its movers, and cost two peeks and the reads instead of a take, the
      * reads and a release. */
     bool done = false;
-    int rc = !under_lock && t->ops->peek ? fetch_unlocked(fh, l2, loc, segment, buf, &done)
-                                         : TCIO_SUCCESS;
+    int rc = !under_lock && t->ops->peek
+                 ? fetch_unlocked(fh, l2, loc, segment, buf, lo, hi, &done)
+                 : TCIO_SUCCESS;
     if (rc != TCIO_SUCCESS || done)
         return rc;
     tci_slot_header h;
@@ -856,24 +999,24 @@ int tci_level2_fetch(tcio_file *fh, int64_t segment, char *buf,
     if (rc != TCIO_SUCCESS)
         return rc;
     bool modified = false, from_file = h.segment != segment;
+    int64_t moved = hi - lo;
     if (from_file) {
-        rc = fetch_from_file(fh, segment, buf);
+        rc = fetch_from_file(fh, segment, buf, lo, hi);
     } else if (!(h.flags & TCI_SLOT_LOADED)) {
-        modified = true;                 /* loaded for the next fetch too */
+        modified = true;                 /* loaded whole for the next fetch too */
+        moved = fh->map.segment_size;    /* put whole into the slot */
         rc = load_into_slot(fh, l2, loc, &h, buf, true);
-    } else if ((rc = have_scratch(l2)) == TCIO_SUCCESS) {
-        rc = t->ops->get_all(t, loc, buf, l2->bitmap);
+    } else {
+        rc = t->ops->get_range(t, loc, lo, hi, buf, NULL);
     }
     if (rc == TCIO_SUCCESS && under_lock)
         rc = under_lock->run(fh, under_lock->arg);
     int release_rc = t->ops->release(t, loc, &h, modified);
     count_busy_takes(fh, l2);
-    /* Only a segment that came out of the slot crossed to this node; one
-     * read from the file is a segment load (and fetch_from_file counted
+    /* Only bytes that came out of the slot or went into it crossed nodes;
+     * a read from the file is a segment load (and fetch_from_file counted
      * it so). */
-    if (rc == TCIO_SUCCESS && from_file)
-        fh->stats.count[TCI_C_FETCHES]++;
-    else if (rc == TCIO_SUCCESS)
-        count_move(fh, l2, loc, fh->map.segment_size, TCI_C_FETCHES);
+    if (rc == TCIO_SUCCESS)
+        count_fetch(fh, l2, loc, !from_file, hi - lo, moved);
     return rc != TCIO_SUCCESS ? rc : release_rc;
 }

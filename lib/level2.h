@@ -31,14 +31,22 @@ typedef struct tci_downstream {
      * is counted by the caller, who knows which drain it is. */
     int  (*drain)(struct tcio_file *fh, int64_t segment, const char *data,
                   const unsigned char *bitmap);
-    /* SEGMENT's bytes, for a slot being loaded, into BUF (a whole
-     * segment).  Counts itself in TCIO_STATS. */
-    int  (*load)(struct tcio_file *fh, int64_t segment, char *buf);
+    /* SEGMENT's bytes [LO, HI), for a slot being loaded, into BUF + LO
+     * (BUF: a whole segment, whose other bytes it may change too).
+     * Counts itself in TCIO_STATS. */
+    int  (*load)(struct tcio_file *fh, int64_t segment, char *buf, int lo, int hi);
     /* The downstream is the file: the level 2 spans every node (its moves
      * may cross nodes, counted as off_node_moves) and its segments fill
      * with every node's bytes, so the drift policy applies ("a rank ahead
      * of the others"); a node's tier holds one node's bytes, on its node. */
     bool is_file;
+    /* Readers' loads take only the span they want (a partial load,
+     * level2.c), where the transport keeps a loaded span: a node's tier,
+     * whose loads cross nodes, where a small read of a segment need not
+     * bring all of it.  The file's level 2 loads whole segments: a
+     * stripe-sized read costs the file system about what a small one
+     * does, and its slot then serves every node. */
+    bool loads_spans;
 } tci_downstream;
 
 extern const tci_downstream tci_downstream_file;
@@ -121,16 +129,17 @@ typedef struct tci_under_lock {
  * AFTER (NULL: nothing) runs under the lock once the bytes are in. */
 int tci_level2_merge(struct tcio_file *fh, const tci_level1 *v, const tci_under_lock *after);
 
-/* A whole segment out of the file's level 2 into BUF, for a node's
- * combining tier: what the slot holds of SEGMENT over the file's bytes,
- * or the file's bytes when it holds another segment.  Without taking the
- * slot where the transport can peek (read between two peeks, again if the
- * slot changed meanwhile); after three tries, or without peek, under the
- * slot lock, loading an unloaded slot from the file for later fetches.
- * With UNDER_LOCK (NULL: none) the slot is always taken, even when it
- * holds another segment, and UNDER_LOCK->run lays what it must over BUF
- * before the release. */
-int tci_level2_fetch(struct tcio_file *fh, int64_t segment, char *buf,
+/* The bytes [LO, HI) of a segment out of the file's level 2 into BUF +
+ * LO (BUF: a whole segment, whose other bytes may change too), for a
+ * node's combining tier: what the slot holds of SEGMENT over the file's
+ * bytes, or the file's bytes when it holds another segment.  Without
+ * taking the slot where the transport can peek (read between two peeks,
+ * again if the slot changed meanwhile); after three tries, or without
+ * peek, under the slot lock, loading an unloaded slot (whole) from the
+ * file for later fetches.  With UNDER_LOCK (NULL: none) the slot is
+ * always taken, even when it holds another segment, and UNDER_LOCK->run
+ * lays what it must over BUF before the release. */
+int tci_level2_fetch(struct tcio_file *fh, int64_t segment, char *buf, int lo, int hi,
                      const tci_under_lock *under_lock);
 
 /* Fetch the rank's pending reads (level 1, reading mode) from their level-2

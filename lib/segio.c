@@ -317,7 +317,8 @@ void tci_segio_close(tci_segio *io)
     io->buffer = NULL;
 }
 
-int tci_segio_read(MPI_File file, const tci_segmap *map, int64_t segment, char *buf)
+int tci_segio_read_range(MPI_File file, const tci_segmap *map, int64_t segment, int lo, int hi,
+                         char *buf)
 {
-    return read_span(file, segment_start(map, segment), buf, (int)map->segment_size);
+    return read_span(file, segment_start(map, segment) + lo, buf + lo, hi - lo);
 }

@@ -94,10 +94,11 @@ void tci_segio_identify(tci_segio *io, const char *name);
 int tci_segio_write(tci_segio *io, int64_t segment, const char *data,
                     const unsigned char *bitmap);
 
-/* Read file segment SEGMENT of FILE into BUF (one segment); bytes past the
- * end of the file are zero.  Returns TCIO_SUCCESS or the file-system
- * error. */
-int tci_segio_read(MPI_File file, const tci_segmap *map, int64_t segment, char *buf);
+/* Read the bytes [LO, HI) of file segment SEGMENT of FILE into BUF + LO
+ * (BUF: one segment); bytes past the end of the file are zero.  Returns
+ * TCIO_SUCCESS or the file-system error. */
+int tci_segio_read_range(MPI_File file, const tci_segmap *map, int64_t segment, int lo, int hi,
+                         char *buf);
 
 /* Local: close the reader and free the buffer of IO (before the file is
  * closed; harmless when never used or already closed). */

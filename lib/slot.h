@@ -80,12 +80,32 @@ static inline int tci_bitmap_bytes(int64_t segment_size)
 /* The level-2 memory of one aggregator, laid out alike by every transport
  * that reaches slots through memory (doc/design.md, "Level 2: slots and the transport"):
  *   [ notice word (64 B) ][ N headers (32 B) ][ N bitmaps ][ N segments ]
- * A header holds the state word, then the written-byte counter.  The whole
+ * A header holds the state word, then the written-byte counter, then the
+ * loaded span (below; shm only, zero elsewhere).  The whole
  * is rounded up to a cache line: MPICH 4.0.2 misplaces other ranks'
  * accesses into windows whose size is not a multiple of 16 bytes. */
 #define TCI_NOTICE_BYTES   64
 #define TCI_HEADER_BYTES   32
 #define TCI_WRITTEN_OFFSET 8
+#define TCI_SPAN_OFFSET    16
+
+/* The loaded span of a slot that is not TCI_SLOT_LOADED: the bytes
+ * [lo, hi) of its segment hold the downstream's content (under the bytes
+ * written since), loaded for readers that wanted only them (a node's
+ * tier, level2.c "partial loads").  One int64 beside the state word,
+ * touched only under the exclusive lock: lo << 32 | hi, zero for none.
+ * Every clear of a slot's bitmap and counter (a claim's reset, a drain's
+ * settle, emptying the window) zeroes it, so a span never outlives the
+ * claim of the segment it was loaded for. */
+static inline int64_t tci_span_encode(int lo, int hi)
+{
+    return lo < hi ? (int64_t)lo << 32 | (int64_t)(uint32_t)hi : 0;
+}
+static inline void tci_span_decode(int64_t span, int *lo, int *hi)
+{
+    *lo = (int)(span >> 32);
+    *hi = (int)(uint32_t)span;
+}
 
 static inline int64_t tci_layout_header(int64_t slot)
 {

@@ -46,6 +46,9 @@
      * done again because the slot changed meanwhile or was locked (level2.c) */    \
     X(UNLOCKED_FETCHES, "  read without the slot lock", "unlocked_fetches")         \
     X(FETCH_RETRIES, "  read again", "fetch_retries")                               \
+    /* the bytes of the fetches: the spans a node's readers wanted, or whole       \
+     * segments (level2.c, partial loads) */                                         \
+    X(FETCH_BYTES, "bytes fetched", "fetch_bytes")                                   \
     /* forwards staged and sent without waiting, forwards merged under the          \
      * aggregator's forward lock (staging full, or the aggregator itself),         \
      * staged forwards an aggregator received, those of them a locked forward      \

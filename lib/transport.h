@@ -111,8 +111,8 @@ typedef struct tci_transport_ops {
                         tci_slot_header *h, bool *shared);
     int  (*release_shared)(tci_transport *t, tci_location loc, int64_t flags);
 
-    /* Under the lock: clear the slot's bitmap and written-byte counter
-     * (a claim for a new segment). */
+    /* Under the lock: clear the slot's bitmap, written-byte counter and
+     * loaded span (a claim for a new segment). */
     int  (*reset)(tci_transport *t, tci_location loc);
     /* Describe extents E for moves, unless the transport moves bitmaps
      * (writes: before taking the slot; reads: under the lock, see
@@ -134,6 +134,19 @@ typedef struct tci_transport_ops {
     int  (*get_all)(tci_transport *t, tci_location loc, char *data, unsigned char *bitmap);
     int  (*put_all)(tci_transport *t, tci_location loc, const char *data,
                     const unsigned char *bitmap);
+    /* get_all of a part: the slot's bytes [LO, HI) into DATA + LO (DATA:
+     * a segment) and, when BITMAP is not NULL, the bitmap words that
+     * cover them into the same place of BITMAP (whole 64-bit words, bytes
+     * 8 * (LO / 64) up to 8 * ceil(HI / 64)).  Under the lock, or between
+     * two peeks as get_all (level2.c, fetches). */
+    int  (*get_range)(tci_transport *t, tci_location loc, int lo, int hi, char *data,
+                      unsigned char *bitmap);
+    /* The slot's loaded-span word (slot.h) where the transport keeps one,
+     * for slots this rank reaches by address (shm), else NULL: level 2
+     * then loads only whole segments into the slot.  Plain loads and
+     * stores under the exclusive lock; reset, clear_in_memory and empty
+     * zero it. */
+    int64_t *(*loaded_span)(tci_transport *t, tci_location loc);
     /* Add one to LOC's owner's notice word (a segment there may be full),
      * complete at the owner on return. */
     int  (*notify)(tci_transport *t, tci_location loc);
@@ -147,7 +160,8 @@ typedef struct tci_transport_ops {
      * sync, with nobody else accessing it: the close drain; at any time
      * where the transport peeks_any_slot). */
     int64_t (*state_in_memory)(tci_transport *t, tci_location loc);
-    /* Clear the bitmap and counter of a locked slot reached by address. */
+    /* Clear the bitmap, counter and loaded span of a locked slot reached
+     * by address. */
     void (*clear_in_memory)(tci_transport *t, tci_location loc);
     /* Order this rank's plain loads and stores of its slots with other
      * ranks' accesses. */

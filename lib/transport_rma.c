@@ -688,6 +688,36 @@ static int rma_get_all(tci_transport *t, tci_location loc, char *data, unsigned 
     return tci_error_from_mpi(finish_started(t, n, req, err));
 }
 
+static int rma_get_range(tci_transport *t, tci_location loc, int lo, int hi, char *data,
+                         unsigned char *bitmap)
+{
+    rma *r = rma_of(t);
+    MPI_Request req[2];
+    int n = 0, err = MPI_SUCCESS;
+    if (bitmap) {
+        int first = lo / 64 * 8, end = (hi + 63) / 64 * 8;
+        err = MPI_Rget(bitmap + first, end - first, MPI_BYTE, loc.rank,
+                       bitmap_disp(r, loc.slot) + first, end - first, MPI_BYTE, r->win,
+                       &req[n]);
+        if (err == MPI_SUCCESS)
+            n++;
+    }
+    if (err == MPI_SUCCESS)
+        err = MPI_Rget(data + lo, hi - lo, MPI_BYTE, loc.rank, data_disp(r, loc.slot) + lo,
+                       hi - lo, MPI_BYTE, r->win, &req[n]);
+    if (err == MPI_SUCCESS)
+        n++;
+    return tci_error_from_mpi(finish_started(t, n, req, err));
+}
+
+/* rma keeps no loaded span: its slots are loaded whole (transport.h). */
+static int64_t *rma_loaded_span(tci_transport *t, tci_location loc)
+{
+    (void)t;
+    (void)loc;
+    return NULL;
+}
+
 static int rma_put_all(tci_transport *t, tci_location loc, const char *data,
                        const unsigned char *bitmap)
 {
@@ -753,6 +783,8 @@ const tci_transport_ops tci_transport_rma = {
     .get = rma_get,
     .get_all = rma_get_all,
     .put_all = rma_put_all,
+    .get_range = rma_get_range,
+    .loaded_span = rma_loaded_span,
     .notify = rma_notify,
     .peek = rma_peek,
     .peek_window = PEEK_WINDOW,

@@ -108,6 +108,11 @@ static inline atomic_word *written_word(shm *s, tci_location loc)
 {
     return (atomic_word *)(s->base[loc.rank] + header_off(loc.slot) + TCI_WRITTEN_OFFSET);
 }
+/* Plain: only the holder of the exclusive lock touches it (slot.h). */
+static inline int64_t *span_word(shm *s, tci_location loc)
+{
+    return (int64_t *)(s->base[loc.rank] + header_off(loc.slot) + TCI_SPAN_OFFSET);
+}
 static inline atomic_word *notice_word(shm *s, int rank)
 {
     return (atomic_word *)s->base[rank];
@@ -373,7 +378,7 @@ static int64_t shm_state_in_memory(tci_transport *t, tci_location loc)
     return atomic_load_explicit(state_word(shm_of(t), loc), memory_order_acquire);
 }
 
-/* Under the lock: a clear bitmap and a zero counter. */
+/* Under the lock: a clear bitmap, a zero counter and no loaded span. */
 static void clear_slot(shm *s, tci_location loc)
 {
     map_slot(s, loc);
@@ -382,6 +387,13 @@ static void clear_slot(shm *s, tci_location loc)
     for (size_t i = 0; i < words; i++)
         atomic_store_explicit(&bits[i], 0, memory_order_relaxed);
     atomic_store_explicit(written_word(s, loc), 0, memory_order_relaxed);
+    *span_word(s, loc) = 0;
+}
+
+static int64_t *shm_loaded_span(tci_transport *t, tci_location loc)
+{
+    shm *s = shm_of(t);
+    return loc.rank >= 0 && loc.rank < s->nranks && s->base[loc.rank] ? span_word(s, loc) : NULL;
 }
 
 static void shm_clear_in_memory(tci_transport *t, tci_location loc)
@@ -453,6 +465,19 @@ static int shm_get_all(tci_transport *t, tci_location loc, char *data, unsigned 
     return TCIO_SUCCESS;
 }
 
+static int shm_get_range(tci_transport *t, tci_location loc, int lo, int hi, char *data,
+                         unsigned char *bitmap)
+{
+    shm *s = shm_of(t);
+    map_slot(s, loc);
+    if (bitmap) {
+        size_t first = (size_t)lo / 64 * 8, end = ((size_t)hi + 63) / 64 * 8;
+        memcpy(bitmap + first, (unsigned char *)bitmap_words(s, loc) + first, end - first);
+    }
+    memcpy(data + lo, slot_data(s, loc) + lo, (size_t)(hi - lo));
+    return TCIO_SUCCESS;
+}
+
 static int shm_put_all(tci_transport *t, tci_location loc, const char *data,
                        const unsigned char *bitmap)
 {
@@ -514,6 +539,8 @@ const tci_transport_ops tci_transport_shm = {
     .get = shm_get,
     .get_all = shm_get_all,
     .put_all = shm_put_all,
+    .get_range = shm_get_range,
+    .loaded_span = shm_loaded_span,
     .notify = shm_notify,
     .memory = shm_memory,
     .state_in_memory = shm_state_in_memory,

@@ -4441,6 +4441,282 @@ START_TEST(test_unlocked_fetches)
 }
 END_TEST
 
+/* ---- fetches of a span (several nodes) ---------------------------------------------------------- */
+
+/* A node's tier fetches only the span of a segment its ranks read.  Every
+ * node reads inside a window of its own, well under half of every 4 KiB
+ * segment, and the statistics count per node and segment, where one rank
+ * of each node reads:
+ * - one piece: exactly its bytes;
+ * - a piece, then one further back: exactly the bytes from the first to
+ *   the last (the span grows to one range, never fetching a byte twice);
+ * - 100 bytes, then 10 more a little further on, then 10 more further
+ *   still: two fetches of 100 bytes each (the span at least doubles when
+ *   it grows, so the third read finds its bytes loaded);
+ * - pieces, then more than half a segment: the whole segment;
+ * - a segment read in eight consecutive chunks: two fetches (the first
+ *   chunk, then, the reads being a stream, the whole segment), not eight.
+ * Then every rank of every node reads pieces in two rounds, in no set
+ * order (the node's readers race for the tier's slots); its own
+ * unflushed writes inside a span it reads stay over what is fetched; and
+ * with one slot per rank the tier's slots change segments between the
+ * reads.  Every byte read is compared with the file written by plain
+ * POSIX calls. */
+#define SP_SEG    4096
+#define SP_NSEG   8
+#define SP_PIECE  24
+#define SP_GAP    200            /* the second round's pieces lie this far on */
+#define SP_CHUNKS 8
+
+/* Where this rank is: its node's number (by lowest rank), the node's
+ * size and its rank in the node. */
+typedef struct sp_where {
+    int node, size, rank;
+} sp_where;
+
+static sp_where sp_locate(void)
+{
+    sp_where w;
+    MPI_Comm node = tu_node_comm();       /* in rank order: its rank 0 is the lowest */
+    MPI_Comm_rank(node, &w.rank);
+    MPI_Comm_size(node, &w.size);
+    int leader = w.rank == 0, before = 0;
+    MPI_Exscan(&leader, &before, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    w.node = tu_rank == 0 ? 0 : before;   /* MPI_Exscan leaves rank 0's undefined */
+    MPI_Bcast(&w.node, 1, MPI_INT, 0, node);
+    MPI_Comm_free(&node);
+    return w;
+}
+
+/* Every node's window: its pieces of both rounds, one per rank with a
+ * piece's room between them, SP_GAP + 2 x SP_PIECE x WIDEST bytes
+ * (WIDEST: the largest node's ranks), and 64 bytes apart. */
+static int sp_window(int widest)
+{
+    return SP_GAP + 2 * SP_PIECE * widest + 64;
+}
+
+/* The first byte of node NODE's window in every segment. */
+static int sp_base(int node, int widest)
+{
+    return 256 + sp_window(widest) * node;
+}
+
+/* Read LEN bytes at AT of every segment (from a segment of the rank's
+ * own, so that the node's readers race for the tier's slots), each read
+ * fetched at once, and compare them with IMAGE. */
+static void sp_read_pieces(tcio_file *fh, const unsigned char *image, int at, int len,
+                           tu_status *st, const char *ctx)
+{
+    static unsigned char got[SP_SEG];
+    for (int k = 0; k < SP_NSEG && st->ok; k++) {
+        int s = (k + tu_rank) % SP_NSEG;
+        MPI_Offset off = (MPI_Offset)s * SP_SEG + at;
+        memset(got, 0xa5, (size_t)len);
+        tu_expect_rc(st, tcio_read_at(fh, off, got, len, MPI_BYTE), 0, "%s: read at %lld", ctx,
+                     (long long)off);
+        tu_expect_rc(st, tcio_fetch(fh), 0, "%s: fetch", ctx);
+        tu_expect_mem(st, got, image + off, (size_t)len, "%s: %d bytes at %lld", ctx, len,
+                      (long long)off);
+    }
+}
+
+/* Open PATH with rank 0 the only aggregator, statistics as JSON in STATS
+ * (emptied first), NSLOTS slots per rank. */
+static int sp_open(const char *path, const char *stats, int mode, int nslots, tcio_file **fh)
+{
+    char slots[16];
+    snprintf(slots, sizeof slots, "%d", nslots);
+    if (tu_rank == 0)
+        unlink(stats);
+    const char *kv[] = { "tcio_stats", "json", "tcio_stats_file", stats,
+                         "tcio_aggregators", "1", "tcio_aggregator_placement", "0", NULL };
+    return tu_open_kv(path, mode, "4k", slots, kv, fh);
+}
+
+/* Close FH and check the phase (collective). */
+static void sp_close(tcio_file *fh, tu_status *st, const char *ctx)
+{
+    int rc = tu_close(fh);
+    CHECK_STATUS(*st);
+    expect_success(rc, ctx, "tcio_close");
+}
+
+/* Counter NAME of the file's close, on rank 0 (else 0). */
+static long sp_count(const char *stats, const char *name)
+{
+    return tu_rank == 0 ? stats_sum(stats, name) : 0;
+}
+
+/* Each rank writes the middle of its piece (at AT of every segment) and,
+ * before any flush, reads the whole piece back: its own bytes, the file's
+ * around them (the node's other writes lie outside it, in the same tier
+ * slot).  Then the file must hold every rank's writes over IMAGE. */
+static void sp_own_writes(const char *path, unsigned char *image, int at)
+{
+    const char *ctx = "span fetches: own writes inside the span";
+    tcio_file *fh = NULL;
+    expect_success(sp_open(path, tu_path("spans-stats-writes"), MPI_MODE_RDWR, SP_NSEG, &fh),
+                   ctx, "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    unsigned char mine[SP_PIECE / 2], around[SP_PIECE], expect[SP_PIECE];
+    tu_fill_pattern(mine, sizeof mine, tu_mix(99, (uint64_t)tu_rank));
+    for (int k = 0; k < SP_NSEG && st.ok; k++) {
+        MPI_Offset piece = (MPI_Offset)k * SP_SEG + at;
+        tu_expect_rc(&st, tcio_write_at(fh, piece + SP_PIECE / 4, mine, sizeof mine, MPI_BYTE),
+                     0, "%s: write", ctx);
+        memset(around, 0xa5, sizeof around);
+        tu_expect_rc(&st, tcio_read_at(fh, piece, around, SP_PIECE, MPI_BYTE), 0, "%s: read",
+                     ctx);
+        tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: fetch", ctx);
+        memcpy(expect, image + piece, SP_PIECE);
+        memcpy(expect + SP_PIECE / 4, mine, sizeof mine);
+        tu_expect_mem(&st, around, expect, SP_PIECE, "%s: segment %d", ctx, k);
+    }
+    sp_close(fh, &st, ctx);
+    for (int r = 0; r < tu_nprocs; r++) {       /* every rank's pieces over the image */
+        int where[2] = { at, tu_rank };
+        MPI_Bcast(where, 2, MPI_INT, r, MPI_COMM_WORLD);
+        unsigned char theirs[SP_PIECE / 2];
+        tu_fill_pattern(theirs, sizeof theirs, tu_mix(99, (uint64_t)where[1]));
+        for (int k = 0; k < SP_NSEG; k++)
+            memcpy(image + (size_t)k * SP_SEG + where[0] + SP_PIECE / 4, theirs, sizeof theirs);
+    }
+    char why[256] = "";
+    int ok = tu_rank != 0 || tu_compare_file_mem(path, image, SP_NSEG * SP_SEG, why,
+                                                 sizeof why) == 0;
+    CHECK_ALL(ok, "%s: the file: %s", ctx, why);
+}
+
+START_TEST(test_span_fetches)
+{
+    TU_BEGIN();
+    int nodes = tu_count_nodes();
+    if (nodes < 2) {
+        if (tu_rank == 0)
+            printf("span_fetches: one node: no node fetches to test\n");
+        return;
+    }
+    sp_where w = sp_locate();
+    int widest = tu_max_int(w.size);
+    if (sp_base(nodes, widest) > SP_SEG / 2) {
+        if (tu_rank == 0)
+            printf("span_fetches: %d nodes of up to %d ranks: their windows do not fit under "
+                   "half a segment: not tested\n", nodes, widest);
+        return;
+    }
+    stats_env saved = stats_env_unset();
+    tu_clear_aggregation_env();
+    const char *path = tu_path("spans");
+    static unsigned char image[SP_NSEG * SP_SEG];
+    tu_fill_pattern(image, sizeof image, 4711);
+    int ok = tu_rank != 0 || tu_posix_create(path, image, sizeof image) == 0;
+    CHECK_ALL(ok, "span fetches: creating %s", path);
+    int at = sp_base(w.node, widest) + 2 * SP_PIECE * w.rank;
+    const long whole = (long)nodes * SP_NSEG * SP_SEG;
+    tcio_file *fh = NULL;
+    tu_status st;
+
+    const char *ctx = "span fetches: one piece per node";
+    const char *stats = tu_path("spans-stats-one");
+    expect_success(sp_open(path, stats, MPI_MODE_RDONLY, SP_NSEG, &fh), ctx, "tcio_open_comm");
+    tu_status_init(&st);
+    if (w.rank == 0)
+        sp_read_pieces(fh, image, at, SP_PIECE, &st, ctx);
+    sp_close(fh, &st, ctx);
+    long got = sp_count(stats, "fetch_bytes");
+    long want = (long)nodes * SP_NSEG * SP_PIECE;
+    CHECK_ALL(tu_rank != 0 || got == want, "%s: %ld bytes fetched, expected %ld (%d nodes, %d "
+              "segments, %d bytes each)", ctx, got, want, nodes, SP_NSEG, SP_PIECE);
+
+    ctx = "span fetches: a piece, then one further back";
+    stats = tu_path("spans-stats-two");
+    expect_success(sp_open(path, stats, MPI_MODE_RDONLY, SP_NSEG, &fh), ctx, "tcio_open_comm");
+    tu_status_init(&st);
+    if (w.rank == 0) {
+        sp_read_pieces(fh, image, at + SP_GAP, SP_PIECE, &st, ctx);
+        sp_read_pieces(fh, image, at, SP_PIECE, &st, ctx);
+    }
+    sp_close(fh, &st, ctx);
+    got = sp_count(stats, "fetch_bytes");
+    want = (long)nodes * SP_NSEG * (SP_GAP + SP_PIECE);
+    CHECK_ALL(tu_rank != 0 || got == want, "%s: %ld bytes fetched, expected %ld (%d nodes, %d "
+              "segments, %d bytes each: from the first piece to the last)", ctx, got, want,
+              nodes, SP_NSEG, SP_GAP + SP_PIECE);
+    if (tu_rank == 0)
+        printf("span_fetches: %d nodes: %ld bytes fetched for pieces %d bytes apart "
+               "(%ld bytes of whole segments)\n", nodes, got, SP_GAP, whole);
+
+    ctx = "span fetches: a span that doubles";
+    stats = tu_path("spans-stats-double");
+    expect_success(sp_open(path, stats, MPI_MODE_RDONLY, SP_NSEG, &fh), ctx, "tcio_open_comm");
+    tu_status_init(&st);
+    if (w.rank == 0) {
+        sp_read_pieces(fh, image, at, 100, &st, ctx);
+        sp_read_pieces(fh, image, at + 110, 10, &st, ctx);
+        sp_read_pieces(fh, image, at + 190, 10, &st, ctx);
+    }
+    sp_close(fh, &st, ctx);
+    got = sp_count(stats, "fetch_bytes");
+    long fetches = sp_count(stats, "fetches");
+    want = (long)nodes * SP_NSEG * 200;
+    CHECK_ALL(tu_rank != 0 || (got == want && fetches == 2L * nodes * SP_NSEG),
+              "%s: %ld fetches of %ld bytes, expected %ld of %ld (two per node and segment: 100 "
+              "bytes, then 100 more)", ctx, fetches, got, 2L * nodes * SP_NSEG, want);
+
+    ctx = "span fetches: every rank's pieces, two rounds";
+    stats = tu_path("spans-stats-rounds");
+    expect_success(sp_open(path, stats, MPI_MODE_RDONLY, SP_NSEG, &fh), ctx, "tcio_open_comm");
+    tu_status_init(&st);
+    sp_read_pieces(fh, image, at + SP_GAP, SP_PIECE, &st, ctx);   /* far end first */
+    sp_read_pieces(fh, image, at, SP_PIECE, &st, ctx);
+    sp_close(fh, &st, ctx);
+
+    ctx = "span fetches: a piece, then most of a segment";
+    stats = tu_path("spans-stats-most");
+    expect_success(sp_open(path, stats, MPI_MODE_RDONLY, SP_NSEG, &fh), ctx, "tcio_open_comm");
+    tu_status_init(&st);
+    if (w.rank == 0) {
+        sp_read_pieces(fh, image, at, SP_PIECE, &st, ctx);
+        sp_read_pieces(fh, image, 0, SP_SEG / 2 + 1, &st, ctx);
+    }
+    sp_close(fh, &st, ctx);
+    got = sp_count(stats, "fetch_bytes");
+    CHECK_ALL(tu_rank != 0 || got == whole, "%s: %ld bytes fetched, expected %ld (every node "
+              "every segment whole, no byte twice)", ctx, got, whole);
+
+    ctx = "span fetches: a segment read in chunks";
+    stats = tu_path("spans-stats-chunks");
+    expect_success(sp_open(path, stats, MPI_MODE_RDONLY, SP_NSEG, &fh), ctx, "tcio_open_comm");
+    tu_status_init(&st);
+    for (int c = 0; c < SP_CHUNKS && w.rank == 0; c++)
+        sp_read_pieces(fh, image, c * (SP_SEG / SP_CHUNKS), SP_SEG / SP_CHUNKS, &st, ctx);
+    sp_close(fh, &st, ctx);
+    got = sp_count(stats, "fetch_bytes");
+    fetches = sp_count(stats, "fetches");
+    CHECK_ALL(tu_rank != 0 || (got == whole && fetches == 2L * nodes * SP_NSEG),
+              "%s: %ld fetches of %ld bytes, expected %ld of %ld (two per node and segment: "
+              "a chunk, then the whole segment)", ctx, fetches, got, 2L * nodes * SP_NSEG,
+              whole);
+
+    sp_own_writes(path, image, at);
+
+    /* One slot per rank: the tier's slots change segments between the
+     * pieces, and no span may outlive its segment's claim. */
+    ctx = "span fetches: pieces through one slot per rank";
+    expect_success(sp_open(path, tu_path("spans-stats-slot"), MPI_MODE_RDONLY, 1, &fh), ctx,
+                   "tcio_open_comm");
+    tu_status_init(&st);
+    for (int round = 0; round < 3 && st.ok; round++) {
+        sp_read_pieces(fh, image, at + SP_GAP, SP_PIECE, &st, ctx);
+        sp_read_pieces(fh, image, at, SP_PIECE, &st, ctx);
+    }
+    sp_close(fh, &st, ctx);
+    stats_env_restore(&saved);
+}
+END_TEST
+
 /* ---- sync, the size of the file ------------------------------------------------------------------ */
 
 /* tcio_sync puts every rank's writes into the file while it stays open;
@@ -4887,6 +5163,7 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "concurrent_reads", test_concurrent_reads);
     tu_add_case(s, "owner_away", test_owner_away);
     tu_add_case(s, "unlocked_fetches", test_unlocked_fetches);
+    tu_add_case(s, "span_fetches", test_span_fetches);
     tu_add_case(s, "sync", test_sync);
     tu_add_case(s, "get_size", test_get_size);
     tu_add_case(s, "set_size", test_set_size);

@@ -523,7 +523,8 @@ START_TEST(transport_chooser_auto_rma_shm)
             (const void *)ops->open, (const void *)ops->close, (const void *)ops->take,
             (const void *)ops->release, (const void *)ops->reset,
             (const void *)ops->put, (const void *)ops->get,
-            (const void *)ops->get_all, (const void *)ops->put_all, (const void *)ops->notify,
+            (const void *)ops->get_all, (const void *)ops->put_all,
+            (const void *)ops->get_range, (const void *)ops->loaded_span, (const void *)ops->notify,
             (const void *)ops->memory, (const void *)ops->state_in_memory,
             (const void *)ops->clear_in_memory, (const void *)ops->sync, (const void *)ops->notices,
             (const void *)ops->peek_states, (const void *)ops->complete_all
@@ -1363,6 +1364,28 @@ START_TEST(state_word_round_trips_and_never_looks_locked)
 }
 END_TEST
 
+/* A loaded span survives its word for every segment size up to the
+ * largest (1 GiB), an empty span is the zero word that every clear
+ * leaves, and the word sits in the header's spare bytes. */
+START_TEST(loaded_span_round_trips)
+{
+    const int ends[][2] = { { 0, 1 }, { 5, 6 }, { 100, 4096 }, { 0, 1 << 30 },
+                            { (1 << 30) - 1, 1 << 30 }, { 12345, 999999 } };
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+        int64_t word = tci_span_encode(ends[i][0], ends[i][1]);
+        ck_assert(word != 0);
+        int lo = -1, hi = -1;
+        tci_span_decode(word, &lo, &hi);
+        ck_assert_int_eq(lo, ends[i][0]);
+        ck_assert_int_eq(hi, ends[i][1]);
+    }
+    ck_assert_int_eq(tci_span_encode(7, 7), 0);    /* nothing loaded */
+    ck_assert_int_eq(tci_span_encode(9, 3), 0);
+    ck_assert_int_ge(TCI_SPAN_OFFSET, TCI_WRITTEN_OFFSET + 8);
+    ck_assert_int_le(TCI_SPAN_OFFSET + 8, TCI_HEADER_BYTES);
+}
+END_TEST
+
 /* ---- datatypes ---- */
 
 /* Unknown TCIO_* variables are reported, the test scripts' own
@@ -1556,6 +1579,7 @@ static Suite *unit_suite(void)
     tcase_add_test(tc, copy_masked_stores_exactly_the_set_bytes);
     tcase_add_test(tc, bitmap_runs_match_a_byte_map);
     tcase_add_test(tc, state_word_round_trips_and_never_looks_locked);
+    tcase_add_test(tc, loaded_span_round_trips);
     tcase_add_test(tc, datatype_checks_commit_and_contiguity);
     tcase_add_test(tc, unknown_environment_variables_are_reported);
     suite_add_tcase(s, tc);
