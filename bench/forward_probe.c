@@ -1,6 +1,6 @@
 /* forward_probe - measures candidate "forwards that wait for no other rank"
  * (the combining tier's next step, doc/design.md *Several nodes*), for
- * doc/perf/forwards.md.
+ * doc/records/forwards.md.
  *
  * Rank 0 is the owner of segments (an aggregator); every other rank is a
  * forwarder that sends it K segments of SIZE bytes plus a bitmap of SIZE/8

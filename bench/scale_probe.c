@@ -1,6 +1,6 @@
 /* scale_probe - counts the MPI calls libtcio makes per phase of a file
  * (first open, writes, flush, close, a later open, reads, close), for
- * doc/perf/scale.md.
+ * doc/records/scale.md.
  *
  * The program defines the MPI functions it counts itself and calls their
  * PMPI_ names, so every call libtcio makes (linked statically, or through

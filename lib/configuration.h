@@ -16,7 +16,7 @@
 #define TCI_MAX_AGGREGATOR_LIST       4096       /* ranks in an explicit list */
 
 #define TCI_DEFAULT_FORWARD_STAGING   0          /* staged forwards per rank of a node:
-                                                    off (doc/perf/forwards.md) */
+                                                    off (doc/records/forwards.md) */
 #define TCI_MAX_FORWARD_STAGING       64
 
 /* How aggregators are chosen among the ranks (doc/configuration.md). */

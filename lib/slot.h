@@ -130,7 +130,7 @@ static inline int64_t tci_layout_bytes(int64_t nslots, int64_t segment_size)
  * ch4 first tries a symmetric heap (one address on every rank), checking
  * each candidate address range with one msync(2) per page of the node's
  * whole window; at 4 ranks on two "nodes" that made a 16 MiB window cost
- * 96-136 ms against 32-80 ms one cache line larger (doc/perf/nodes.md).
+ * 96-136 ms against 32-80 ms one cache line larger (doc/records/nodes.md).
  * Still a multiple of 64 (see above). */
 static inline int64_t tci_window_bytes(int64_t layout, int64_t page)
 {

@@ -59,7 +59,7 @@ void tci_transport_wait_progress(tci_transport *t, int polls)
  * probe (osc_ucx_progress_iterations) and turns only the point-to-point
  * worker on the others.  Under osc/ucx with 4 ranks on two "nodes" that
  * left the forwards' locks waiting for targets that never served them
- * (doc/perf/nodes.md).  So under Open MPI the call is MPI_Test on a
+ * (doc/records/nodes.md).  So under Open MPI the call is MPI_Test on a
  * generalized request that stays pending until MPI_Finalize:
  * ompi_request_default_test runs opal_progress on every call, whatever
  * the pml.  Other MPIs keep the probe, which MPICH serves as well for

@@ -33,7 +33,7 @@
 # TCIO_AGG_ONLY=<n> runs only the n-th configuration (1-based), and
 # TCIO_AGG_TRANSPORT=rma or shm only that transport, to reproduce a
 # failure.  TCIO_AGG_TRANSPORTS replaces the list "rma shm": the
-# multi-node check (doc/perf/nodes.md) runs
+# multi-node check (doc/records/nodes.md) runs
 #   MPIR_CVAR_NUM_CLIQUES=2 TCIO_AGG_TRANSPORTS="mixed rma" tests/mpi-agg.sh
 # (or TCIO_TEST_NODES=2 under any MPI), where shm is refused.
 if [ -n "${LIBTCIO_DISTCHECK:-}" ]; then

@@ -23,7 +23,7 @@
 #   combining tier, rma between the nodes).  Before libtcio's waits ran
 #   Open MPI's whole progress engine (pml/ucx's MPI_Iprobe turns osc/ucx's
 #   worker only every 100th call) this configuration wrote at 1-2 MB/s
-#   (doc/perf/nodes.md).
+#   (doc/records/nodes.md).
 # A component this Open MPI does not have is skipped with a message; under
 # another MPI the whole test is skipped.
 grep -q "^MPI_FLAVOR='openmpi'" ./tests/run-mpi.sh || {
