@@ -7,7 +7,7 @@
 # (the MPI-IO interposer, the combining tier, the rebuilt write path).
 # Lists every offender as FILE:LINE: TEXT and fails if there is one; also
 # catches a number on the line after "issue" (a wrapped comment).
-# Files missing from the tree (a tarball without doc/perf/) are skipped.
+# Files missing from the tree (a tarball without doc/records/) are skipped.
 # Plain sh and awk: it runs where make check runs.
 set -eu
 src=${srcdir:-$(dirname "$0")/..}
