@@ -915,6 +915,15 @@ static void count_fetch(tcio_file *fh, tci_level2 *l2, tci_location loc, bool fr
         fh->stats.count[TCI_C_FETCHES]++;
 }
 
+/* Count a fetch done without the slot lock, of BYTES from the slot
+ * (FROM_SLOT) or from the file. */
+static void count_unlocked(tcio_file *fh, tci_level2 *l2, tci_location loc, bool from_slot,
+                           int64_t bytes)
+{
+    fh->stats.count[TCI_C_UNLOCKED_FETCHES]++;
+    count_fetch(fh, l2, loc, from_slot, bytes, bytes);
+}
+
 /* A fetch that never takes the slot.  A slot holding another segment (or
  * none) sends it to the file.  Otherwise the slot is read between two
  * peeks, and the read is kept only if both return the same unlocked word
@@ -944,10 +953,8 @@ static int fetch_unlocked(tcio_file *fh, tci_level2 *l2, tci_location loc, int64
              * either way (doc/semantics.md). */
             rc = fetch_from_file(fh, segment, buf, lo, hi);
             *done = rc == TCIO_SUCCESS;
-            if (*done) {
-                fh->stats.count[TCI_C_UNLOCKED_FETCHES]++;
-                count_fetch(fh, l2, loc, false, hi - lo, 0);
-            }
+            if (*done)
+                count_unlocked(fh, l2, loc, false, hi - lo);
             return rc;
         }
         bool from_slot = false;
@@ -962,8 +969,7 @@ static int fetch_unlocked(tcio_file *fh, tci_level2 *l2, tci_location loc, int64
             bool in_time = MPI_Wtime() - started - paused <= t->ops->peek_window;
             if (state_after == state && in_time) {
                 *done = true;
-                fh->stats.count[TCI_C_UNLOCKED_FETCHES]++;
-                count_fetch(fh, l2, loc, from_slot, hi - lo, hi - lo);
+                count_unlocked(fh, l2, loc, from_slot, hi - lo);
                 return TCIO_SUCCESS;
             }
             fh->stats.count[TCI_C_FETCH_RETRIES]++;
