@@ -36,7 +36,7 @@
  * 12).  The interposer's agreements at open therefore start the
  * nonblocking form and yield the processor between tests, as libtcio's
  * own agreements do (lib/collective.c). */
-static int wait_yielding(MPI_Request *req)
+int tmi_wait_yielding(MPI_Request *req)
 {
     for (;;) {
         int done = 0;
@@ -58,7 +58,7 @@ int tmi_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_O
 {
     MPI_Request req;
     int err = MPI_Iallreduce(in, out, count, type, op, comm, &req);
-    return err != MPI_SUCCESS ? err : wait_yielding(&req);
+    return err != MPI_SUCCESS ? err : tmi_wait_yielding(&req);
 }
 
 int tmi_comm_dup(MPI_Comm comm, MPI_Comm *dup)
@@ -66,7 +66,7 @@ int tmi_comm_dup(MPI_Comm comm, MPI_Comm *dup)
     MPI_Request req;
     int err = MPI_Comm_idup(comm, dup, &req);
     if (err == MPI_SUCCESS)
-        err = wait_yielding(&req);
+        err = tmi_wait_yielding(&req);
     if (err != MPI_SUCCESS)
         *dup = MPI_COMM_NULL;
     return err;

@@ -30,7 +30,7 @@ __attribute__((tls_model("initial-exec"))) _Thread_local int tmi_lib_rc;
         return rc;                                                   \
     }
 #else
-static void *resolve(const char *name)
+void *tmi_real_symbol(const char *name)
 {
     void *p = dlsym(RTLD_NEXT, name);
     if (!p)   /* an MPI library without the profiling names: the plain one */
@@ -48,7 +48,7 @@ static void *resolve(const char *name)
     {                                                                \
         if (!real_##name) {                                          \
             union { void *obj; int(*fn) params; } u;                 \
-            u.obj = resolve("PMPI_" #name);                          \
+            u.obj = tmi_real_symbol("PMPI_" #name);                          \
             if (!u.obj)                                              \
                 return MPI_ERR_INTERN;                               \
             real_##name = u.fn;                                      \

@@ -72,6 +72,7 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 {
     if (tmi_depth > 0)
         return tmr_File_open(comm, filename, amode, info, fh);
+    int64_t yielded_base = tmi_yielded_collectives;
     int rc = tmr_File_open(comm, filename, amode, info, fh);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -185,6 +186,7 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         e->key = key;
         e->tf = tf;
         e->amode = amode;
+        e->yielded_base = yielded_base;
         if (amode & MPI_MODE_APPEND)   /* the pointer starts at the end */
             tmr_File_get_position(*fh, &e->pos);
         int np;

@@ -15,6 +15,8 @@ static const char *const keys[TMI_S_COUNT] = { TMI_COUNTERS(TMI_KEY) };
 #undef TMI_NAME
 #undef TMI_KEY
 
+int64_t tmi_yielded_collectives;
+
 /* 0 off, 1 text, 2 json */
 static int stats_format(void)
 {
@@ -33,6 +35,7 @@ void tmi_stats_report(tmi_entry *e)
     int64_t sum[TMI_S_COUNT], max[TMI_S_COUNT];
     MPI_Comm_rank(e->comm, &rank);
     MPI_Comm_size(e->comm, &nprocs);
+    e->count[TMI_S_YIELDED] = tmi_yielded_collectives - e->yielded_base;
     /* Waits that yield (tmi_allreduce): blocking reductions cost a
      * scheduler tick per step where ranks share cores. */
     if (tmi_allreduce(e->count, sum, TMI_S_COUNT, MPI_INT64_T, MPI_SUM, e->comm) !=

@@ -20,6 +20,11 @@ extern __attribute__((tls_model("initial-exec"))) _Thread_local int tmi_depth;
 #define TMI_LIB(expr) (tmi_depth++, tmi_lib_rc = (expr), tmi_depth--, tmi_lib_rc)
 extern __attribute__((tls_model("initial-exec"))) _Thread_local int tmi_lib_rc;
 
+/* The MPI library's entry point NAME past the interposer (dlsym
+ * RTLD_NEXT); NULL, said on stderr, if it has none.  Not in the --wrap
+ * form. */
+void *tmi_real_symbol(const char *name);
+
 /* tmr_NAME: the MPI library's PMPI_NAME, called with the guard raised. */
 #define TMI_DECLARE_REAL(name, params, args) int tmr_##name params;
 TMI_CALLS(TMI_DECLARE_REAL)
@@ -70,10 +75,15 @@ MPI_Offset tmi_view_stream_end(const tmi_view *v, MPI_Offset size);
     X(TMI_S_NONBLOCKING, "nonblocking calls", "nonblocking")                \
     X(TMI_S_SYNCS, "syncs", "syncs")                                        \
     X(TMI_S_HANDOVERS, "handovers", "handovers")                            \
-    X(TMI_S_REFUSALS, "refusals", "refusals")
+    X(TMI_S_REFUSALS, "refusals", "refusals")                               \
+    X(TMI_S_YIELDED, "MPI collectives yielded", "yielded_collectives")
 #define TMI_ENUM(e, name, key) e,
 enum { TMI_COUNTERS(TMI_ENUM) TMI_S_COUNT };
 #undef TMI_ENUM
+/* Blocking collectives the MPI library made inside MPI-IO calls that
+ * waited yielding (collectives.c), on any file, this process; a file's
+ * TMI_S_YIELDED is the growth since its open began. */
+extern int64_t tmi_yielded_collectives;
 
 /* ---- the handle table (table.c) ---- */
 typedef struct tmi_entry {
@@ -102,6 +112,7 @@ typedef struct tmi_entry {
     MPI_Datatype last_type;   /* the datatype of the last small access  */
     int        last_psize;    /* and its size (data.c's predefined_size) */
     int64_t    count[TMI_S_COUNT];
+    int64_t    yielded_base;  /* tmi_yielded_collectives before the open */
 } tmi_entry;
 
 /* ---- the communicators libtcio files are opened on (comms.c) ---- */
@@ -109,6 +120,8 @@ typedef struct tmi_entry {
 int tmi_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
                   MPI_Comm comm);
 int tmi_comm_dup(MPI_Comm comm, MPI_Comm *dup);
+/* Complete REQ, testing and yielding the processor between tests. */
+int tmi_wait_yielding(MPI_Request *req);
 /* Local: the identity of the kept communicator congruent with COMM, -2 if
  * an open file uses it, -1 if none is kept. */
 long long tmi_comm_proposal(MPI_Comm comm);
