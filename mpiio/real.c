@@ -48,7 +48,7 @@ void *tmi_real_symbol(const char *name)
     {                                                                \
         if (!real_##name) {                                          \
             union { void *obj; int(*fn) params; } u;                 \
-            u.obj = tmi_real_symbol("PMPI_" #name);                          \
+            u.obj = tmi_real_symbol("PMPI_" #name);                  \
             if (!u.obj)                                              \
                 return MPI_ERR_INTERN;                               \
             real_##name = u.fn;                                      \
