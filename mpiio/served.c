@@ -67,13 +67,27 @@ static int may_serve(MPI_Comm comm, const char *name, int amode, MPI_Info info,
     return 1;
 }
 
+__attribute__((tls_model("initial-exec"))) _Thread_local MPI_Comm tmi_opening = MPI_COMM_NULL;
+
+/* The real open, its collectives on COMM yielding until the MPI library
+ * duplicates it (collectives.c; the --wrap form has none of it). */
+static int real_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
+                     MPI_File *fh)
+{
+    MPI_Comm outer = tmi_opening;
+    tmi_opening = comm;
+    int rc = tmr_File_open(comm, filename, amode, info, fh);
+    tmi_opening = outer;
+    return rc;
+}
+
 int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
                   MPI_File *fh)
 {
     if (tmi_depth > 0)
-        return tmr_File_open(comm, filename, amode, info, fh);
+        return real_open(comm, filename, amode, info, fh);
     int64_t yielded_base = tmi_yielded_collectives;
-    int rc = tmr_File_open(comm, filename, amode, info, fh);
+    int rc = real_open(comm, filename, amode, info, fh);
     if (rc != MPI_SUCCESS)
         return rc;
 

@@ -25,6 +25,11 @@ extern __attribute__((tls_model("initial-exec"))) _Thread_local int tmi_lib_rc;
  * form. */
 void *tmi_real_symbol(const char *name);
 
+/* The communicator of the real open in progress on this thread, until
+ * the MPI library's first duplicate of it (collectives.c); MPI_COMM_NULL
+ * otherwise.  Only served.c sets it. */
+extern __attribute__((tls_model("initial-exec"))) _Thread_local MPI_Comm tmi_opening;
+
 /* tmr_NAME: the MPI library's PMPI_NAME, called with the guard raised. */
 #define TMI_DECLARE_REAL(name, params, args) int tmr_##name params;
 TMI_CALLS(TMI_DECLARE_REAL)

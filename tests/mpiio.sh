@@ -31,7 +31,7 @@ flavor=$(sed -n "s/^MPI_FLAVOR='\(.*\)'$/\1/p" ./tests/run-mpi.sh)
 # A hang (a collective the ranks make in different forms) fails the test
 # instead of stopping make check.
 guard=""
-command -v timeout > /dev/null && guard="timeout 600"
+command -v timeout > /dev/null && guard="timeout -k 30 300"
 # shellcheck disable=SC2086 # guard and preload are commands with arguments
 TCIO_MPIIO_VERBOSE=1 TCIO_STATS=1 $guard ./tests/run-mpi.sh $np $preload ./tests/mpiio_prog "$dir/tcio" interposed \
     > "$dir/tcio.out" 2> "$dir/tcio.err" ||
@@ -43,7 +43,7 @@ expect() {   # FILE PATTERN TIMES WHAT
     [ "$n" = "$3" ] || { show "$1"; fail "$4: '$2' $n times, expected $3"; }
 }
 for f in pieces elements comms-dup0 comms-dup1 comms-dup2 comms-a comms-b view size bottom atomic \
-         external32 ordered shared large bad handler left-open; do
+         external32 ordered shared large bad handler handler-tail left-open; do
     expect "$dir/tcio.err" "mpiio-$f.dat: served by libtcio ($np ranks)" 1 "$f served"
 done
 expect "$dir/tcio.err" "mpiio-self-[0-9]*.dat: not served: a communicator of one rank" $np "files on MPI_COMM_SELF"
@@ -77,6 +77,8 @@ if [ "$flavor" = mpich ] && [ -n "$mpilib" ] &&
         awk '$1 == "MPI" && $2 == "collectives" && $3 == "yielded" && $4 > 0 { ok = 1 }
              END { exit !ok }' ||
         { show "$dir/tcio.out"; fail "pieces: no collective of ROMIO's open waited yielding"; }
+elif [ "$flavor" = mpich ]; then
+    echo "mpiio.sh: not checked that ROMIO's collectives yield (no PLT call of PMPI_Allreduce found in '$mpilib')"
 fi
 # The error handler's barrier on one rank (mpiio_prog's handler part) ran
 # inside the forwarded read and matched the others' (the run did not hang:
@@ -84,6 +86,7 @@ fi
 # ompio accepts the negative offset, and rank 0 barriers after the call).
 if [ "$flavor" = mpich ]; then
     expect "$dir/tcio.out" "handler: the error handler ran" 1 "handler: a collective in an error handler"
+    expect "$dir/tcio.out" "handler (tail call): the error handler ran" 1 "handler: a collective as an error handler's tail call"
 fi
 grep -A 9 "tcio mpiio stats: .*mpiio-shared.dat" "$dir/tcio.out" |
     awk '$1 == "refusals" { n = $2 } END { exit n != '$np' }' ||

@@ -799,13 +799,15 @@ static void test_bad_input(void)
 
 /* ---- a collective in a file error handler, on one rank ----
  * Rank 0's read at a negative offset fails inside the MPI library, whose
- * error handler call runs this handler there: a barrier through the PMPI_
+ * error handler call runs the handler there: a barrier through the PMPI_
  * name (as Fortran bindings make one) that the other ranks make outside
  * any MPI-IO call.  Under the interposer the handler runs inside a
  * forwarded call; the barrier must still take the blocking form the
- * others take, or the two never match and the job hangs.  (Open MPI
- * 4.1's ompio accepts the negative offset: rank 0 then makes its barrier
- * after the call.) */
+ * others take, or the two never match and the job hangs.  Twice: with a
+ * variadic handler, and with one whose barrier is its last call, which
+ * the compiler makes a jump (the return address is then the MPI
+ * library's).  (Open MPI 4.1's ompio accepts the negative offset: rank 0
+ * then makes its barrier after the call.) */
 static int handler_ran;
 static void barrier_handler(MPI_File *fh, int *err, ...)
 {
@@ -815,18 +817,33 @@ static void barrier_handler(MPI_File *fh, int *err, ...)
     PMPI_Barrier(MPI_COMM_WORLD);
 }
 
-static void test_handler_collective(void)
+__attribute__((noinline)) static void tail_barrier_handler(MPI_File *fh, int *err)
 {
-    MPI_File fh = open_world("handler", MPI_MODE_RDWR | MPI_MODE_CREATE);
+    (void)fh;
+    (void)err;
+    handler_ran = 1;
+    PMPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void test_handler_collective(int tail)
+{
+    MPI_File fh = open_world(tail ? "handler-tail" : "handler", MPI_MODE_RDWR | MPI_MODE_CREATE);
     MPI_Errhandler eh;
-    OK(MPI_File_create_errhandler(barrier_handler, &eh));
+    /* Through void (*)(void), the cast that programs use (and GCC's
+     * -Wcast-function-type accepts) for a handler without the "...". */
+    MPI_File_errhandler_function *fn =
+        tail ? (MPI_File_errhandler_function *)(void (*)(void))tail_barrier_handler
+             : barrier_handler;
+    OK(MPI_File_create_errhandler(fn, &eh));
     OK(MPI_File_set_errhandler(fh, eh));
+    handler_ran = 0;
     if (rank == 0) {
         char c;
         MPI_File_read_at(fh, -1, &c, 1, MPI_BYTE, MPI_STATUS_IGNORE);
         if (!handler_ran)
             PMPI_Barrier(MPI_COMM_WORLD);
-        printf("handler: the error handler %s\n", handler_ran ? "ran" : "did not run");
+        printf("handler%s: the error handler %s\n", tail ? " (tail call)" : "",
+               handler_ran ? "ran" : "did not run");
     } else {
         PMPI_Barrier(MPI_COMM_WORLD);
     }
@@ -917,8 +934,10 @@ int main(int argc, char **argv)
         test_self();
     if (section("bad_input"))
         test_bad_input();
-    if (section("handler"))
-        test_handler_collective();
+    if (section("handler")) {
+        test_handler_collective(0);
+        test_handler_collective(1);
+    }
     int left_open_ran = section("left_open");
     if (left_open_ran)
         test_left_open();
