@@ -13,9 +13,8 @@
  * interposer's and libtcio's own agreements do (comms.c,
  * lib/collective.c), when the guard (tmi_depth) is raised, inside a
  * forwarded MPI-IO call, and the communicator is one of
- *   - the MPI library's private communicators: those a PMPI_Comm_dup
- *     made with the guard raised (ROMIO's duplicate of the file's
- *     communicator at every real open), until PMPI_Comm_free;
+ *   - the MPI library's private communicators: ROMIO's duplicate of the
+ *     open's communicator, marked with an attribute (below);
  *   - the communicator of the real open in progress on this thread
  *     (tmi_opening, served.c), until the MPI library's first duplicate
  *     of it: ROMIO's first collectives, before it duplicates.
@@ -23,18 +22,21 @@
  *
  * Why this is safe: a blocking and a nonblocking collective never match
  * each other (MPI-3.1 5.12), so every rank must take the same form for
- * each collective.  The program never holds a private communicator, so
- * every collective on one is the MPI library's, made inside an MPI_File_*
- * call that is collective and passes through the interposer on every
- * rank (a program must load it on all ranks or none: doc/mpiio.md).  In
- * the stretch of an open before the duplicate, no program code runs on
- * only some ranks of a correct program: the open's arguments must be
- * the same everywhere, so an error there is everybody's, and attribute
- * copy callbacks run inside the duplicate on every rank.  Everywhere
- * else the call is the MPI library's blocking one, unchanged: the
- * program's own collectives and any that program code makes inside a
- * forwarded call (a file error handler run on one rank, Fortran bindings
- * calling PMPI_ names) take the form the other ranks take outside it.
+ * each collective.  The program never holds a private communicator: the
+ * only one marked is the duplicate ROMIO makes of the open's
+ * communicator and keeps to itself, so every collective on one is the
+ * MPI library's, made inside an MPI_File_* call that is collective and
+ * passes through the interposer on every rank (a program must load it on
+ * all ranks or none: doc/mpiio.md).  In the stretch of an open before the
+ * duplicate, no program code runs on only some ranks of a correct
+ * program: MPI requires the same communicator, file name and mode on
+ * every rank, ROMIO agrees on the info with an allreduce first, so an
+ * error there is every rank's, and attribute copy callbacks run inside
+ * the duplicate on every rank.  Everywhere else the call is the MPI
+ * library's blocking one, unchanged: the program's own collectives and
+ * any that program code makes inside a forwarded call (a file error
+ * handler run on one rank, Fortran bindings calling PMPI_ names) take the
+ * form the other ranks take outside it.
  * Who calls is not looked at: a handler's last call, made a jump by the
  * compiler, returns into the MPI library.  Open MPI's default MPI-IO
  * (ompio) makes its collectives inside the library, where nothing
@@ -47,46 +49,59 @@
 #include "tmi.h"
 
 /* ---- the MPI library's private communicators ----
- * Those that a PMPI_Comm_dup made with the guard raised: ROMIO's
- * duplicate of the file's communicator at every real open (and of
- * MPI_COMM_SELF at libtcio's own), until PMPI_Comm_free frees them.  The
- * program never holds one, so a collective on one is the MPI library's
- * own whoever's code calls it.  A few are open at once (one per open
- * file); past the table's room a duplicate is not recorded, and its
- * collectives keep the blocking form.  Under a lock: programs under
- * MPI_THREAD_MULTIPLE are not served but their calls are forwarded. */
-enum { TMI_MAX_PRIVATE = 64 };
-static MPI_Comm private_comms[TMI_MAX_PRIVATE];
-static int nprivate;
-static pthread_mutex_t private_lock = PTHREAD_MUTEX_INITIALIZER;
+ * ROMIO's duplicate of the open's communicator: the PMPI_Comm_dup of
+ * tmi_opening made with the guard raised (and of MPI_COMM_SELF at
+ * libtcio's own opens).  Marked with an attribute of the interposer's,
+ * which MPI deletes with the communicator, whichever path frees it, and
+ * does not copy to its duplicates: a mark neither outlives its
+ * communicator nor runs out, and only that one duplicate is marked, not
+ * one that program code (an error handler) makes inside a forwarded
+ * call.  A duplicate marked during a real open that then fails loses
+ * its mark (served.c's real_open): it was not ROMIO's, which a failed
+ * open frees. */
+static int private_key = MPI_KEYVAL_INVALID;
+static pthread_once_t private_key_once = PTHREAD_ONCE_INIT;
+
+/* The attribute's delete callback: a freed duplicate is no longer the
+ * open's. */
+static int private_freed(MPI_Comm comm, int key, void *value, void *extra)
+{
+    (void)key;
+    (void)value;
+    (void)extra;
+    if (comm == tmi_open_dup)
+        tmi_open_dup = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+static void make_private_key(void)
+{
+    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, private_freed, &private_key, NULL) !=
+        MPI_SUCCESS)
+        private_key = MPI_KEYVAL_INVALID;   /* nothing is marked: all blocking */
+}
 
 static int is_private(MPI_Comm comm)
 {
-    int found = 0;
-    pthread_mutex_lock(&private_lock);
-    for (int i = 0; i < nprivate && !found; i++)
-        found = private_comms[i] == comm;
-    pthread_mutex_unlock(&private_lock);
-    return found;
+    void *value;
+    int flag = 0;
+    if (comm == MPI_COMM_NULL || private_key == MPI_KEYVAL_INVALID)
+        return 0;
+    return MPI_Comm_get_attr(comm, private_key, &value, &flag) == MPI_SUCCESS && flag;
 }
 
-static void add_private(MPI_Comm comm)
+static void mark_private(MPI_Comm comm)
 {
-    pthread_mutex_lock(&private_lock);
-    if (comm != MPI_COMM_NULL && nprivate < TMI_MAX_PRIVATE)
-        private_comms[nprivate++] = comm;
-    pthread_mutex_unlock(&private_lock);
+    pthread_once(&private_key_once, make_private_key);
+    if (private_key != MPI_KEYVAL_INVALID &&
+        MPI_Comm_set_attr(comm, private_key, (void *)1) == MPI_SUCCESS)
+        tmi_open_dup = comm;
 }
 
-static void drop_private(MPI_Comm comm)
+void tmi_unmark_private(MPI_Comm comm)
 {
-    pthread_mutex_lock(&private_lock);
-    for (int i = 0; i < nprivate; i++)
-        if (private_comms[i] == comm) {
-            private_comms[i] = private_comms[--nprivate];
-            break;
-        }
-    pthread_mutex_unlock(&private_lock);
+    if (is_private(comm))
+        MPI_Comm_delete_attr(comm, private_key);
 }
 
 /* The real PMPI_NAME into REAL (a static of the caller), resolved once. */
@@ -163,9 +178,10 @@ TMI_YIELDING(Allgather,
              (in, incount, intype, out, outcount, outtype, comm), comm,
              MPI_Iallgather(in, incount, intype, out, outcount, outtype, comm, &req),
              (void)0)
-/* A duplicate made with the guard raised is private (above).  A failed
- * duplicate is MPI_COMM_NULL, as MPI_Comm_dup leaves it (ROMIO frees what
- * it got unless it is null). */
+/* The duplicate of the open's communicator, made while the guard is
+ * raised, is ROMIO's: marked private (above), and the stretch before it
+ * ends.  A failed duplicate is MPI_COMM_NULL, as MPI_Comm_dup leaves it
+ * (ROMIO frees what it got unless it is null). */
 static int yielding_dup(MPI_Comm comm, MPI_Comm *dup)
 {
     MPI_Request req;
@@ -185,19 +201,12 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *dup)
     TMI_RESOLVE(Comm_dup, (MPI_Comm, MPI_Comm *), real);
     if (tmi_depth == 0)
         return real(comm, dup);
-    int err = yields(comm) ? yielding_dup(comm, dup) : real(comm, dup);
-    if (comm == tmi_opening)
-        tmi_opening = MPI_COMM_NULL;   /* the stretch before the duplicate ends */
-    if (err == MPI_SUCCESS)
-        add_private(*dup);
+    int opening = comm == tmi_opening && comm != MPI_COMM_NULL;
+    int err = opening || is_private(comm) ? yielding_dup(comm, dup) : real(comm, dup);
+    if (opening) {
+        tmi_opening = MPI_COMM_NULL;
+        if (err == MPI_SUCCESS)
+            mark_private(*dup);
+    }
     return err;
-}
-
-int PMPI_Comm_free(MPI_Comm *comm)
-{
-    static int (*real)(MPI_Comm *);
-    TMI_RESOLVE(Comm_free, (MPI_Comm *), real);
-    if (comm)
-        drop_private(*comm);
-    return real(comm);
 }

@@ -68,16 +68,26 @@ static int may_serve(MPI_Comm comm, const char *name, int amode, MPI_Info info,
 }
 
 __attribute__((tls_model("initial-exec"))) _Thread_local MPI_Comm tmi_opening = MPI_COMM_NULL;
+__attribute__((tls_model("initial-exec"))) _Thread_local MPI_Comm tmi_open_dup = MPI_COMM_NULL;
 
 /* The real open, its collectives on COMM yielding until the MPI library
- * duplicates it (collectives.c; the --wrap form has none of it). */
+ * duplicates it, and then on the duplicate (collectives.c; the --wrap
+ * form has none of it).  A failed open frees ROMIO's duplicate, so a
+ * duplicate still marked was made by program code (an error handler):
+ * its mark goes. */
 static int real_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
                      MPI_File *fh)
 {
-    MPI_Comm outer = tmi_opening;
+    MPI_Comm outer = tmi_opening, outer_dup = tmi_open_dup;
     tmi_opening = comm;
+    tmi_open_dup = MPI_COMM_NULL;
     int rc = tmr_File_open(comm, filename, amode, info, fh);
+#ifndef TMI_WRAP
+    if (rc != MPI_SUCCESS && tmi_open_dup != MPI_COMM_NULL)
+        tmi_unmark_private(tmi_open_dup);
+#endif
     tmi_opening = outer;
+    tmi_open_dup = outer_dup;
     return rc;
 }
 

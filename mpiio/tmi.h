@@ -29,6 +29,11 @@ void *tmi_real_symbol(const char *name);
  * the MPI library's first duplicate of it (collectives.c); MPI_COMM_NULL
  * otherwise.  Only served.c sets it. */
 extern __attribute__((tls_model("initial-exec"))) _Thread_local MPI_Comm tmi_opening;
+/* ROMIO's duplicate of it, once made and marked private (collectives.c),
+ * until freed; MPI_COMM_NULL otherwise. */
+extern __attribute__((tls_model("initial-exec"))) _Thread_local MPI_Comm tmi_open_dup;
+/* Drop COMM's private mark, if it has one (not in the --wrap form). */
+void tmi_unmark_private(MPI_Comm comm);
 
 /* tmr_NAME: the MPI library's PMPI_NAME, called with the guard raised. */
 #define TMI_DECLARE_REAL(name, params, args) int tmr_##name params;
