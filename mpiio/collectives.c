@@ -104,18 +104,6 @@ void tmi_unmark_private(MPI_Comm comm)
         MPI_Comm_delete_attr(comm, private_key);
 }
 
-/* The real PMPI_NAME into REAL (a static of the caller), resolved once. */
-#define TMI_RESOLVE(name, params, real)                                         \
-    do {                                                                        \
-        if (!real) {                                                            \
-            union { void *obj; int(*fn) params; } u;                            \
-            u.obj = tmi_real_symbol("PMPI_" #name);                             \
-            if (!u.obj)                                                         \
-                return MPI_ERR_INTERN;                                          \
-            real = u.fn;                                                        \
-        }                                                                       \
-    } while (0)
-
 /* ---- the start of a real open ----
  * Before ROMIO duplicates the program's communicator, its open makes its
  * first collectives on that communicator itself.  In that stretch no
@@ -124,10 +112,14 @@ void tmi_unmark_private(MPI_Comm comm)
  * same on every rank), so collectives on the open's communicator may
  * yield until its first duplicate is made (served.c sets the
  * communicator around every real open). */
+static int is_opening(MPI_Comm comm)
+{
+    return comm == tmi_opening && comm != MPI_COMM_NULL;
+}
+
 static int yields(MPI_Comm comm)
 {
-    return tmi_depth > 0 &&
-           ((comm == tmi_opening && comm != MPI_COMM_NULL) || is_private(comm));
+    return tmi_depth > 0 && (is_opening(comm) || is_private(comm));
 }
 
 /* PMPI_NAME(PARAMS): the MPI library's, unless the guard is raised and
@@ -180,29 +172,18 @@ TMI_YIELDING(Allgather,
              (void)0)
 /* The duplicate of the open's communicator, made while the guard is
  * raised, is ROMIO's: marked private (above), and the stretch before it
- * ends.  A failed duplicate is MPI_COMM_NULL, as MPI_Comm_dup leaves it
- * (ROMIO frees what it got unless it is null). */
-static int yielding_dup(MPI_Comm comm, MPI_Comm *dup)
-{
-    MPI_Request req;
-    int err = MPI_Comm_idup(comm, dup, &req);
-    if (err == MPI_SUCCESS) {
-        tmi_yielded_collectives++;
-        err = tmi_wait_yielding(&req);
-    }
-    if (err != MPI_SUCCESS)
-        *dup = MPI_COMM_NULL;
-    return err;
-}
-
+ * ends.  The yielding form is comms.c's (MPI_COMM_NULL when it fails, as
+ * MPI_Comm_dup leaves it: ROMIO frees what it got unless it is null). */
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *dup)
 {
     static int (*real)(MPI_Comm, MPI_Comm *);
     TMI_RESOLVE(Comm_dup, (MPI_Comm, MPI_Comm *), real);
     if (tmi_depth == 0)
         return real(comm, dup);
-    int opening = comm == tmi_opening && comm != MPI_COMM_NULL;
-    int err = opening || is_private(comm) ? yielding_dup(comm, dup) : real(comm, dup);
+    int opening = is_opening(comm), yield = opening || is_private(comm);
+    if (yield)
+        tmi_yielded_collectives++;
+    int err = yield ? tmi_comm_dup(comm, dup) : real(comm, dup);
     if (opening) {
         tmi_opening = MPI_COMM_NULL;
         if (err == MPI_SUCCESS)

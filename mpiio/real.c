@@ -40,19 +40,12 @@ void *tmi_real_symbol(const char *name)
     return p;
 }
 
-/* A function pointer from dlsym's object pointer (POSIX guarantees the
- * conversion works; a union keeps ISO C quiet about it). */
+/* tmr_NAME: the real function (TMI_RESOLVE, tmi.h) with the guard raised. */
 #define TMI_REAL(name, params, args)                                 \
     static int(*real_##name) params;                                 \
     int tmr_##name params                                            \
     {                                                                \
-        if (!real_##name) {                                          \
-            union { void *obj; int(*fn) params; } u;                 \
-            u.obj = tmi_real_symbol("PMPI_" #name);                  \
-            if (!u.obj)                                              \
-                return MPI_ERR_INTERN;                               \
-            real_##name = u.fn;                                      \
-        }                                                            \
+        TMI_RESOLVE(name, params, real_##name);                      \
         tmi_depth++;                                                 \
         int rc = real_##name args;                                   \
         tmi_depth--;                                                 \

@@ -24,6 +24,20 @@ extern __attribute__((tls_model("initial-exec"))) _Thread_local int tmi_lib_rc;
  * RTLD_NEXT); NULL, said on stderr, if it has none.  Not in the --wrap
  * form. */
 void *tmi_real_symbol(const char *name);
+/* The real PMPI_NAME into REAL (a function pointer the caller keeps),
+ * resolved at its first use; the caller returns MPI_ERR_INTERN if the
+ * MPI library has none.  A function pointer from dlsym's object pointer:
+ * POSIX guarantees the conversion works, a union keeps ISO C quiet. */
+#define TMI_RESOLVE(name, params, real)                                         \
+    do {                                                                        \
+        if (!real) {                                                            \
+            union { void *obj; int(*fn) params; } u;                            \
+            u.obj = tmi_real_symbol("PMPI_" #name);                             \
+            if (!u.obj)                                                         \
+                return MPI_ERR_INTERN;                                          \
+            real = u.fn;                                                        \
+        }                                                                       \
+    } while (0)
 
 /* The communicator of the real open in progress on this thread, until
  * the MPI library's first duplicate of it (collectives.c); MPI_COMM_NULL
