@@ -43,6 +43,7 @@
 #include <unistd.h>
 #include "transport.h"
 #include "error.h"
+#include "pages.h"
 
 
 #define VECTOR_CACHE 4
@@ -269,8 +270,12 @@ static int rma_open(tci_transport *t, MPI_Comm comm, const tci_segmap *map, bool
         return tci_error_set(TCIO_ERR_MPI, "MPI_Win_allocate gave the level-2 window the "
                              "separate memory model, which libtcio does not support");
     /* Zero is the empty state, a zero counter, no notice, a clear bitmap. */
-    if (owner)
+    if (owner) {
         memset(r->base, 0, (size_t)data_disp(r, 0));
+        /* The slots' pages, mapped now in one call rather than faulted in
+         * one by one by the first merge or put into each (pages.h). */
+        tci_pages_populate(r->base, (size_t)bytes);
+    }
     /* The caller synchronises all ranks before the first move, so nobody
      * reaches these slots before they are initialised. */
     err = MPI_Win_lock_all(MPI_MODE_NOCHECK, r->win);
