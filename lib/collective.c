@@ -9,8 +9,10 @@
  * then sleeping 50 us per poll, and after 100 ms sleeping 1 ms, so
  * that a long wait costs little processor time while each poll still runs
  * MPI's progress engine for other ranks' one-sided moves; a rank whose
- * slots other ranks' moves reach only through its progress keeps the
- * 50-us sleeps (tci_collective_serve). */
+ * slots other ranks' moves reach only through its progress yields for the
+ * first 100 ms and then keeps the 50-us sleeps (tci_collective_serve):
+ * a 50-us nanosleep lasts about 150 us on a virtual machine, and every
+ * round trip of a late rank's moves waits for one. */
 #define _POSIX_C_SOURCE 200809L
 #include <sched.h>
 #include <stdio.h>
@@ -108,6 +110,10 @@ int tci_collective_wait(MPI_Request *req)
         double waited = MPI_Wtime() - start;
         if (limit > 0 && waited > limit)
             give_up(waited);
+        if (levels_served > 0 && waited < SHORT_SLEEP_TIME) {
+            sched_yield();
+            continue;
+        }
         pause_for(waited < SHORT_SLEEP_TIME || levels_served > 0 ? SHORT_SLEEP_NS
                                                                   : LONG_SLEEP_NS);
     }

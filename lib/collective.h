@@ -41,8 +41,9 @@ int tci_collective_wait(MPI_Request *req);
 
 /* Count (DELTA +1 or -1) the open level 2s whose slots other ranks reach
  * through moves that wait for this rank's MPI progress (level2.c): while
- * any is open, tci_collective_wait keeps its sleeps short (50 us) rather
- * than lengthening them to 1 ms. */
+ * any is open, tci_collective_wait yields for the first 100 ms of a wait,
+ * then keeps its sleeps short (50 us) rather than lengthening them to
+ * 1 ms. */
 void tci_collective_serve(int delta);
 
 /* The seconds this process has waited in tci_collective_wait for the
