@@ -11,9 +11,8 @@
 # for the scheduler, so at 4 ranks each test gets one configuration per
 # aggregator count (1, 2, 4), with the three placements spread over them
 # and early drain both ways (a Latin square), rather than every
-# combination: with both transports about 85 s on 2 cores under MPICH
-# (66 s with rma alone, measured the same hour; shm is the faster one
-# there), 25 s under Open MPI.  3 ranks add 2 aggregators spread
+# combination: about 85 s on 2 cores under MPICH (the two-node runs take
+# 60 of them), 40 s under Open MPI.  3 ranks add 2 aggregators spread
 # unevenly (ranks 0 and 1, rank 2 none) for three of the tests.  2 ranks,
 # not oversubscribed and so nearly free, run every test but bad_config
 # (which sets these variables itself) under four more configurations.
@@ -24,18 +23,24 @@
 # tcio_set_size: every level-2 segment written or cut while the file stays
 # open, under spills, sieves and early drains).
 #
-# Every configuration runs twice, with TCIO_TRANSPORT=rma and with
-# TCIO_TRANSPORT=shm (auto would take shm on one node), so that both
-# transports see every aggregator setting; two of the 2-rank ones run
-# under shm only (see there).  Every configuration is printed
-# with its transport; the script fails if any of them fails.
+# Every configuration runs on one node with TCIO_TRANSPORT=shm (what auto
+# takes there) and on two "nodes" with auto, which is mixed there (a
+# combining tier per node in front of an rma level 2 over all ranks: the
+# aggregator settings apply to that level 2), made by MPICH's
+# MPIR_CVAR_NUM_CLIQUES=2 or, under any other MPI, libtcio's testing-only
+# TCIO_TEST_NODES=2: the transport "nodes" below.  The 2-rank ones also
+# run with TCIO_TRANSPORT=rma on one node, where direct moves into an rma
+# level 2 (no tier) meet every aggregator setting of 2 ranks; at 3 and 4
+# ranks rma on one node is left to tests/transports.sh (the whole suite
+# at 4 ranks under Open MPI) and to the two-node runs, whose level 2 is
+# rma: one more pass would add about 40 s under MPICH.  Every configuration
+# is printed with its transport; the script fails if any of them fails.
 #
 # TCIO_AGG_ONLY=<n> runs only the n-th configuration (1-based), and
-# TCIO_AGG_TRANSPORT=rma or shm only that transport, to reproduce a
-# failure.  TCIO_AGG_TRANSPORTS replaces the list "rma shm": the
-# multi-node check (doc/records/nodes.md) runs
-#   MPIR_CVAR_NUM_CLIQUES=2 TCIO_AGG_TRANSPORTS="mixed rma" tests/mpi-agg.sh
-# (or TCIO_TEST_NODES=2 under any MPI), where shm is refused.
+# TCIO_AGG_TRANSPORT=rma, shm or nodes only that transport, to reproduce a
+# failure.  TCIO_AGG_TRANSPORTS replaces every configuration's list (any
+# of rma, shm, mixed, nodes; rma, shm and mixed on one node unless the
+# environment splits it).
 if [ -n "${LIBTCIO_DISTCHECK:-}" ]; then
     echo "skipped inside make distcheck (LIBTCIO_DISTCHECK, set by ./quickstart check: the main leg ran it)"
     exit 77
@@ -49,12 +54,30 @@ ALL="$PE $RP $RYW $UM $MF $CW $CR $OTHERS"
 
 # Only the settings below apply (and every case they name runs).
 unset TCIO_AGGREGATORS TCIO_AGGREGATOR_PLACEMENT TCIO_EARLY_DRAIN TCIO_STATS CK_RUN_CASE
-unset TCIO_TEST_PREFETCH TCIO_TRANSPORT
+unset TCIO_TEST_PREFETCH TCIO_TRANSPORT TCIO_FORWARD_STAGING
 unset CK_EXCLUDE_TAGS
+
+flavor=$(sed -n "s/^MPI_FLAVOR='\(.*\)'$/\1/p" ./tests/run-mpi.sh)
+if [ "$flavor" = mpich ]; then two_nodes=MPIR_CVAR_NUM_CLIQUES=2; else two_nodes=TCIO_TEST_NODES=2; fi
 
 failed=0
 count=0
 runs=0
+
+# The two-node runs prove nothing if the split does not happen: test
+# transport_nodes says how many nodes libtcio found.
+case " ${TCIO_AGG_TRANSPORTS:-nodes} " in
+    *" nodes "*)
+        if [ -z "$TCIO_AGG_TRANSPORT" ] || [ "$TCIO_AGG_TRANSPORT" = nodes ]; then
+            out=$(env $two_nodes CK_RUN_CASE=transport_nodes ./tests/run-mpi.sh 4 ./tests/test_mpi 2>&1)
+            if ! echo "$out" | grep -q "transport_nodes: 2 node(s)"; then
+                echo "$out"
+                echo "mpi-agg.sh: $two_nodes did not split the ranks into 2 nodes"
+                exit 1
+            fi
+            echo "=== $two_nodes splits 4 ranks into 2 nodes"
+        fi ;;
+esac
 
 # run NP AGGREGATORS PLACEMENT EARLY_DRAIN STATS PREFETCH CASES...
 # ("-": the variable is left unset)
@@ -71,16 +94,21 @@ run() {
     [ "$drain" != - ] && settings="$settings TCIO_EARLY_DRAIN=$drain"
     [ "$stats" != - ] && settings="$settings TCIO_STATS=$stats"
     [ "$prefetch" != - ] && settings="$settings TCIO_TEST_PREFETCH=$prefetch"
-    for transport in ${TCIO_AGG_TRANSPORTS:-${transports:-rma shm}}; do
+    for transport in ${TCIO_AGG_TRANSPORTS:-$transports}; do
         if [ -n "$TCIO_AGG_TRANSPORT" ] && [ "$TCIO_AGG_TRANSPORT" != "$transport" ]; then
             continue
         fi
         runs=$((runs + 1))
-        what="$np ranks, TCIO_TRANSPORT=$transport$settings: $*"
+        if [ "$transport" = nodes ]; then
+            where="$two_nodes TCIO_TRANSPORT=auto"
+        else
+            where="TCIO_TRANSPORT=$transport"
+        fi
+        what="$np ranks, $where$settings: $*"
         echo "=== configuration $count: $what"
         start=$(date +%s)
-        # shellcheck disable=SC2086 # settings is a list of NAME=VALUE words
-        if env TCIO_TRANSPORT=$transport $settings CK_INCLUDE_TAGS="$*" \
+        # shellcheck disable=SC2086 # where and settings are lists of NAME=VALUE words
+        if env $where $settings CK_INCLUDE_TAGS="$*" \
                ./tests/run-mpi.sh "$np" ./tests/test_mpi; then
             echo "=== configuration $count ($transport): passed in $(($(date +%s) - start)) s"
         else
@@ -102,6 +130,7 @@ run() {
 # (on a single node "node" picks the same ranks as "spread"; a list alone
 # sets the count; "2" is a single aggregator that is not rank 0; prefetch
 # applies to paper_example and random_patterns.)
+transports="shm nodes"
 #   ranks aggr  placement   drain stats prefetch cases
 run 4     1     spread      off   -     local    $PE $UM
 run 4     2     node        on    -     session  $PE $CR
@@ -113,14 +142,13 @@ run 4     1     node        on    on    -        $RYW $CW $CR $SZ
 run 4     -     3,1         off   -     -        $RYW $UM
 run 4     4     spread      off   -     -        $RYW $MF $CR
 run 3     2     spread      on    -     session  $RP $UM $MF
-# The first two 2-rank configurations under shm only: rma at 2 ranks is
-# tests/transports.sh's whole-suite run, and rma with one aggregator,
-# early drain both ways, is configurations 1, 7 and 10 above (these two
-# took 40 of mpi-agg.sh's 170 s under MPICH).
-transports=shm
+# The first two 2-rank configurations not under rma on one node: rma at 2
+# ranks is tests/transports.sh's whole-suite run, and rma with one
+# aggregator, early drain both ways, is configurations 1, 7 and 10 above
+# on two "nodes" (these two took 40 of mpi-agg.sh's 170 s under MPICH).
 run 2     -     1           off   -     local    "$ALL"
 run 2     1     spread      on    on    session  "$ALL"
-transports=
+transports="rma shm nodes"
 run 2     2     1,0         off   -     -        "$ALL"
 run 2     2     node        on    -     local    "$ALL"
 
