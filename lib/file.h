@@ -72,6 +72,8 @@ struct tcio_file {
     tci_stats   stats;
     char       *name;          /* for the statistics and segio's reader */
     int         poll_countdown; /* accesses until an aggregator polls */
+    int         poll_interval;  /* accesses between its polls (progress.h) */
+    double      poll_last;      /* when it last polled (MPI_Wtime) */
     int         failure;       /* first file-system/MPI error: sticky */
     char        failure_reason[TCIO_MAX_ERROR_STRING];   /* why, for every
                                   later call that returns it */

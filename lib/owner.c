@@ -160,7 +160,9 @@ static bool drain_complete_slots(tcio_file *fh)
 void tci_owner_early_drains(tcio_file *fh)
 {
     tci_transport *t = &fh->l2.t;
-    if (t->local_slots == 0 || !fh->config.early_drain)
+    /* A file opened MPI_MODE_RDONLY has nothing to drain, and the look
+     * itself costs an atomic read and a flush of the window under rma. */
+    if (t->local_slots == 0 || !fh->config.early_drain || !fh->can_write)
         return;
     double t0 = MPI_Wtime();
     int64_t notices = 0;

@@ -5,11 +5,16 @@
 
 #include "file.h"
 
-/* Fast-path accesses between two polls of an aggregator.  With MPI
- * libraries whose one-sided operations need the target's progress engine
- * (MPICH ch4 over UCX), a busy aggregator otherwise answers other ranks'
- * moves only at its own next move (doc/design.md has the measurements). */
-#define TCI_POLL_INTERVAL 256
+/* Fast-path accesses between two polls of an aggregator, at least.  With
+ * MPI libraries whose one-sided operations need the target's progress
+ * engine (MPICH ch4 over UCX), a busy aggregator otherwise answers other
+ * ranks' moves only at its own next move (doc/design.md has the
+ * measurements).  Where a turn of MPI's engine costs more than a small
+ * share of the time between polls (Open MPI with a window open: about
+ * 10 us a call), the interval doubles, up to TCI_POLL_INTERVAL_MAX, and
+ * halves again when it costs little (tci_progress_poll). */
+#define TCI_POLL_INTERVAL     256
+#define TCI_POLL_INTERVAL_MAX 8192
 
 /* Drive MPI progress and, on an aggregator, its early drains.  Local. */
 void tci_progress(tcio_file *fh);
@@ -21,7 +26,7 @@ void tci_progress(tcio_file *fh);
 void tci_progress_poll(tcio_file *fh);
 
 /* Count one fast-path access; an aggregator polls every
- * TCI_POLL_INTERVAL of them. */
+ * FH->poll_interval of them. */
 static inline void tci_progress_tick(tcio_file *fh)
 {
     if (--fh->poll_countdown < 0)
