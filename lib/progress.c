@@ -18,15 +18,31 @@ static double turn_mpi_progress(tcio_file *fh)
     return MPI_Wtime() - t0;
 }
 
-/* Polls may take a sixteenth of an aggregator's time between them, at
- * most; below a sixty-fourth the interval shrinks back. */
-static void adapt_poll_interval(tcio_file *fh, double turn, double now)
+/* Where a turn of MPI's engine runs every component's progress (Open
+ * MPI: tci_mpi_progress_whole_engine), each POLL_ROUND polls set the
+ * interval from the round's mean turn: more than a sixteenth of the time
+ * between polls doubles it, less than a sixty-fourth halves it back.
+ * Elsewhere (MPICH) a turn costs a fraction of a microsecond unless it
+ * serves other ranks' one-sided operations, which would wait longer if
+ * this rank polled less often: the interval stays TCI_POLL_INTERVAL. */
+#define POLL_ROUND 16
+
+static void adapt_poll_interval(tcio_file *fh, double turn)
 {
-    double between = now - fh->poll_last;
-    fh->poll_last = now;
-    if (turn * 16 > between && fh->poll_interval < TCI_POLL_INTERVAL_MAX)
+    if (!tci_mpi_progress_whole_engine())
+        return;
+    fh->poll_turn_sum += turn;
+    if (++fh->poll_turns < POLL_ROUND)
+        return;
+    double now = MPI_Wtime();
+    double mean = fh->poll_turn_sum / POLL_ROUND;
+    double between = (now - fh->poll_round_start) / POLL_ROUND;
+    fh->poll_turns = 0;
+    fh->poll_turn_sum = 0;
+    fh->poll_round_start = now;
+    if (mean * 16 > between && fh->poll_interval < TCI_POLL_INTERVAL_MAX)
         fh->poll_interval *= 2;
-    else if (turn * 64 < between && fh->poll_interval > TCI_POLL_INTERVAL)
+    else if (mean * 64 < between && fh->poll_interval > TCI_POLL_INTERVAL)
         fh->poll_interval /= 2;
 }
 
@@ -52,7 +68,7 @@ void tci_progress_poll(tcio_file *fh)
     if (fh->l2.t.local_slots > 0) {
         double turn = turn_mpi_progress(fh);
         if (turn > 0)
-            adapt_poll_interval(fh, turn, MPI_Wtime());
+            adapt_poll_interval(fh, turn);
         serve_and_drain(fh);
         tci_error_pending = 0;
     }
