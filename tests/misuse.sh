@@ -41,8 +41,9 @@ for c in close flush session sync set_size; do
     fi
 done
 
-# An rma aggregator keeps polling every 50 us while it waits (others'
-# moves into its memory need its progress): still well under half a core.
+# An rma aggregator yields for the first 100 ms of its wait and then keeps
+# polling every 50 us (others' moves into its memory need its progress):
+# still well under half a core.
 if TCIO_TRANSPORT=rma ./tests/run-mpi.sh 2 ./tests/misuse "$dir" late close >"$out" 2>"$err"; then
     cat "$out"
 else

@@ -11,8 +11,8 @@
 # for the scheduler, so at 4 ranks each test gets one configuration per
 # aggregator count (1, 2, 4), with the three placements spread over them
 # and early drain both ways (a Latin square), rather than every
-# combination: about 85 s on 2 cores under MPICH (the two-node runs take
-# 60 of them), 40 s under Open MPI.  3 ranks add 2 aggregators spread
+# combination: about 70 s on 2 cores under MPICH (the two-node runs take
+# 34 of them), 40 s under Open MPI.  3 ranks add 2 aggregators spread
 # unevenly (ranks 0 and 1, rank 2 none) for three of the tests.  2 ranks,
 # not oversubscribed and so nearly free, run every test but bad_config
 # (which sets these variables itself) under four more configurations.
@@ -28,19 +28,23 @@
 # combining tier per node in front of an rma level 2 over all ranks: the
 # aggregator settings apply to that level 2), made by MPICH's
 # MPIR_CVAR_NUM_CLIQUES=2 or, under any other MPI, libtcio's testing-only
-# TCIO_TEST_NODES=2: the transport "nodes" below.  The 2-rank ones also
-# run with TCIO_TRANSPORT=rma on one node, where direct moves into an rma
-# level 2 (no tier) meet every aggregator setting of 2 ranks; at 3 and 4
-# ranks rma on one node is left to tests/transports.sh (the whole suite
-# at 4 ranks under Open MPI) and to the two-node runs, whose level 2 is
-# rma: one more pass would add about 40 s under MPICH.  Every configuration
-# is printed with its transport; the script fails if any of them fails.
+# TCIO_TEST_NODES=2: the transport "nodes" below.  On two "nodes" a rank's
+# level-1 bytes always go through its node's tier, so the rma level 2
+# there sees forwards only; direct moves into an rma level 2 (shared and
+# exclusive puts, their counters) run with TCIO_TRANSPORT=rma on one node
+# in the configurations of concurrent_writes at 4 ranks (1, 2 and 4
+# aggregators) and the last two 2-rank ones; the other 3- and 4-rank ones
+# leave rma on one node to tests/transports.sh (the whole suite, at 4
+# ranks under Open MPI): a pass of all of them would add about 40 s under
+# MPICH.  Every configuration is printed with its transport; the script
+# fails if any of them fails.  The script clears the variables that
+# would split the ranks or narrow the cases (TCIO_TEST_NODES,
+# MPIR_CVAR_NUM_CLIQUES, CK_INCLUDE_TAGS) before it starts.
 #
 # TCIO_AGG_ONLY=<n> runs only the n-th configuration (1-based), and
 # TCIO_AGG_TRANSPORT=rma, shm or nodes only that transport, to reproduce a
 # failure.  TCIO_AGG_TRANSPORTS replaces every configuration's list (any
-# of rma, shm, mixed, nodes; rma, shm and mixed on one node unless the
-# environment splits it).
+# of rma, shm, mixed, nodes).
 if [ -n "${LIBTCIO_DISTCHECK:-}" ]; then
     echo "skipped inside make distcheck (LIBTCIO_DISTCHECK, set by ./quickstart check: the main leg ran it)"
     exit 77
@@ -55,7 +59,7 @@ ALL="$PE $RP $RYW $UM $MF $CW $CR $OTHERS"
 # Only the settings below apply (and every case they name runs).
 unset TCIO_AGGREGATORS TCIO_AGGREGATOR_PLACEMENT TCIO_EARLY_DRAIN TCIO_STATS CK_RUN_CASE
 unset TCIO_TEST_PREFETCH TCIO_TRANSPORT TCIO_FORWARD_STAGING
-unset CK_EXCLUDE_TAGS
+unset CK_EXCLUDE_TAGS CK_INCLUDE_TAGS TCIO_TEST_NODES MPIR_CVAR_NUM_CLIQUES
 
 flavor=$(sed -n "s/^MPI_FLAVOR='\(.*\)'$/\1/p" ./tests/run-mpi.sh)
 if [ "$flavor" = mpich ]; then two_nodes=MPIR_CVAR_NUM_CLIQUES=2; else two_nodes=TCIO_TEST_NODES=2; fi
@@ -70,7 +74,8 @@ case " ${TCIO_AGG_TRANSPORTS:-nodes} " in
     *" nodes "*)
         if [ -z "$TCIO_AGG_TRANSPORT" ] || [ "$TCIO_AGG_TRANSPORT" = nodes ]; then
             out=$(env $two_nodes CK_RUN_CASE=transport_nodes ./tests/run-mpi.sh 4 ./tests/test_mpi 2>&1)
-            if ! echo "$out" | grep -q "transport_nodes: 2 node(s)"; then
+            rc=$?
+            if [ $rc -ne 0 ] || ! echo "$out" | grep -q "transport_nodes: 2 node(s)"; then
                 echo "$out"
                 echo "mpi-agg.sh: $two_nodes did not split the ranks into 2 nodes"
                 exit 1
@@ -134,18 +139,24 @@ transports="shm nodes"
 #   ranks aggr  placement   drain stats prefetch cases
 run 4     1     spread      off   -     local    $PE $UM
 run 4     2     node        on    -     session  $PE $CR
+transports="rma shm nodes"
 run 4     4     3,2,1,0     off   -     -        $PE $CW $SZ
+transports="shm nodes"
 run 4     -     2           on    -     session  $RP $MF
+transports="rma shm nodes"
 run 4     2     spread      off   -     local    $RP $CW $SZ
+transports="shm nodes"
 run 4     4     node        on    -     -        $RP $UM
+transports="rma shm nodes"
 run 4     1     node        on    on    -        $RYW $CW $CR $SZ
+transports="shm nodes"
 run 4     -     3,1         off   -     -        $RYW $UM
 run 4     4     spread      off   -     -        $RYW $MF $CR
 run 3     2     spread      on    -     session  $RP $UM $MF
 # The first two 2-rank configurations not under rma on one node: rma at 2
-# ranks is tests/transports.sh's whole-suite run, and rma with one
-# aggregator, early drain both ways, is configurations 1, 7 and 10 above
-# on two "nodes" (these two took 40 of mpi-agg.sh's 170 s under MPICH).
+# ranks is tests/transports.sh's whole-suite run, and direct rma moves
+# with one aggregator are configuration 7 above (these two took 40 of
+# mpi-agg.sh's 170 s under MPICH).
 run 2     -     1           off   -     local    "$ALL"
 run 2     1     spread      on    on    session  "$ALL"
 transports="rma shm nodes"

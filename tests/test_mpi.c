@@ -18,7 +18,8 @@
  * them themselves, test_sieved_spills, which sets TCIO_STATS and
  * TCIO_STATS_FILE, test_sync, whose last file sets them (and the
  * transport) aside, and test_write_around, which sets all three (tests/mpi-agg.sh runs the suite's data tests under
- * several of them, each with TCIO_TRANSPORT=rma and shm; tests/transports.sh
+ * several of them, each under shm on one node and auto on two "nodes", some
+ * also under rma on one node; tests/transports.sh
  * the whole suite with rma, which auto does not take on one node). */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>

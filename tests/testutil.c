@@ -98,6 +98,29 @@ tu_prefetch_mode tu_prefetch(void)
 {
     return prefetch_mode;
 }
+/* The ranks of MPI_COMM_WORLD on this host, by processor name: not
+ * MPI_COMM_TYPE_SHARED, which MPICH's MPIR_CVAR_NUM_CLIQUES splits too,
+ * while the two "nodes" it makes still share this host's cores. */
+static int ranks_on_this_host(void)
+{
+    char mine[MPI_MAX_PROCESSOR_NAME] = { 0 };
+    int len = 0, n = 0, count = 0;
+    MPI_Get_processor_name(mine, &len);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    char *all = calloc((size_t)n, MPI_MAX_PROCESSOR_NAME);
+    if (!all) {                     /* the others are in the allgather */
+        fprintf(stderr, "testutil: out of memory for %d processor names\n", n);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Allgather(mine, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                  MPI_COMM_WORLD);
+    for (int i = 0; i < n; i++)
+        count += strncmp(all + (size_t)i * MPI_MAX_PROCESSOR_NAME, mine,
+                         MPI_MAX_PROCESSOR_NAME) == 0;
+    free(all);
+    return count;
+}
+
 
 void tu_init(void)
 {
@@ -137,13 +160,7 @@ void tu_init(void)
         snprintf(aggregation_text + used, sizeof aggregation_text - used, "%sTCIO_TEST_PREFETCH=%s",
                  used ? " " : "", pf);
 
-    MPI_Comm node;
-    int local_ranks = 1;
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-        MPI_SUCCESS) {
-        MPI_Comm_size(node, &local_ranks);
-        MPI_Comm_free(&node);
-    }
+    int local_ranks = ranks_on_this_host();
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     const char *full = getenv("TCIO_TEST_FULL");
     int over = cpus > 0 && local_ranks > cpus && !(full && atoi(full) > 0);
