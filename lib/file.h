@@ -72,10 +72,6 @@ struct tcio_file {
     tci_stats   stats;
     char       *name;          /* for the statistics and segio's reader */
     int         poll_countdown; /* accesses until an aggregator polls */
-    int         poll_interval;  /* accesses between its polls (progress.h) */
-    int         poll_turns;     /* turns of MPI's engine in this round of them */
-    double      poll_turn_sum;  /* their seconds */
-    double      poll_round_start; /* when the round began (MPI_Wtime) */
     int         failure;       /* first file-system/MPI error: sticky */
     char        failure_reason[TCIO_MAX_ERROR_STRING];   /* why, for every
                                   later call that returns it */

@@ -91,7 +91,6 @@ tcio_file *tci_handle_new(int mode)
     fh->can_write = access != MPI_MODE_RDONLY;
     fh->staged_tail = &fh->staged;
     fh->poll_countdown = TCI_POLL_INTERVAL;
-    fh->poll_interval = TCI_POLL_INTERVAL;
     return fh;
 }
 

@@ -5,30 +5,26 @@
 
 #include "file.h"
 
-/* Fast-path accesses between two polls of an aggregator, at least.  With
- * MPI libraries whose one-sided operations need the target's progress
- * engine (MPICH ch4 over UCX), a busy aggregator otherwise answers other
- * ranks' moves only at its own next move (doc/design.md has the
- * measurements).  Where a turn of MPI's engine runs every component's
- * progress (Open MPI: a mean of about 20 us a turn with 4 ranks on 2
- * cores, where it also yields the processor) and takes more than a small
- * share of the time between polls, the interval doubles, up to
- * TCI_POLL_INTERVAL_MAX, and halves again when it costs little
- * (progress.c). */
-#define TCI_POLL_INTERVAL     256
-#define TCI_POLL_INTERVAL_MAX 8192
+/* Fast-path accesses between two polls of an aggregator.  With MPI
+ * libraries whose one-sided operations need the target's progress engine
+ * (MPICH ch4 over UCX), a busy aggregator otherwise answers other ranks'
+ * moves only at its own next move (doc/design.md has the measurements).
+ * Fixed: an interval that grew with the cost of a turn made other ranks'
+ * operations wait 2-4 times longer under Open MPI's osc/ucx and osc/pt2pt
+ * (doc/design.md, "Early drain", step 2). */
+#define TCI_POLL_INTERVAL 256
 
 /* Drive MPI progress and, on an aggregator, its early drains.  Local. */
 void tci_progress(tcio_file *fh);
 
-/* The poll of tci_progress_tick, every FH->poll_interval accesses: an
+/* The poll of tci_progress_tick, every TCI_POLL_INTERVAL accesses: an
  * aggregator's tci_progress.  A failure it meets sticks to the handle;
  * the reason it recorded is dropped, as at the end of any successful call
  * (the access that polled succeeds). */
 void tci_progress_poll(tcio_file *fh);
 
 /* Count one fast-path access; an aggregator polls every
- * FH->poll_interval of them. */
+ * TCI_POLL_INTERVAL of them. */
 static inline void tci_progress_tick(tcio_file *fh)
 {
     if (--fh->poll_countdown < 0)

@@ -134,11 +134,6 @@ void tci_mpi_progress(MPI_Comm comm)
     MPI_Iprobe(MPI_ANY_SOURCE, TCI_TAG_PROGRESS, comm, &found, MPI_STATUS_IGNORE);
 }
 
-bool tci_mpi_progress_whole_engine(void)
-{
-    return progress_request != MPI_REQUEST_NULL;
-}
-
 const char *tci_transport_exceeds(int64_t bytes, int windows)
 {
     if (windows <= 0 || bytes <= 0)

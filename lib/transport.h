@@ -272,11 +272,6 @@ enum { TCI_TAG_PROGRESS = 7000, TCI_TAG_FORWARD = 7001, TCI_TAG_ACK = 7002 };
  * and COMM carries forwards. */
 void tci_mpi_progress(MPI_Comm comm);
 
-/* Whether tci_mpi_progress runs every component's progress at each call
- * (Open MPI's generalized request), which costs microseconds even when
- * no operation needs it. */
-bool tci_mpi_progress_whole_engine(void);
-
 /* Local: TCIO_SUCCESS unless KIND is shm and the communicator spans
  * NNODES > 1 nodes (TCIO_ERR_BAD_CONFIG, naming the node count).  Every
  * rank knows the same node count, so every rank gets the same result. */

@@ -154,9 +154,10 @@ run 4     -     3,1         off   -     -        $RYW $UM
 run 4     4     spread      off   -     -        $RYW $MF $CR
 run 3     2     spread      on    -     session  $RP $UM $MF
 # The first two 2-rank configurations not under rma on one node: rma at 2
-# ranks is tests/transports.sh's whole-suite run, and direct rma moves
-# with one aggregator are configuration 7 above (these two took 40 of
-# mpi-agg.sh's 170 s under MPICH).
+# ranks is tests/transports.sh's whole-suite run (every rank an
+# aggregator), and direct rma moves with one aggregator are configuration
+# 7 above, with early drain on; under rma these two would add about 40 s
+# under MPICH.
 run 2     -     1           off   -     local    "$ALL"
 run 2     1     spread      on    on    session  "$ALL"
 transports="rma shm nodes"
