@@ -124,7 +124,9 @@ enum tcio_error {
                               over 2 GiB */
     TCIO_ERR_BAD_TYPE,     /* MPI_DATATYPE_NULL or a type not committed    */
     TCIO_ERR_BAD_MODE,     /* no or several of RDONLY/WRONLY/RDWR, RDONLY
-                              with CREATE/EXCL/TRUNC, SEQUENTIAL, unknown bit */
+                              with CREATE/EXCL/TRUNC, SEQUENTIAL, unknown bit;
+                              or ranks that give different ones of
+                              RDONLY/WRONLY/RDWR */
     TCIO_ERR_READ_ONLY,    /* write to a file opened MPI_MODE_RDONLY       */
     TCIO_ERR_WRITE_ONLY,   /* read from a file opened MPI_MODE_WRONLY      */
     TCIO_ERR_BAD_CONFIG,   /* an invalid tcio_* setting (info key or TCIO_*
@@ -259,8 +261,8 @@ tcio_file *tcio_open(const char *fname, int mode);
  * TCIO_ERR_NO_MEMORY, TCIO_ERR_NO_SUCH_FILE, TCIO_ERR_ACCESS,
  * TCIO_ERR_FILE_EXISTS, TCIO_ERR_OPEN or TCIO_ERR_MPI, the same code on every
  * rank, with *FH set to NULL and no file created or changed by the library.
- * Bad arguments, modes and settings (also settings that differ between
- * ranks or name more aggregators or higher ranks than the communicator
+ * Bad arguments, modes and settings (also settings, or the access mode
+ * RDONLY/WRONLY/RDWR, that differ between ranks, or settings that name more aggregators or higher ranks than the communicator
  * has) are found before MPI_File_open; only a failure after it (out of
  * memory, an MPI error) can leave a file that MPI_MODE_CREATE created.
  * TCIO_ERR_NO_MEMORY also when the level-2 windows of a node would take
@@ -492,7 +494,14 @@ int tcio_close_end(tcio_file *fh);
  * find them loaded.  The calling rank reads each segment with one
  * whole-segment MPI_File_read_at and puts it into its aggregator's slot.
  * At most as many segments as level 2 has slots (aggregators x
- * tcio_segments_per_proc) are loaded, from OFFSET on; a slot holding
+ * tcio_segments_per_proc) are loaded, from OFFSET on.  A handle opened
+ * MPI_MODE_RDONLY on several nodes (transport mixed), before any read
+ * session on it, loads them into the
+ * calling rank's node's combining tier instead (at most the node's ranks
+ * x tcio_segments_per_proc): there the reads of that node's ranks find
+ * them, while the other nodes read the file themselves (the aggregators of
+ * such a file serve no reads unless a read session is declared); a
+ * tcio_flush empties the tier, and the segments loaded there with it.  A slot holding
  * another segment with unwritten-out data is left alone (a hint never
  * makes the library write).  Reads of the range need not follow; reads
  * that come before or without it still work.  On a read-only handle the
@@ -527,7 +536,11 @@ int tcio_read_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length);
  * rma; with shm the moves are copies that need nobody's progress),
  * complete early drains and start the drain of segments that other ranks
  * have filled (aggregators only; on other ranks it only drives MPI
- * progress, with rma).
+ * progress, with rma).  The library's own polls skip MPI's progress
+ * engine while no file open in this process has rma level-2 slots that
+ * others reach (a file opened MPI_MODE_RDONLY on several nodes without a
+ * read session has none: its reads go past the aggregators);
+ * tcio_progress always turns it.
  * Every tcio call does this too; call tcio_progress during long
  * computations between I/O phases (say every few milliseconds of work) on
  * MPI libraries without asynchronous progress, where a busy aggregator

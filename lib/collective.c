@@ -83,6 +83,11 @@ void tci_collective_serve(int delta)
     levels_served += delta;
 }
 
+bool tci_collective_serving(void)
+{
+    return levels_served > 0;
+}
+
 /* Seconds this process spent in tci_collective_wait after a first test
  * that found the collective unfinished: waiting for other ranks. */
 static double seconds_waited;

@@ -3,6 +3,7 @@
 #ifndef TCIO_COLLECTIVE_H
 #define TCIO_COLLECTIVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <mpi.h>
 
@@ -45,6 +46,10 @@ int tci_collective_wait(MPI_Request *req);
  * then keeps its sleeps short (50 us) rather than lengthening them to
  * 1 ms. */
 void tci_collective_serve(int delta);
+
+/* Whether any such level 2 is open in this process: an aggregator's polls
+ * turn MPI's progress engine only then (progress.c). */
+bool tci_collective_serving(void);
 
 /* The seconds this process has waited in tci_collective_wait for the
  * other ranks so far (a collective that completes at its first test

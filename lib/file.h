@@ -47,6 +47,10 @@ struct tcio_file {
                                   file at close (close.c) */
     bool        can_read;
     bool        can_write;
+    bool        read_session; /* a read session was declared (collective: on
+                                  every rank): a read-only file's fetches on
+                                  several nodes look in the level 2 its
+                                  aggregators loaded (level2.c) */
     tci_config  config;
     tci_aggregators aggr;
     tci_segmap  map;

@@ -811,14 +811,13 @@ static bool worth_loading(const tci_slot_header *h, int64_t segment, bool *mine)
     return !(h->flags & TCI_SLOT_DIRTY);
 }
 
-int tci_level2_prefetch(tcio_file *fh, int64_t segment, bool *loaded)
+int tci_level2_prefetch(tcio_file *fh, tci_level2 *l2, int64_t segment, bool *loaded)
 {
-    tci_level2 *l2 = &fh->l2;
     tci_transport *t = &l2->t;
     *loaded = false;
     if (!l2->loadbuf && !(l2->loadbuf = malloc((size_t)fh->map.segment_size)))
         return TCIO_ERR_NO_MEMORY;
-    tci_location loc = tci_segmap_locate(&fh->map, segment);
+    tci_location loc = tci_segmap_locate(t->map, segment);
     tci_slot_header h;
     int rc = t->ops->take(t, loc, &h);
     if (rc != TCIO_SUCCESS)
@@ -828,6 +827,12 @@ int tci_level2_prefetch(tcio_file *fh, int64_t segment, bool *loaded)
         /* After a failed load the slot holds SEGMENT, not loaded: a valid
          * state, which the first read loads again. */
         rc = mine ? TCIO_SUCCESS : claim_slot(fh, l2, loc, segment, &h, &modified);
+        /* A tier slot loaded in part is loaded whole in place: its span
+         * must not vouch for bytes the load overwrites (or, if it fails,
+         * leaves half written). */
+        int64_t *span = rc == TCIO_SUCCESS ? span_word_of(l2, loc) : NULL;
+        if (span)
+            *span = 0;
         if (rc == TCIO_SUCCESS) {
             modified = true;
             rc = load_into_slot(fh, l2, loc, &h, l2->loadbuf, false);
@@ -984,6 +989,32 @@ static int fetch_unlocked(tcio_file *fh, tci_level2 *l2, tci_location loc, int64
     return TCIO_SUCCESS;
 }
 
+bool tci_level2_reached_by_others(const tcio_file *fh)
+{
+    return fh->can_write || !fh->node.t.ops || fh->read_session;
+}
+
+void tci_level2_update_serving(tcio_file *fh)
+{
+    serve(&fh->l2, tci_level2_reached_by_others(fh));
+}
+
+/* A fetch for a file opened MPI_MODE_RDONLY (on every rank: open agrees on
+ * the access mode): nobody writes it through libtcio, so every slot of the
+ * file's level 2 holds the file's bytes or nothing, and the file is read
+ * at once.  The peeks it spares wait for the aggregator's MPI progress
+ * under MPICH between nodes.  After a read session the fetches look in
+ * the slots first instead: the aggregators loaded them so that nodes
+ * would not each read the file. */
+static int fetch_read_only(tcio_file *fh, tci_level2 *l2, tci_location loc, int64_t segment,
+                           char *buf, int lo, int hi)
+{
+    int rc = fetch_from_file(fh, segment, buf, lo, hi);
+    if (rc == TCIO_SUCCESS)
+        count_unlocked(fh, l2, loc, false, hi - lo);
+    return rc;
+}
+
 int tci_level2_fetch(tcio_file *fh, int64_t segment, char *buf, int lo, int hi,
                      const tci_under_lock *under_lock)
 {
@@ -996,6 +1027,8 @@ int tci_level2_fetch(tcio_file *fh, int64_t segment, char *buf, int lo, int hi,
      * its movers, and cost two peeks and the reads instead of a take, the
      * reads and a release. */
     bool done = false;
+    if (!tci_level2_reached_by_others(fh) && !under_lock)
+        return fetch_read_only(fh, l2, loc, segment, buf, lo, hi);
     int rc = !under_lock && t->ops->peek
                  ? fetch_unlocked(fh, l2, loc, segment, buf, lo, hi, &done)
                  : TCIO_SUCCESS;

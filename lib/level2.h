@@ -149,10 +149,24 @@ int tci_level2_fetch(struct tcio_file *fh, int64_t segment, char *buf, int lo, i
  * does not hold its content yet. */
 int tci_level2_get_reads(struct tcio_file *fh);
 
-/* Prefetch: load SEGMENT from the file into its slot unless the slot
- * already holds its file bytes or holds another segment with unsaved
- * bytes (a hint never causes a spill).  *LOADED says whether it loaded.
- * Level 1 is not touched. */
-int tci_level2_prefetch(struct tcio_file *fh, int64_t segment, bool *loaded);
+/* Prefetch: load SEGMENT from L2's downstream (the file, or for a node's
+ * tier its fetch) into its slot of L2 unless the slot already holds its
+ * bytes loaded or holds another segment with unsaved bytes (a hint never
+ * causes a spill).  *LOADED says whether it loaded.  Level 1 is not
+ * touched. */
+int tci_level2_prefetch(struct tcio_file *fh, tci_level2 *l2, int64_t segment, bool *loaded);
+
+/* Whether other ranks may reach this rank's slots of the file's level 2,
+ * so that its polls must turn MPI's progress engine for them where the
+ * transport needs it.  Not for a file opened MPI_MODE_RDONLY on several
+ * nodes without a read session: every read goes through the node's tier,
+ * whose fetches read the file, and tcio_prefetch loads the tier
+ * (prefetch.c). */
+bool tci_level2_reached_by_others(const struct tcio_file *fh);
+
+/* Count the file's level 2 among those whose slots others reach
+ * (tci_collective_serve) exactly when tci_level2_reached_by_others says
+ * so: at the end of open and after a read session.  Local. */
+void tci_level2_update_serving(struct tcio_file *fh);
 
 #endif

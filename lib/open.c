@@ -87,13 +87,15 @@ static int open_file(tcio_file *fh, const char *fname, int mode, MPI_Info info)
  *   - facts: each rank contributes a value and all learn the largest (a
  *     value only rank 0 knows, the others giving 0; a flag any rank raises).
  * doc/design.md lists the collectives of open and close. */
-enum { MAX_AGREED_SETTINGS = 8, MAX_AGREED_FACTS = 3 };
+enum { MAX_AGREED_SETTINGS = 9, MAX_AGREED_FACTS = 3 };
 
 typedef struct agreement {
     int                rc;
     int                nsettings;
     int64_t            settings[MAX_AGREED_SETTINGS];
     const char *const *names;        /* of the settings, for the message */
+    bool               last_is_mode; /* the last setting is the access mode:
+                                        TCIO_ERR_BAD_MODE if ranks differ */
     int                nfacts;
     int64_t            facts[MAX_AGREED_FACTS];   /* in: mine; out: the largest */
 } agreement;
@@ -121,25 +123,32 @@ static int agree_on(MPI_Comm comm, agreement *a)
         return (int)all[0];
     for (int i = 0; i < a->nsettings; i++)
         if (all[1 + 2 * i] != -all[2 + 2 * i])
-            return tci_error_set(TCIO_ERR_BAD_CONFIG, "the ranks disagree on %s", a->names[i]);
+            return tci_error_set(a->last_is_mode && i == a->nsettings - 1 ? TCIO_ERR_BAD_MODE
+                                                                           : TCIO_ERR_BAD_CONFIG,
+                                 "the ranks disagree on %s", a->names[i]);
     return TCIO_SUCCESS;
 }
 
 /* The settings as the user gave them (before the file adds its defaults),
- * into A: compared before anything is opened, so that ranks that disagree
- * touch no file. */
-static void user_settings(agreement *a, const tci_config *c)
+ * and the access mode, into A: compared before anything is opened, so that
+ * ranks that disagree touch no file.  MPI requires one access mode on
+ * every rank, but each rank opens its own handle on MPI_COMM_SELF, which
+ * would not notice; and a file every rank opened MPI_MODE_RDONLY is read
+ * past its aggregators on several nodes (level2.c, fetch_read_only). */
+static void user_settings(agreement *a, const tci_config *c, int mode)
 {
     const tci_aggregators listed = { .count = c->list_len, .ranks = c->list };
     static const char *const names[] = {
         "tcio_segment_size", "tcio_segments_per_proc", "tcio_aggregators",
         "tcio_aggregator_placement", "tcio_aggregator_placement's rank list",
-        "tcio_early_drain", "tcio_stats", "tcio_transport"
+        "tcio_early_drain", "tcio_stats", "tcio_transport",
+        "the access mode (MPI_MODE_RDONLY, MPI_MODE_WRONLY or MPI_MODE_RDWR)"
     };
     const int64_t settings[] = { c->segment_size, c->segments_per_proc, c->aggregators,
                                  c->placement, tci_aggregators_digest(&listed), c->early_drain,
-                                 c->stats, c->transport };
+                                 c->stats, c->transport, mode & ACCESS_MODES };
     a->names = names;
+    a->last_is_mode = true;
     a->nsettings = (int)(sizeof settings / sizeof settings[0]);
     memcpy(a->settings, settings, sizeof settings);
 }
@@ -421,7 +430,7 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
         rc = tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Comm_dup (the file's private communicator)",
                                err);
     agreement a = { .rc = rc, .nfacts = 2, .facts = { cache_failed, !nodes_cached } };
-    user_settings(&a, &config);
+    user_settings(&a, &config, mode);
     rc = agree_on(comm, &a);
     nodes_cached = a.facts[1] == 0;
     if (a.facts[0])
@@ -460,6 +469,7 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
     /* The user's promise; the ranks' own handles do not carry it. */
     fh->io.unique_open = (mode & MPI_MODE_UNIQUE_OPEN) != 0;
     tci_handle_remember(fh);
+    tci_level2_update_serving(fh);
     fh->stats.time[TCI_T_OPEN] = MPI_Wtime() - t0;
     fh->stats.time[TCI_T_COLLECTIVE_WAITS] = tci_collective_waited() - waited0;
     *fhp = fh;

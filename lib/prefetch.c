@@ -34,28 +34,41 @@ static bool segments_of(const tcio_file *fh, MPI_Offset offset, MPI_Offset end,
     return true;
 }
 
-static int prefetch_one(tcio_file *fh, int64_t segment)
+static int prefetch_one(tcio_file *fh, tci_level2 *l2, int64_t segment)
 {
     bool loaded = false;
-    int rc = tci_level2_prefetch(fh, segment, &loaded);
+    int rc = tci_level2_prefetch(fh, l2, segment, &loaded);
     if (loaded)
         fh->stats.count[TCI_C_PREFETCHED]++;
     return rc;
 }
 
+/* Where tcio_prefetch loads: the caller's node's tier for a file opened
+ * MPI_MODE_RDONLY on several nodes without a read session, where its
+ * node's reads look (the aggregators of such a file serve nobody, and the
+ * other nodes' fetches read the file: level2.h,
+ * tci_level2_reached_by_others); else the file's level 2, whose slots
+ * every rank's reads look in. */
+static tci_level2 *prefetch_target(tcio_file *fh)
+{
+    return tci_level2_reached_by_others(fh) ? &fh->l2 : &fh->node;
+}
+
 int tci_prefetch_range(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
 {
     int64_t first, last;
+    tci_level2 *l2 = prefetch_target(fh);
     if (!segments_of(fh, offset, offset + length, &first, &last))
         return TCIO_SUCCESS;
-    /* Consecutive segments map to distinct slots for A x N of them. */
-    int64_t capacity = (int64_t)fh->map.naggregators * fh->map.nslots;
+    /* Consecutive segments map to distinct slots for A x N of them (A the
+     * aggregators, or the node's ranks for its tier). */
+    int64_t capacity = (int64_t)l2->t.map->naggregators * l2->t.map->nslots;
     if (last - first >= capacity)
         last = first + capacity - 1;
     double t0 = MPI_Wtime();
     int rc = TCIO_SUCCESS;
     for (int64_t k = first; k <= last && rc == TCIO_SUCCESS; k++) {
-        rc = prefetch_one(fh, k);
+        rc = prefetch_one(fh, l2, k);
         if (rc != TCIO_SUCCESS)
             tci_error_explain(rc, "loading segment %lld into level 2", (long long)k);
     }
@@ -120,7 +133,7 @@ static int load_own_segments(tcio_file *fh, const range *r, int n)
                 continue;
             taken[slot] = true;
             used++;
-            rc = prefetch_one(fh, k);
+            rc = prefetch_one(fh, &fh->l2, k);
             if (rc != TCIO_SUCCESS)
                 tci_error_explain(rc, "loading segment %lld into level 2", (long long)k);
         }
@@ -132,6 +145,10 @@ static int load_own_segments(tcio_file *fh, const range *r, int n)
 int tci_prefetch_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
 {
     double t0 = MPI_Wtime();
+    /* Set before the first collective, so that no rank leaves the session
+     * before every rank counts its level 2 as served again. */
+    fh->read_session = true;
+    tci_level2_update_serving(fh);
     range mine = { offset, offset + length };
     range *all = malloc((size_t)fh->nprocs * sizeof *all);
     /* Agree on the buffer first: a rank without one cannot take part in

@@ -1,16 +1,24 @@
 /* progress.c - what a rank does for others when it enters the library. */
 #include "progress.h"
+#include "collective.h"
 #include "error.h"
 #include "owner.h"
 
-void tci_progress(tcio_file *fh)
+/* ASKED: by tcio_progress, which always turns MPI's progress engine where
+ * the transport needs it; a poll turns it only while a level 2 open in
+ * this process has slots that others reach through moves needing it
+ * (tci_collective_serving): the engine serves every window of the
+ * process, FH's or another file's, and a file opened MPI_MODE_RDONLY on
+ * several nodes without a read session serves nobody (level2.h,
+ * tci_level2_reached_by_others). */
+static void give_a_moment(tcio_file *fh, bool asked)
 {
     /* A window's passive target serves others' operations only inside
      * MPI's progress engine (tci_mpi_progress says which call turns it
      * under every MPI).  Moves through shared memory need nobody's
      * progress, and a turn is never free (Open MPI's runs every
      * component, and yields the processor when ranks outnumber cores). */
-    if (fh->l2.t.ops->needs_progress)
+    if (fh->l2.t.ops->needs_progress && (asked || tci_collective_serving()))
         tci_mpi_progress(fh->comm);
     /* The forwards that reached this aggregator: a probe each time costs
      * as much as the rest of the poll under some MPIs (Open MPI's), and
@@ -20,11 +28,16 @@ void tci_progress(tcio_file *fh)
     tci_owner_early_drains(fh);
 }
 
+void tci_progress(tcio_file *fh)
+{
+    give_a_moment(fh, true);
+}
+
 void tci_progress_poll(tcio_file *fh)
 {
     fh->poll_countdown = TCI_POLL_INTERVAL;
     if (fh->l2.t.local_slots > 0) {
-        tci_progress(fh);
+        give_a_moment(fh, false);
         tci_error_pending = 0;
     }
 }

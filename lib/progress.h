@@ -14,11 +14,13 @@
  * (doc/design.md, "Early drain", step 2). */
 #define TCI_POLL_INTERVAL 256
 
-/* Drive MPI progress and, on an aggregator, its early drains.  Local. */
+/* tcio_progress: drive MPI progress and, on an aggregator, its early
+ * drains.  Local. */
 void tci_progress(tcio_file *fh);
 
 /* The poll of tci_progress_tick, every TCI_POLL_INTERVAL accesses: an
- * aggregator's tci_progress.  A failure it meets sticks to the handle;
+ * aggregator's tci_progress, which turns MPI's progress engine only while
+ * some level 2 of this process serves others (progress.c).  A failure it meets sticks to the handle;
  * the reason it recorded is dropped, as at the end of any successful call
  * (the access that polled succeeds). */
 void tci_progress_poll(tcio_file *fh);

@@ -1730,6 +1730,18 @@ START_TEST(test_bad_input)
     expect_success(tu_close(fh), "WRONLY", "tcio_close");
     CHECK_STATUS(st);
     expect_file_image(path, image, size, "file after read-only/write-only misuse");
+    /* Ranks that disagree on the access mode (the last one RDWR, the
+     * others RDONLY, of an existing file): TCIO_ERR_BAD_MODE everywhere,
+     * and the file untouched. */
+    if (tu_nprocs > 1) {
+        static char mixed_sentinel;
+        tcio_file *mixed = (tcio_file *)&mixed_sentinel;   /* must become NULL */
+        int mode = tu_rank == tu_nprocs - 1 ? MPI_MODE_RDWR : MPI_MODE_RDONLY;
+        expect_all(tu_open(path, mode, "256", "1", &mixed), TCIO_ERR_BAD_MODE,
+                   "RDONLY on some ranks, RDWR on one", "tcio_open_comm");
+        CHECK_ALL(mixed == NULL, "access modes that differ: *fh not set to NULL");
+        expect_file_image(path, image, size, "file after an open with access modes that differ");
+    }
     free(image);
 
     /* Bad modes: the same code on every rank, no handle, no file. */
@@ -2591,6 +2603,8 @@ END_TEST
 static void pf_read_check(tcio_file *fh, int64_t off, int64_t len, const unsigned char *expected,
                           tu_status *st, const char *ctx, const char *what)
 {
+    if (len == 0)
+        return;
     unsigned char *buf = malloc((size_t)len);
     if (!buf) {
         tu_fail(st, "%s: out of memory", ctx);
@@ -2644,6 +2658,27 @@ static tcio_file *pf_open(const char *path, int mode, const char *aggregators,
     tcio_file *fh = NULL;
     expect_success(tu_open_kv(path, mode, "1k", "2", kv, &fh), ctx, "tcio_open_comm");
     return fh;
+}
+
+static const char *transport_of(tcio_file *fh, char *buf, tu_status *st);
+
+/* Collective: how many segments, from the first, rank 0's tcio_prefetch of
+ * a whole read-only file FH loads where this rank's reads find them: the
+ * first CAPACITY (aggregators x 2 slots) for every rank; with a combining
+ * tier (several nodes), the first 2 x R into rank 0's node's tier (R its
+ * ranks), for that node's ranks alone: every other node's fetches read
+ * the file (doc/design.md, "Several nodes"). */
+static int64_t pf_loaded_by_rank0(tcio_file *fh, int64_t capacity, tu_status *st)
+{
+    char transport[64];
+    if (strcmp(transport_of(fh, transport, st), "mixed") != 0)
+        return capacity;
+    MPI_Comm node = tu_node_comm();
+    int ranks = 0, with_rank0 = tu_rank == 0;
+    MPI_Comm_size(node, &ranks);
+    MPI_Allreduce(MPI_IN_PLACE, &with_rank0, 1, MPI_INT, MPI_MAX, node);
+    MPI_Comm_free(&node);
+    return with_rank0 ? 2 * ranks : 0;
 }
 
 static void pf_errors(const char *path, unsigned char *old_img)
@@ -2759,9 +2794,10 @@ START_TEST(test_prefetch)
         posix_prefill(path, old_img, (size_t)size, ctx);
         tcio_file *fh = pf_open(path, MPI_MODE_RDONLY, counts[c], NULL, ctx);
         tu_status_init(&st);
+        int64_t loaded = pf_loaded_by_rank0(fh, capacity, &st);
         if (tu_rank == 0)
             tu_expect_rc(&st, tcio_prefetch(fh, 0, size), 0, "%s: tcio_prefetch", ctx);
-        pf_check_loaded(path, fh, old_img, new_img, capacity, &st, ctx);
+        pf_check_loaded(path, fh, old_img, new_img, loaded, &st, ctx);
         int rc = tu_close(fh);
         CHECK_STATUS(st);
         expect_success(rc, ctx, "tcio_close");
@@ -3953,6 +3989,13 @@ START_TEST(test_node_combining)
     crossings = tu_rank == 0 ? stats_sum(stats2, "off_node_moves") : 0;
     CHECK_ALL(tu_rank != 0 || crossings == 0, "%s, reopened: %ld moves between nodes counted "
               "for fetches that read the file", ctx, crossings);
+    /* Read-only without a read session: the fetches read the file at once,
+     * without a one-sided operation on the aggregator's slot (whose peeks
+     * would wait for its MPI progress), so they waited for nobody. */
+    bool shm = false;
+    double fetch_waits = tu_rank == 0 ? stats_seconds(stats2, "fetch_waits", &shm) : 0;
+    CHECK_ALL(tu_rank != 0 || fetch_waits == 0, "%s, reopened: the fetches waited %g s for "
+              "one-sided operations, expected none", ctx, fetch_waits);
     /* The reopen has the first file's geometry: every rank takes over the
      * window and, on several nodes, the node's tier the close kept. */
     long windows = tu_rank == 0 ? stats_sum(stats2, "reused_windows") : 0;
