@@ -5,10 +5,7 @@
 # the program; make check runs it under each MPI of the build.  A hang
 # fails the run through the test fixture's watchdog.  BACKGROUND_NP="2"
 # runs fewer rank counts (the sanitizer leg does).
-if [ -n "${LIBTCIO_DISTCHECK:-}" ]; then
-    echo "skipped inside make distcheck (LIBTCIO_DISTCHECK, set by ./quickstart check: the main leg ran it)"
-    exit 77
-fi
+. "$(dirname "$0")/skip-in-distcheck.sh"
 : "${TCIO_TEST_TIMEOUT:=120}"
 export TCIO_TEST_TIMEOUT
 for np in ${BACKGROUND_NP:-1 2 4}; do

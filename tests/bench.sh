@@ -5,10 +5,7 @@
 # libtcio runs once with defaults, once with 4 KiB segments and two
 # level-2 slots per rank (the spill path), and with the tuning options
 # (aggregators, placement, early drain, read session).
-if [ -n "${LIBTCIO_DISTCHECK:-}" ]; then
-    echo "skipped inside make distcheck (LIBTCIO_DISTCHECK, set by ./quickstart check: the main leg ran it)"
-    exit 77
-fi
+. "$(dirname "$0")/skip-in-distcheck.sh"
 dir=${TMPDIR:-/tmp}/tcio-bench-check-$$
 mkdir -p "$dir" || exit 1
 # A FUSE mount that bench/compare failed to remove must not outlive the

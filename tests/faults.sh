@@ -5,10 +5,7 @@
 # TCIO_TEST_NODES=2), where the segment refused is a node's combining
 # tier: auto must fall back to rma and mixed by name must fail.
 # A hang fails the run through the test fixture's watchdog.
-if [ -n "${LIBTCIO_DISTCHECK:-}" ]; then
-    echo "skipped inside make distcheck (LIBTCIO_DISTCHECK, set by ./quickstart check: the main leg ran it)"
-    exit 77
-fi
+. "$(dirname "$0")/skip-in-distcheck.sh"
 : "${TCIO_TEST_TIMEOUT:=60}"
 export TCIO_TEST_TIMEOUT
 ./tests/run-mpi.sh 1 ./tests/test_faults || exit 1

@@ -8,10 +8,7 @@
 # hold (level2_over_shm).  Mounting needs root: otherwise (or
 # when mounting fails, as in some containers) the test is skipped (exit 77)
 # with the reason.
-if [ -n "${LIBTCIO_DISTCHECK:-}" ]; then
-    echo "skipped inside make distcheck (LIBTCIO_DISTCHECK, set by ./quickstart check: the main leg ran it)"
-    exit 77
-fi
+. "$(dirname "$0")/skip-in-distcheck.sh"
 if [ "$(id -u)" != 0 ]; then
     echo "full-fs.sh: skipped: not root (mounting a small tmpfs needs root)"
     exit 77

@@ -45,10 +45,7 @@
 # TCIO_AGG_TRANSPORT=rma, shm or nodes only that transport, to reproduce a
 # failure.  TCIO_AGG_TRANSPORTS replaces every configuration's list (any
 # of rma, shm, mixed, nodes).
-if [ -n "${LIBTCIO_DISTCHECK:-}" ]; then
-    echo "skipped inside make distcheck (LIBTCIO_DISTCHECK, set by ./quickstart check: the main leg ran it)"
-    exit 77
-fi
+. "$(dirname "$0")/skip-in-distcheck.sh"
 
 PE=paper_example RP=random_patterns RYW=span_overwrite_ryw UM=update_mode
 MF=multiple_files CW=concurrent_writes CR=concurrent_reads

@@ -36,10 +36,7 @@
 # program were built (no Fortran compiler for this MPI, no parallel HDF5),
 # with one line saying why each is missing.  Files go to TCIO_TEST_DIR
 # (else /dev/shm if writable, else /tmp) and are removed.
-if [ -n "${LIBTCIO_DISTCHECK:-}" ]; then
-    echo "skipped inside make distcheck (LIBTCIO_DISTCHECK, set by ./quickstart check: the main leg ran it)"
-    exit 77
-fi
+. "$(dirname "$0")/skip-in-distcheck.sh"
 if [ -z "${TCIO_TEST_DIR:-}" ]; then
     if [ -w /dev/shm ]; then TCIO_TEST_DIR=/dev/shm; else TCIO_TEST_DIR=/tmp; fi
 fi

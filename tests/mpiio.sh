@@ -8,10 +8,7 @@
 #   gets the error classes it gets without the interposer;
 # - tcio_bench -m 2 (independent MPI-IO) under it writes the file that
 #   -m 1 (libtcio's own calls) writes, and verifies.
-if [ -n "${LIBTCIO_DISTCHECK:-}" ]; then
-    echo "skipped inside make distcheck (LIBTCIO_DISTCHECK, set by ./quickstart check: the main leg ran it)"
-    exit 77
-fi
+. "$(dirname "$0")/skip-in-distcheck.sh"
 dir=${TCIO_TEST_DIR:-${TMPDIR:-/tmp}}/tcio-mpiio.$$
 # Each run writes its files in a directory of its own: no run starts
 # from files an earlier one left.

@@ -19,10 +19,7 @@
 #   one node would add about 40 s under MPICH for little: the transport
 #   does not know the node count.
 # About 85-100 s on 2 cores under MPICH, 12 s under Open MPI.
-if [ -n "${LIBTCIO_DISTCHECK:-}" ]; then
-    echo "skipped inside make distcheck (LIBTCIO_DISTCHECK, set by ./quickstart check: the main leg ran it)"
-    exit 77
-fi
+. "$(dirname "$0")/skip-in-distcheck.sh"
 
 unset TCIO_AGGREGATORS TCIO_AGGREGATOR_PLACEMENT TCIO_EARLY_DRAIN TCIO_STATS CK_RUN_CASE
 unset TCIO_TEST_PREFETCH TCIO_TRANSPORT CK_INCLUDE_TAGS CK_EXCLUDE_TAGS TCIO_TEST_NODES
