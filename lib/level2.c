@@ -827,13 +827,13 @@ int tci_level2_prefetch(tcio_file *fh, tci_level2 *l2, int64_t segment, bool *lo
         /* After a failed load the slot holds SEGMENT, not loaded: a valid
          * state, which the first read loads again. */
         rc = mine ? TCIO_SUCCESS : claim_slot(fh, l2, loc, segment, &h, &modified);
-        /* A tier slot loaded in part is loaded whole in place: its span
-         * must not vouch for bytes the load overwrites (or, if it fails,
-         * leaves half written). */
-        int64_t *span = rc == TCIO_SUCCESS ? span_word_of(l2, loc) : NULL;
-        if (span)
-            *span = 0;
         if (rc == TCIO_SUCCESS) {
+            /* A tier slot loaded in part is loaded whole in place: its
+             * span must not vouch for bytes the load overwrites (or, if
+             * it fails, leaves half written). */
+            int64_t *span = span_word_of(l2, loc);
+            if (span)
+                *span = 0;
             modified = true;
             rc = load_into_slot(fh, l2, loc, &h, l2->loadbuf, false);
         }
@@ -1021,14 +1021,14 @@ int tci_level2_fetch(tcio_file *fh, int64_t segment, char *buf, int lo, int hi,
     tci_level2 *l2 = &fh->l2;
     tci_transport *t = &l2->t;
     tci_location loc = tci_segmap_locate(&fh->map, segment);
+    if (!tci_level2_reached_by_others(fh) && !under_lock)
+        return fetch_read_only(fh, l2, loc, segment, buf, lo, hi);
     /* Without the slot lock where the transport can peek, unless work must
      * be done under it (a node's staged forwards laid over the fetch,
      * forward.c): fetches from every node leave the aggregator's slot to
      * its movers, and cost two peeks and the reads instead of a take, the
      * reads and a release. */
     bool done = false;
-    if (!tci_level2_reached_by_others(fh) && !under_lock)
-        return fetch_read_only(fh, l2, loc, segment, buf, lo, hi);
     int rc = !under_lock && t->ops->peek
                  ? fetch_unlocked(fh, l2, loc, segment, buf, lo, hi, &done)
                  : TCIO_SUCCESS;
