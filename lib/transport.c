@@ -43,9 +43,14 @@ void tci_transport_waited_for_slot(tci_transport *t, int tries, double busy_sinc
 
 void tci_transport_wait_progress(tci_transport *t, int polls)
 {
-    /* Every 16th poll is cheap enough and keeps the puts of a rank that
-     * waits for us, meanwhile, moving. */
-    if (t->progress_comm != MPI_COMM_NULL && polls % 16 == 0)
+    /* While the wait yields, every 16th poll: cheap enough, and it keeps
+     * the one-sided operations of a forwarder that waits for us moving.
+     * Once it sleeps (tci_back_off), every poll: a 50-us sleep lasts about
+     * 150 us on a virtual machine, so a turn every 16th poll came once in
+     * 2.4 ms, and each of a forward's five to seven round trips waited for
+     * one (doc/design.md, "Several nodes", Progress). */
+    if (t->progress_comm != MPI_COMM_NULL &&
+        (polls >= TCI_BACK_OFF_YIELDS || polls % 16 == 0))
         tci_mpi_progress(t->progress_comm);
 }
 
@@ -206,7 +211,7 @@ int tci_transport_check_nodes(tci_transport_kind kind, int nnodes)
 
 void tci_back_off(int polls)
 {
-    if (polls < 1024) {
+    if (polls < TCI_BACK_OFF_YIELDS) {
         sched_yield();
         return;
     }

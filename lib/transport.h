@@ -253,7 +253,8 @@ tci_transport_plan tci_transport_plan_for(tci_transport_kind kind, int nnodes, b
 void tci_transport_waited_for_slot(tci_transport *t, int tries, double busy_since);
 
 /* In a wait for a slot (POLLS so far): let MPI progress on T's
- * progress_comm, if it has one (tci_mpi_progress now and then). */
+ * progress_comm, if it has one (tci_mpi_progress every 16th poll while
+ * tci_back_off yields, every poll once it sleeps). */
 void tci_transport_wait_progress(tci_transport *t, int polls);
 
 /* The point-to-point tags of the file's private communicator: a node's
@@ -294,6 +295,7 @@ const char *tci_transport_exceeds(int64_t bytes, int windows);
  * under Linux's fair scheduler.  With 4 ranks on 2 cores and one
  * aggregator this doubled the write throughput of Table II's shape; short
  * waits never sleep (doc/design.md has the measurements). */
+enum { TCI_BACK_OFF_YIELDS = 1024 };   /* the polls that yield before sleeps */
 void tci_back_off(int polls);
 
 /* Whether WIN has MPI's unified memory model, in which local loads and
