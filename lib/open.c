@@ -89,15 +89,19 @@ static int open_file(tcio_file *fh, const char *fname, int mode, MPI_Info info)
  * doc/design.md lists the collectives of open and close. */
 enum { MAX_AGREED_SETTINGS = 9, MAX_AGREED_FACTS = 3 };
 
+/* A setting's name in the message, and the error when ranks differ. */
+typedef struct agreed_setting {
+    const char *name;
+    int         unequal;
+} agreed_setting;
+
 typedef struct agreement {
-    int                rc;
-    int                nsettings;
-    int64_t            settings[MAX_AGREED_SETTINGS];
-    const char *const *names;        /* of the settings, for the message */
-    bool               last_is_mode; /* the last setting is the access mode:
-                                        TCIO_ERR_BAD_MODE if ranks differ */
-    int                nfacts;
-    int64_t            facts[MAX_AGREED_FACTS];   /* in: mine; out: the largest */
+    int                   rc;
+    int                   nsettings;
+    int64_t               settings[MAX_AGREED_SETTINGS];
+    const agreed_setting *about;    /* of each setting */
+    int                   nfacts;
+    int64_t               facts[MAX_AGREED_FACTS];   /* in: mine; out: the largest */
 } agreement;
 
 static int agree_on(MPI_Comm comm, agreement *a)
@@ -123,9 +127,8 @@ static int agree_on(MPI_Comm comm, agreement *a)
         return (int)all[0];
     for (int i = 0; i < a->nsettings; i++)
         if (all[1 + 2 * i] != -all[2 + 2 * i])
-            return tci_error_set(a->last_is_mode && i == a->nsettings - 1 ? TCIO_ERR_BAD_MODE
-                                                                           : TCIO_ERR_BAD_CONFIG,
-                                 "the ranks disagree on %s", a->names[i]);
+            return tci_error_set(a->about[i].unequal, "the ranks disagree on %s",
+                                 a->about[i].name);
     return TCIO_SUCCESS;
 }
 
@@ -138,17 +141,21 @@ static int agree_on(MPI_Comm comm, agreement *a)
 static void user_settings(agreement *a, const tci_config *c, int mode)
 {
     const tci_aggregators listed = { .count = c->list_len, .ranks = c->list };
-    static const char *const names[] = {
-        "tcio_segment_size", "tcio_segments_per_proc", "tcio_aggregators",
-        "tcio_aggregator_placement", "tcio_aggregator_placement's rank list",
-        "tcio_early_drain", "tcio_stats", "tcio_transport",
-        "the access mode (MPI_MODE_RDONLY, MPI_MODE_WRONLY or MPI_MODE_RDWR)"
+    enum { CONFIG = TCIO_ERR_BAD_CONFIG };
+    static const agreed_setting about[] = {
+        { "tcio_segment_size", CONFIG }, { "tcio_segments_per_proc", CONFIG },
+        { "tcio_aggregators", CONFIG }, { "tcio_aggregator_placement", CONFIG },
+        { "tcio_aggregator_placement's rank list", CONFIG }, { "tcio_early_drain", CONFIG },
+        { "tcio_stats", CONFIG }, { "tcio_transport", CONFIG },
+        { "the access mode (MPI_MODE_RDONLY, MPI_MODE_WRONLY or MPI_MODE_RDWR)",
+          TCIO_ERR_BAD_MODE }
     };
     const int64_t settings[] = { c->segment_size, c->segments_per_proc, c->aggregators,
                                  c->placement, tci_aggregators_digest(&listed), c->early_drain,
                                  c->stats, c->transport, mode & ACCESS_MODES };
-    a->names = names;
-    a->last_is_mode = true;
+    _Static_assert(sizeof about / sizeof about[0] == sizeof settings / sizeof settings[0],
+                   "a name and an error for every setting");
+    a->about = about;
     a->nsettings = (int)(sizeof settings / sizeof settings[0]);
     memcpy(a->settings, settings, sizeof settings);
 }
@@ -159,14 +166,19 @@ static void user_settings(agreement *a, const tci_config *c, int mode)
 static void final_settings(agreement *a, const tcio_file *fh)
 {
     const tci_config *c = &fh->config;
-    static const char *const names[] = {
-        "the segment size (from the file's striping_unit)", "tcio_segments_per_proc",
-        "tcio_early_drain", "tcio_stats", "the aggregators chosen", "tcio_forward_staging"
+    enum { CONFIG = TCIO_ERR_BAD_CONFIG };
+    static const agreed_setting about[] = {
+        { "the segment size (from the file's striping_unit)", CONFIG },
+        { "tcio_segments_per_proc", CONFIG }, { "tcio_early_drain", CONFIG },
+        { "tcio_stats", CONFIG }, { "the aggregators chosen", CONFIG },
+        { "tcio_forward_staging", CONFIG }
     };
     const int64_t settings[] = { c->segment_size, c->segments_per_proc, c->early_drain,
                                  c->stats, tci_aggregators_digest(&fh->aggr),
                                  c->forward_staging };
-    a->names = names;
+    _Static_assert(sizeof about / sizeof about[0] == sizeof settings / sizeof settings[0],
+                   "a name and an error for every setting");
+    a->about = about;
     a->nsettings = (int)(sizeof settings / sizeof settings[0]);
     memcpy(a->settings, settings, sizeof settings);
 }
