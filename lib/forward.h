@@ -111,7 +111,8 @@ int  tci_forward_send(struct tcio_file *fh, int64_t segment, const char *data,
 /* Whenever a rank enters the library: merge the forwards that reached
  * this aggregator, in order, acknowledging each; take the
  * acknowledgements of this rank's own and free their staged copies.
- * Local; a failure sticks to the handle. */
+ * Nothing for a read-only file (no rank forwards into it).  Local; a
+ * failure sticks to the handle. */
 void tci_forward_serve(struct tcio_file *fh);
 
 /* Collective over FH->comm, after every rank forwarded its tier slots
