@@ -498,10 +498,9 @@ static int serve(tcio_file *fh)
 
 void tci_forward_serve(tcio_file *fh)
 {
-    /* No rank forwards into a read-only file's level 2 (every rank opened
-     * it so: the open agrees on the mode), and a probe for forwards turns
-     * MPI's progress engine, which such a file's aggregators leave alone
-     * (level2.c, tci_level2_reached_by_others). */
+    /* No rank forwards into a read-only file (the open agrees on the
+     * mode), so there is nothing to serve; the probe would only cost a
+     * turn of MPI's progress engine. */
     if (fh->fwd.on && fh->can_write)
         tci_note_failure(fh, serve(fh));
 }

@@ -155,6 +155,7 @@ static void user_settings(agreement *a, const tci_config *c, int mode)
                                  c->stats, c->transport, mode & ACCESS_MODES };
     _Static_assert(sizeof about / sizeof about[0] == sizeof settings / sizeof settings[0],
                    "a name and an error for every setting");
+    _Static_assert(sizeof settings <= sizeof a->settings, "MAX_AGREED_SETTINGS is too small");
     a->about = about;
     a->nsettings = (int)(sizeof settings / sizeof settings[0]);
     memcpy(a->settings, settings, sizeof settings);
@@ -178,6 +179,7 @@ static void final_settings(agreement *a, const tcio_file *fh)
                                  c->forward_staging };
     _Static_assert(sizeof about / sizeof about[0] == sizeof settings / sizeof settings[0],
                    "a name and an error for every setting");
+    _Static_assert(sizeof settings <= sizeof a->settings, "MAX_AGREED_SETTINGS is too small");
     a->about = about;
     a->nsettings = (int)(sizeof settings / sizeof settings[0]);
     memcpy(a->settings, settings, sizeof settings);

@@ -289,8 +289,8 @@ const char *tci_transport_exceeds(int64_t bytes, int windows);
 /* Helpers of the transports that reach slots in a window. */
 
 /* Give the processor away between two polls of a wait (POLLS so far) for
- * a slot or an operation: yield for the first 1024 polls (about a
- * millisecond), then sleep 50 us per poll, so that a long wait for a rank
+ * a slot or an operation: yield for the first TCI_BACK_OFF_YIELDS (1024)
+ * polls (about a millisecond), then sleep 50 us per poll, so that a long wait for a rank
  * that shares our core leaves the core to it; sched_yield alone does not,
  * under Linux's fair scheduler.  With 4 ranks on 2 cores and one
  * aggregator this doubled the write throughput of Table II's shape; short
