@@ -258,9 +258,11 @@ void tci_transport_waited_for_slot(tci_transport *t, int tries, double busy_sinc
 void tci_transport_wait_progress(tci_transport *t, int polls);
 
 /* The point-to-point tags of the file's private communicator: a node's
- * forwards and their acknowledgements (forward.c), and one that nothing
- * is ever sent with, which tci_mpi_progress probes for. */
-enum { TCI_TAG_PROGRESS = 7000, TCI_TAG_FORWARD = 7001, TCI_TAG_ACK = 7002 };
+ * forwards and their acknowledgements (forward.c), one that nothing is
+ * ever sent with, which tci_mpi_progress probes for, and the tag of the
+ * node communicator's creation (MPI_Comm_create_group, combiner.c). */
+enum { TCI_TAG_PROGRESS = 7000, TCI_TAG_FORWARD = 7001, TCI_TAG_ACK = 7002,
+       TCI_TAG_NODE_COMM = 7003 };
 
 /* Run MPI's whole progress engine once, so that other ranks' one-sided
  * operations on our windows that need it (MPICH's, Open MPI's osc/pt2pt
