@@ -286,14 +286,19 @@ int tci_combiner_filled(tcio_file *fh)
 
 /* Forward every dirty slot this rank holds in the tier and empty all of
  * them (loaded ones too, so that later reads fetch what other nodes wrote
- * meanwhile). */
+ * meanwhile).  Each node starts at its own share of the slots: every node
+ * maps the segments alike, so in one order all nodes would forward the
+ * same segment at once, into the same aggregator's same slot, and wait
+ * for each other's lock on it. */
 static int drain_all(tcio_file *fh)
 {
     if (!fh->node.t.ops)
         return TCIO_SUCCESS;
     int rc = TCIO_SUCCESS;
-    for (int64_t slot = 0; slot < fh->comb.map.nslots; slot++) {
-        tci_location loc = { .rank = fh->comb.node_rank, .slot = slot };
+    int64_t nslots = fh->comb.map.nslots;
+    int64_t first = (int64_t)fh->aggr.node_of[fh->rank] * nslots / fh->aggr.nnodes;
+    for (int64_t i = 0; i < nslots; i++) {
+        tci_location loc = { .rank = fh->comb.node_rank, .slot = (first + i) % nslots };
         int slot_rc = forward_slot(fh, loc, false);
         if (rc == TCIO_SUCCESS)
             rc = slot_rc;
