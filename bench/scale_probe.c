@@ -39,8 +39,8 @@
 
 #define COUNTERS(X)                                                               \
     X(IALLREDUCE) X(ALLREDUCE) X(IBARRIER) X(BARRIER) X(ALLGATHER) X(REDUCE)      \
-    X(BCAST) X(COMM_DUP) X(COMM_SPLIT) X(COMM_SPLIT_TYPE) X(WIN_ALLOCATE)          \
-    X(WIN_FREE)                                                                   \
+    X(BCAST) X(COMM_DUP) X(COMM_SPLIT) X(COMM_SPLIT_TYPE) X(COMM_CREATE_GROUP)     \
+    X(WIN_ALLOCATE) X(WIN_FREE)                                                   \
     X(RMA_SELF) X(RMA_NODE) X(RMA_OFF) X(RMA_OFF_BYTES_OUT) X(RMA_OFF_BYTES_IN)   \
     X(RMA_NODE_BYTES)                                                             \
     X(SWAPS_OFF) X(PEEKS_OFF) X(ACC_OFF) X(PUTS_OFF) X(GETS_OFF)                  \
@@ -150,6 +150,11 @@ int MPI_Comm_split(MPI_Comm c, int color, int key, MPI_Comm *out)
 {
     add(C_COMM_SPLIT, 1);
     return PMPI_Comm_split(c, color, key, out);
+}
+int MPI_Comm_create_group(MPI_Comm c, MPI_Group g, int tag, MPI_Comm *out)
+{
+    add(C_COMM_CREATE_GROUP, 1);
+    return PMPI_Comm_create_group(c, g, tag, out);
 }
 int MPI_Comm_split_type(MPI_Comm c, int type, int key, MPI_Info info, MPI_Comm *out)
 {

@@ -43,8 +43,8 @@ static int node_leader(MPI_Comm comm, MPI_Comm local)
  * MPI; Open MPI has nothing like MPICH's MPIR_CVAR_NUM_CLIQUES.  A
  * refinement of the real nodes only: ranks of different nodes never end up
  * on one, so shared memory is never asked for across machines.  Every rank
- * sees the same environment under mpiexec (ranks that disagree choose
- * different aggregators, which the open's agreement on them refuses).
+ * sees the same environment under mpiexec; ranks that do not are refused
+ * by the open's agreement on the node map (tci_aggregators_nodes_digest).
  * Returns the node count. */
 static int split_for_testing(int nprocs, int nnodes, int *node_of)
 {
@@ -340,14 +340,25 @@ int tci_aggregators_choose(const tci_config *cfg, MPI_Comm comm, MPI_Comm cache_
     return tci_aggregators_choose_agreed(cfg, comm, stripe_factor, out);
 }
 
-int64_t tci_aggregators_digest(const tci_aggregators *a)
+/* FNV-1a over N ints, kept positive (the agreements negate it). */
+static int64_t digest_of(const int *values, int n)
 {
-    uint64_t h = 1469598103934665603u;     /* FNV-1a over the rank list */
-    for (int i = 0; i < a->count; i++) {
-        h ^= (uint64_t)a->ranks[i];
+    uint64_t h = 1469598103934665603u;
+    for (int i = 0; i < n; i++) {
+        h ^= (uint64_t)values[i];
         h *= 1099511628211u;
     }
     return (int64_t)(h >> 1);
+}
+
+int64_t tci_aggregators_digest(const tci_aggregators *a)
+{
+    return digest_of(a->ranks, a->count);
+}
+
+int64_t tci_aggregators_nodes_digest(const tci_aggregators *a)
+{
+    return a->node_of ? digest_of(a->node_of, a->nprocs) : 0;
 }
 
 void tci_aggregators_free(tci_aggregators *a)

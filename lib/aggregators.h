@@ -60,6 +60,11 @@ void tci_aggregators_cache_nodes(MPI_Comm comm, const tci_aggregators *a);
 /* A checksum of the choice, for checking that all ranks agree. */
 int64_t tci_aggregators_digest(const tci_aggregators *a);
 
+/* A checksum of the node map (0 without one): each node's ranks make its
+ * combining tier's communicator from their own copy of it (combiner.c),
+ * so every rank must hold the same. */
+int64_t tci_aggregators_nodes_digest(const tci_aggregators *a);
+
 void tci_aggregators_free(tci_aggregators *a);
 
 #endif

@@ -99,39 +99,43 @@ static int node_geometry(tcio_file *fh)
     return TCIO_SUCCESS;
 }
 
-/* The ranks of FH->comm on this node, in its order (*MEMBERS, *N).
- * Local. */
-static int node_members(const tcio_file *fh, int **members, int *n)
+/* The group of FH->comm's ranks on this node, in its order: local (the
+ * node map is libtcio's own, TCIO_TEST_NODES included, and agreed on by
+ * the open), so that its failures are agreed before the node's ranks
+ * enter the collective creation.  *GROUP stays MPI_GROUP_NULL on
+ * failure. */
+static int node_group(const tcio_file *fh, MPI_Group *group)
 {
-    int node = fh->aggr.node_of[fh->rank];
-    *n = 0;
-    if (!(*members = malloc((size_t)fh->nprocs * sizeof **members)))
+    *group = MPI_GROUP_NULL;
+    int node = fh->aggr.node_of[fh->rank], n = 0;
+    int *members = malloc((size_t)fh->nprocs * sizeof *members);
+    if (!members)
         return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for the ranks of this node");
     for (int r = 0; r < fh->nprocs; r++)
         if (fh->aggr.node_of[r] == node)
-            (*members)[(*n)++] = r;
-    return TCIO_SUCCESS;
+            members[n++] = r;
+    MPI_Group all;
+    int err = MPI_Comm_group(fh->comm, &all);
+    if (err == MPI_SUCCESS) {
+        err = MPI_Group_incl(all, n, members, group);
+        MPI_Group_free(&all);
+    }
+    free(members);
+    if (err == MPI_SUCCESS)
+        return TCIO_SUCCESS;
+    *group = MPI_GROUP_NULL;
+    return tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Group_incl (the ranks of this node)", err);
 }
 
-/* The communicator of this node's ranks (MEMBERS, N), made by them alone:
+/* The communicator of this node's ranks (GROUP), made by them alone:
  * MPI_Comm_create_group is collective over the group only, where
  * MPI_Comm_split gathers every rank's colour (4 ranks of 8 on two
  * "nodes" under MPICH's cliques, 4 ranks per core: 30 ms against 101; at
- * scale, the node's ranks against all of them).  The node map is
- * libtcio's own (TCIO_TEST_NODES included), alike on every rank. */
-static int node_comm(tcio_file *fh, const int *members, int n)
+ * scale, the node's ranks against all of them). */
+static int node_comm(tcio_file *fh, MPI_Group group)
 {
     tci_combiner *c = &fh->comb;
-    MPI_Group all, mine;
-    int err = MPI_Comm_group(fh->comm, &all);
-    if (err == MPI_SUCCESS) {
-        err = MPI_Group_incl(all, n, members, &mine);
-        MPI_Group_free(&all);
-    }
-    if (err == MPI_SUCCESS) {
-        err = MPI_Comm_create_group(fh->comm, mine, TCI_TAG_NODE_COMM, &c->comm);
-        MPI_Group_free(&mine);
-    }
+    int err = MPI_Comm_create_group(fh->comm, group, TCI_TAG_NODE_COMM, &c->comm);
     if (err == MPI_SUCCESS)
         return TCIO_SUCCESS;
     c->comm = MPI_COMM_NULL;
@@ -209,12 +213,13 @@ int tci_combiner_open(tcio_file *fh, bool reuse)
     tci_combiner_free(fh);
     tci_comm_drop_tier(fh->comm_entry);
     /* Every rank of a node enters the node's collective creation, or
-     * none: the member list's memory is agreed on first. */
-    int *members = NULL, n = 0;
-    int rc = tci_agree(fh->comm, node_members(fh, &members, &n));
+     * none: the group, made locally, is agreed on first. */
+    MPI_Group group;
+    int rc = tci_agree(fh->comm, node_group(fh, &group));
     if (rc == TCIO_SUCCESS)
-        rc = node_comm(fh, members, n);
-    free(members);
+        rc = node_comm(fh, group);
+    if (group != MPI_GROUP_NULL)
+        MPI_Group_free(&group);
     if (rc == TCIO_SUCCESS)
         rc = prepare(fh);
     rc = tci_agree(fh->comm, rc);
@@ -284,19 +289,34 @@ int tci_combiner_filled(tcio_file *fh)
     return forward_slot(fh, l2->filled, true);
 }
 
+/* Whether the nodes' settles may start at different tier slots: only
+ * while a node's tier spans no more segments than the file's level 2
+ * (its ranks no more than the aggregators).  Then segments that two
+ * nodes forward at once, fewer than a tier's span apart, never share a
+ * slot of the file's level 2; with more ranks per node, node n's slot s
+ * and node m's slot s + nslots/2 may hold segments k and k + A * nslots,
+ * one slot of the file's level 2, and each would evict the other's half
+ * written segment there. */
+static bool stagger_applies(const tcio_file *fh)
+{
+    return fh->comb.node_size <= fh->map.naggregators;
+}
+
 /* Forward every dirty slot this rank holds in the tier and empty all of
  * them (loaded ones too, so that later reads fetch what other nodes wrote
- * meanwhile).  Each node starts at its own share of the slots: every node
- * maps the segments alike, so in one order all nodes would forward the
- * same segment at once, into the same aggregator's same slot, and wait
- * for each other's lock on it. */
+ * meanwhile).  Each node starts at its own share of the slots where that
+ * is safe (stagger_applies): every node maps the segments alike, so in
+ * one order all nodes would forward the same segment at once, into the
+ * same aggregator's same slot, and wait for each other's lock on it. */
 static int drain_all(tcio_file *fh)
 {
     if (!fh->node.t.ops)
         return TCIO_SUCCESS;
     int rc = TCIO_SUCCESS;
     int64_t nslots = fh->comb.map.nslots;
-    int64_t first = (int64_t)fh->aggr.node_of[fh->rank] * nslots / fh->aggr.nnodes;
+    int64_t first = stagger_applies(fh)
+                        ? (int64_t)fh->aggr.node_of[fh->rank] * nslots / fh->aggr.nnodes
+                        : 0;
     for (int64_t i = 0; i < nslots; i++) {
         tci_location loc = { .rank = fh->comb.node_rank, .slot = (first + i) % nslots };
         int slot_rc = forward_slot(fh, loc, false);

@@ -172,11 +172,12 @@ static void final_settings(agreement *a, const tcio_file *fh)
         { "the segment size (from the file's striping_unit)", CONFIG },
         { "tcio_segments_per_proc", CONFIG }, { "tcio_early_drain", CONFIG },
         { "tcio_stats", CONFIG }, { "the aggregators chosen", CONFIG },
-        { "tcio_forward_staging", CONFIG }
+        { "tcio_forward_staging", CONFIG },
+        { "the nodes of the ranks (TCIO_TEST_NODES, for testing, splits them)", CONFIG }
     };
     const int64_t settings[] = { c->segment_size, c->segments_per_proc, c->early_drain,
                                  c->stats, tci_aggregators_digest(&fh->aggr),
-                                 c->forward_staging };
+                                 c->forward_staging, tci_aggregators_nodes_digest(&fh->aggr) };
     _Static_assert(sizeof about / sizeof about[0] == sizeof settings / sizeof settings[0],
                    "a name and an error for every setting");
     _Static_assert(sizeof settings <= sizeof a->settings, "MAX_AGREED_SETTINGS is too small");

@@ -260,7 +260,9 @@ void tci_transport_wait_progress(tci_transport *t, int polls);
 /* The point-to-point tags of the file's private communicator: a node's
  * forwards and their acknowledgements (forward.c), one that nothing is
  * ever sent with, which tci_mpi_progress probes for, and the tag of the
- * node communicator's creation (MPI_Comm_create_group, combiner.c). */
+ * node communicator's creation (MPI_Comm_create_group, combiner.c; Open
+ * MPI sends messages with it on the file's communicator).  Every probe
+ * and receive names its tag: none may use MPI_ANY_TAG there. */
 enum { TCI_TAG_PROGRESS = 7000, TCI_TAG_FORWARD = 7001, TCI_TAG_ACK = 7002,
        TCI_TAG_NODE_COMM = 7003 };
 

@@ -1934,6 +1934,54 @@ static void describe_pairs(char *buf, size_t size, const char *const *kv, const 
     snprintf(buf + strlen(buf), size - strlen(buf), "%s", suffix);
 }
 
+/* Whether every rank is on one node as MPI sees it (no MPICH cliques) and
+ * TCIO_TEST_NODES is unset: then TCIO_TEST_NODES=2 on rank 0 alone gives
+ * it a node map of its own.  Alike on every rank. */
+static bool nodes_unsplit(void)
+{
+    MPI_Comm local;
+    int size = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+    MPI_Comm_size(local, &size);
+    MPI_Comm_free(&local);
+    int mine = size == tu_nprocs && !getenv("TCIO_TEST_NODES"), all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all != 0;
+}
+
+/* TCIO_TEST_NODES=2 (testing only) on rank 0 alone, on a communicator
+ * whose node map is not cached yet: the ranks' node maps differ, and each
+ * node's ranks would make its combining tier's communicator from their
+ * own copy (a hang).  The aggregators are listed, so that they are alike
+ * everywhere: the agreement on the node map itself must refuse the open,
+ * on every rank, before the file is truncated.  Returns the code. */
+static int try_nodes_disagree(tu_status *st, const char *existing)
+{
+    const char *what = "TCIO_TEST_NODES=2 on rank 0 only";
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "tcio_aggregator_placement", "0,1");
+    if (tu_rank == 0)
+        setenv("TCIO_TEST_NODES", "2", 1);
+    static char sentinel;
+    tcio_file *fh = (tcio_file *)&sentinel;
+    int rc = tcio_open_comm(comm, existing, MODE_NEW_WRONLY, info, &fh);
+    if (tu_rank == 0)
+        unsetenv("TCIO_TEST_NODES");
+    tu_expect_rc(st, rc, TCIO_ERR_BAD_CONFIG, "%s: tcio_open_comm", what);
+    if (fh != NULL && fh != (tcio_file *)&sentinel)
+        tcio_close(fh);
+    else if (fh != NULL)
+        tu_fail(st, "%s: *fh not NULL after a failed open", what);
+    expect_last_error(st, TCIO_ERR_BAD_CONFIG, -1,
+                      (const char *[]){ "disagree", "nodes of the ranks", NULL }, what);
+    MPI_Info_free(&info);
+    MPI_Comm_free(&comm);
+    return rc;
+}
+
 START_TEST(test_bad_config)
 {
     TU_BEGIN();
@@ -2180,6 +2228,8 @@ START_TEST(test_bad_config)
         expect_last_error(&st, TCIO_ERR_BAD_CONFIG, 0,
                           (const char *[]){ "tcio_segment_size=\"abc\"", NULL },
                           "tcio_segment_size=abc on rank 0 only");
+        if (nodes_unsplit())
+            mc[m++] = try_nodes_disagree(&st, existing);
         expect_same_everywhere(mc, m, "mismatched configurations");
         CHECK_STATUS(st);
         expect_file_image(existing, orig, sizeof orig,
