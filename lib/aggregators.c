@@ -10,6 +10,7 @@
  *           to different nodes;
  *   list    the ranks the user listed, in that order. */
 #include <stdbool.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tcio.h"
@@ -44,12 +45,19 @@ static int node_leader(MPI_Comm comm, MPI_Comm local)
  * refinement of the real nodes only: ranks of different nodes never end up
  * on one, so shared memory is never asked for across machines.  Every rank
  * sees the same environment under mpiexec; ranks that do not are refused
- * by the open's agreement on the node map (tci_aggregators_nodes_digest).
+ * by the open's first agreement, before the nodes are found (its value is
+ * one of the settings agreed there: tci_aggregators_test_nodes).
  * Returns the node count. */
-static int split_for_testing(int nprocs, int nnodes, int *node_of)
+int tci_aggregators_test_nodes(void)
 {
     const char *text = getenv(TCI_ENV_TEST_NODES);
     long k = text ? strtol(text, NULL, 10) : 0;
+    return k > 1 && k <= INT_MAX ? (int)k : 0;
+}
+
+static int split_for_testing(int nprocs, int nnodes, int *node_of)
+{
+    long k = tci_aggregators_test_nodes();
     if (k <= 1 || k > nprocs)
         return nnodes;
     int *renumber = malloc((size_t)nnodes * (size_t)k * sizeof *renumber);
@@ -340,7 +348,7 @@ int tci_aggregators_choose(const tci_config *cfg, MPI_Comm comm, MPI_Comm cache_
     return tci_aggregators_choose_agreed(cfg, comm, stripe_factor, out);
 }
 
-/* FNV-1a over N ints, kept positive (the agreements negate it). */
+/* FNV-1a over N ints, kept non-negative (the agreements negate it). */
 static int64_t digest_of(const int *values, int n)
 {
     uint64_t h = 1469598103934665603u;

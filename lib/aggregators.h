@@ -65,6 +65,11 @@ int64_t tci_aggregators_digest(const tci_aggregators *a);
  * so every rank must hold the same. */
 int64_t tci_aggregators_nodes_digest(const tci_aggregators *a);
 
+/* TCIO_TEST_NODES as the node map uses it (testing only): the parts each
+ * node is cut into, 0 for none.  Local; the open agrees on it before the
+ * nodes are found, so that every rank cuts them alike. */
+int tci_aggregators_test_nodes(void);
+
 void tci_aggregators_free(tci_aggregators *a);
 
 #endif

@@ -293,10 +293,10 @@ int tci_combiner_filled(tcio_file *fh)
  * while a node's tier spans no more segments than the file's level 2
  * (its ranks no more than the aggregators).  Then segments that two
  * nodes forward at once, fewer than a tier's span apart, never share a
- * slot of the file's level 2; with more ranks per node, node n's slot s
- * and node m's slot s + nslots/2 may hold segments k and k + A * nslots,
- * one slot of the file's level 2, and each would evict the other's half
- * written segment there. */
+ * slot of the file's level 2; with more ranks per node, two nodes'
+ * staggered slots may hold segments k and k + A * nslots, one slot of the
+ * file's level 2, and each would evict the other's half written segment
+ * there. */
 static bool stagger_applies(const tcio_file *fh)
 {
     return fh->comb.node_size <= fh->map.naggregators;
