@@ -68,11 +68,11 @@ static int check_request(tcio_file *fh, bool writing, bool at, MPI_Offset offset
 /* A rank about to move first merges the forwards that reached it as an
  * aggregator and frees its acknowledged staged copies (forward.c), and an
  * aggregator does its early drains (owner.c), so that slots other ranks
- * filled are freed while it is inside the library anyway.  Level 2 itself calls into the owner's duties in one place
- * only: a node's tier spilling a segment forwards it (combiner.c), and a
- * forward that completes the segment in the file's level 2 has it
- * written (tci_owner_filled), as this function does after a write move
- * that completes one. */
+ * filled are freed while it is inside the library anyway.  Level 2 itself
+ * calls into the owner's duties in one place only: a node's tier spilling a
+ * segment forwards it (combiner.c), and a forward that completes the segment
+ * in the file's level 2 has it written (tci_owner_filled), as this function
+ * does after a write move that completes one. */
 static int move_writes(tcio_file *fh)
 {
     if (tci_level1_has_writes(&fh->l1)) {

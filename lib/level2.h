@@ -99,12 +99,12 @@ void tci_level2_free(tci_level2 *l2);
 int  tci_level2_complete_all(tci_level2 *l2);
 
 /* Move the rank's buffered writes (level 1, writing mode) to their level-2
- * slot (in the node's combining tier, when the file has one): shared with other writers of the segment when the transport can
- * and the slot holds the segment already, else under the slot's exclusive
- * lock, spilling the slot's previous segment to the file first if it held
- * another one.  If the move completed the segment (early drain),
- * L2->filled_valid is set and L2->filled names the slot: the caller has it
- * written (tci_owner_filled). */
+ * slot (in the node's combining tier, when the file has one): shared with
+ * other writers of the segment when the transport can and the slot holds the
+ * segment already, else under the slot's exclusive lock, spilling the slot's
+ * previous segment to the file first if it held another one.  If the move
+ * completed the segment (early drain), L2->filled_valid is set and
+ * L2->filled names the slot: the caller has it written (tci_owner_filled). */
 int tci_level2_put_writes(struct tcio_file *fh);
 
 /* Work done under a slot lock of the file's level 2, after a merge or a
@@ -143,10 +143,11 @@ int tci_level2_fetch(struct tcio_file *fh, int64_t segment, char *buf, int lo, i
                      const tci_under_lock *under_lock);
 
 /* Fetch the rank's pending reads (level 1, reading mode) from their level-2
- * slot (in the node's combining tier, when the file has one) into the level-1 buffer and deliver them: shared with other readers
- * when the transport can and the slot holds the segment loaded, else under
- * the exclusive lock, loading the segment from the file first if the slot
- * does not hold its content yet. */
+ * slot (in the node's combining tier, when the file has one) into the
+ * level-1 buffer and deliver them: shared with other readers when the
+ * transport can and the slot holds the segment loaded, else under the
+ * exclusive lock, loading the segment from the file first if the slot does
+ * not hold its content yet. */
 int tci_level2_get_reads(struct tcio_file *fh);
 
 /* Prefetch: load SEGMENT from L2's downstream (the file, or for a node's

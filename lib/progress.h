@@ -20,9 +20,9 @@ void tci_progress(tcio_file *fh);
 
 /* The poll of tci_progress_tick, every TCI_POLL_INTERVAL accesses: an
  * aggregator's tci_progress, which turns MPI's progress engine only while
- * some level 2 of this process serves others (progress.c).  A failure it meets sticks to the handle;
- * the reason it recorded is dropped, as at the end of any successful call
- * (the access that polled succeeds). */
+ * some level 2 of this process serves others (progress.c).  A failure it
+ * meets sticks to the handle; the reason it recorded is dropped, as at the
+ * end of any successful call (the access that polled succeeds). */
 void tci_progress_poll(tcio_file *fh);
 
 /* Count one fast-path access; an aggregator polls every

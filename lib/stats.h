@@ -113,9 +113,10 @@ typedef struct tci_stats {
 } tci_stats;
 
 /* Collective over COMM: sum and maximum over the ranks; rank 0 writes one
- * summary for file FNAME (naming its aggregator count and TRANSPORT) in FORMAT (TCI_STATS_TEXT or TCI_STATS_JSON),
- * appended to the file PATH, or when PATH is NULL (or cannot be opened)
- * to standard output (text) or standard error (JSON). */
+ * summary for file FNAME (naming its aggregator count and TRANSPORT) in
+ * FORMAT (TCI_STATS_TEXT or TCI_STATS_JSON), appended to the file PATH, or
+ * when PATH is NULL (or cannot be opened) to standard output (text) or
+ * standard error (JSON). */
 void tci_stats_report(const tci_stats *s, MPI_Comm comm, const char *fname,
                       int naggregators, const char *transport, int format, const char *path);
 

@@ -750,8 +750,8 @@ static int rma_put_all(tci_transport *t, tci_location loc, const char *data,
 /* Zero is the empty state, as after rma_open.  A slot whose state word is
  * zero has a zero counter and bitmap too (never claimed, or emptied by a
  * drain or a truncation, which clear them; its version may have come
- * round to zero): only the other slots are cleared.  The next open's first agreement orders this before
- * any access of the next file. */
+ * round to zero): only the other slots are cleared.  The next open's first
+ * agreement orders this before any access of the next file. */
 static void rma_empty(tci_transport *t)
 {
     rma *r = rma_of(t);
