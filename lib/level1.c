@@ -4,6 +4,7 @@
 #include <string.h>
 #include "level1.h"
 #include "pages.h"
+#include "slot.h"
 
 #define INITIAL_EXTENTS 64
 
@@ -194,19 +195,11 @@ void tci_level1_mark_span(tci_level1 *l1, int disp, int len)
         l1->marked_hi = last + 1;
 }
 
-static int popcount64(uint64_t w)
-{
-    w = w - ((w >> 1) & UINT64_C(0x5555555555555555));
-    w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
-    w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-    return (int)((w * UINT64_C(0x0101010101010101)) >> 56);
-}
-
 int64_t tci_level1_marked_bytes(const tci_level1 *l1)
 {
     int64_t bytes = 0;
     for (int w = l1->marked_lo; w < l1->marked_hi; w++)
-        bytes += popcount64(l1->marked[w]);
+        bytes += tci_popcount64(l1->marked[w]);
     return bytes;
 }
 

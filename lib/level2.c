@@ -453,37 +453,93 @@ int tci_level2_put_writes(tcio_file *fh)
 
 /* ---- a combined segment from a node's combining tier ---------------------- */
 
-/* OR the marks of V into the slot bitmap BITMAP; returns whether every one
- * of the segment's SIZE bits is then set. */
-static bool or_marks(unsigned char *bitmap, const tci_level1 *v, int size)
+/* OR the marks of V into the bitmap words of V's span in BITMAP; returns
+ * how many bits were newly set (what the slot's written-byte counter
+ * grows by). */
+static int64_t or_marks(unsigned char *bitmap, const tci_level1 *v)
 {
+    int64_t before = tci_bitmap_count(bitmap, v->marked_lo, v->marked_hi);
     for (int w = v->marked_lo; w < v->marked_hi; w++)
         tci_bitmap_set_word(bitmap, w, tci_bitmap_word(bitmap, w) | v->marked[w]);
-    int lo, hi;
-    return tci_bitmap_shape(bitmap, size, &lo, &hi) == 1 && lo == 0 && hi == size;
+    return tci_bitmap_count(bitmap, v->marked_lo, v->marked_hi) - before;
 }
 
 /* merge_locked in a slot this rank reaches by address (the aggregator's
  * own, merging what its nodes sent it, forward.c): V's bytes and bits
  * straight into the slot, between the syncs that order plain loads and
  * stores with other ranks' accesses (as the owner's drains do). */
-static int merge_in_place(tci_transport *t, char *data, unsigned char *bitmap,
-                          const tci_slot_header *h, const tci_level1 *v, int size, bool *full)
+static int merge_in_place(tci_transport *t, tci_location loc, char *data,
+                          unsigned char *bitmap, const tci_slot_header *h,
+                          const tci_level1 *v, int size, bool *full)
 {
     int rc = t->ops->sync(t);
     if (rc != TCIO_SUCCESS)
         return rc;
     if (!(h->flags & (TCI_SLOT_DIRTY | TCI_SLOT_LOADED)))
-        memset(bitmap, 0, (size_t)tci_bitmap_bytes(size));
+        t->ops->clear_in_memory(t, loc);
     tci_copy_masked(data, v->buf, v->marked, v->marked_lo, v->marked_hi);
-    *full = or_marks(bitmap, v, size);
+    *full = t->ops->add_written_in_memory(t, loc, or_marks(bitmap, v)) >= size;
     return t->ops->sync(t);
 }
 
-/* Under the slot lock, the slot claimed for V's segment: what it holds
- * of the segment (nothing after a claim), V's bytes laid over it, back
- * whole (in place when the slot is this rank's).  *FULL: every byte of
- * the segment is now written. */
+/* A stretch of at least this many unmarked bitmap words (32 KiB of the
+ * segment) between a node's bytes splits a merge's span in two: each
+ * range is two more one-sided operations in the same flight, worth it
+ * once the gap's bytes (in and out, with their bitmap) outweigh a
+ * message's overhead on a network, a few microseconds, or tens of KiB. */
+#define MERGE_SPLIT_WORDS 512
+
+/* The ranges of V's segment a merge moves, into R; returns how many
+ * (1 to TCI_MAX_RANGES; 0 when V marks nothing): V's span from its first
+ * to its last marked word, cut at its TCI_MAX_RANGES - 1 longest
+ * stretches of unmarked words of at least MERGE_SPLIT_WORDS.  In bytes,
+ * whole words, the last range ending at the segment's SIZE. */
+static int merge_ranges(const tci_level1 *v, int size, tci_range *r)
+{
+    enum { MAX_GAPS = TCI_MAX_RANGES - 1 };
+    if (v->marked_lo >= v->marked_hi)
+        return 0;
+    tci_range gap[MAX_GAPS];              /* the longest so far, longest first */
+    int ngaps = 0;
+    for (int w = v->marked_lo; w < v->marked_hi; w++) {
+        if (v->marked[w])
+            continue;
+        int start = w;
+        while (w < v->marked_hi && !v->marked[w])
+            w++;
+        int len = w - start;
+        if (w == v->marked_hi || len < MERGE_SPLIT_WORDS ||
+            (ngaps == MAX_GAPS && len <= gap[MAX_GAPS - 1].hi - gap[MAX_GAPS - 1].lo))
+            continue;
+        int at = ngaps < MAX_GAPS ? ngaps++ : MAX_GAPS - 1;   /* the shortest goes */
+        for (; at > 0 && gap[at - 1].hi - gap[at - 1].lo < len; at--)
+            gap[at] = gap[at - 1];
+        gap[at] = (tci_range){ start, w };
+    }
+    for (int i = 1; i < ngaps; i++)       /* in the segment's order */
+        for (int j = i; j > 0 && gap[j - 1].lo > gap[j].lo; j--) {
+            tci_range g = gap[j];
+            gap[j] = gap[j - 1];
+            gap[j - 1] = g;
+        }
+    int n = 0, from = v->marked_lo;
+    for (int i = 0; i < ngaps; i++) {
+        r[n++] = (tci_range){ from * 64, gap[i].lo * 64 };
+        from = gap[i].hi;
+    }
+    r[n++] = (tci_range){ from * 64, v->marked_hi * 64 < size ? v->marked_hi * 64 : size };
+    return n;
+}
+
+/* Under the slot lock, the slot claimed for V's segment: what it holds of
+ * the segment in V's ranges (merge_ranges: the bitmap words over V's
+ * marks, and the bytes under them; nothing after a claim), V's bytes laid
+ * over it, and back (in place when the slot is this rank's).  Only the
+ * ranges cross: a node that wrote a tenth of the segment moves a tenth of
+ * it, not the whole segment in and out (doc/design.md, *Several nodes*,
+ * the merge).  The slot's written-byte counter, which a merge keeps equal
+ * to the number of its bitmap's set bits, says whether the segment is now
+ * full (*FULL); its owner checks the bitmap before it drains. */
 static int merge_locked(tcio_file *fh, tci_location loc, const tci_slot_header *h,
                         const tci_level1 *v, bool *full)
 {
@@ -493,17 +549,37 @@ static int merge_locked(tcio_file *fh, tci_location loc, const tci_slot_header *
     unsigned char *slot_bitmap = NULL;
     char *slot_data = t->ops->memory(t, loc, &slot_bitmap);
     if (slot_data)
-        return merge_in_place(t, slot_data, slot_bitmap, h, v, size, full);
+        return merge_in_place(t, loc, slot_data, slot_bitmap, h, v, size, full);
+    *full = false;
+    tci_range range[TCI_MAX_RANGES];
+    int n = merge_ranges(v, size, range);
+    if (n == 0)
+        return TCIO_SUCCESS;             /* nothing marked: nothing to move */
+    bool holds = h->flags & (TCI_SLOT_DIRTY | TCI_SLOT_LOADED);
+    int64_t written = 0;
     int rc = TCIO_SUCCESS;
-    if (h->flags & (TCI_SLOT_DIRTY | TCI_SLOT_LOADED))
-        rc = t->ops->get_all(t, loc, l2->scratch, l2->bitmap);
-    else
-        memset(l2->bitmap, 0, (size_t)tci_bitmap_bytes(size));
+    if (holds) {
+        rc = t->ops->get_range(t, loc, n, range, l2->scratch, l2->bitmap, &written);
+    } else {                              /* a claimed slot: nothing written yet */
+        for (int i = 0; i < n; i++) {
+            int first = range[i].lo / 64, end = (range[i].hi + 63) / 64;
+            memset(l2->bitmap + 8 * first, 0, (size_t)(8 * (end - first)));
+        }
+    }
     if (rc != TCIO_SUCCESS)
         return rc;
+    /* Only the ranges' bytes and bitmap words are fresh: the masked copy
+     * and the OR touch nothing outside them (V marks nothing there). */
     tci_copy_masked(l2->scratch, v->buf, v->marked, v->marked_lo, v->marked_hi);
-    *full = or_marks(l2->bitmap, v, size);
-    return t->ops->put_all(t, loc, l2->scratch, l2->bitmap);
+    written += or_marks(l2->bitmap, v);
+    *full = written >= size;
+    rc = t->ops->put_range(t, loc, n, range, l2->scratch, l2->bitmap, &written);
+    int64_t moved = 0;
+    for (int i = 0; i < n; i++)
+        moved += (range[i].hi - range[i].lo) + 8 * ((range[i].hi + 63) / 64 - range[i].lo / 64);
+    if (rc == TCIO_SUCCESS)
+        fh->stats.count[TCI_C_MERGE_BYTES] += holds ? 2 * moved : moved;
+    return rc;
 }
 
 int tci_level2_merge(tcio_file *fh, const tci_level1 *v, const tci_under_lock *after)
@@ -576,7 +652,7 @@ static int load_into_slot(tcio_file *fh, tci_level2 *l2, tci_location loc, tci_s
         copy_runs(seg, l2->scratch, l2->bitmap, 0, size, 1);   /* the writes are newer */
     }
     rc = direct ? t->ops->sync(t)               /* our stores, before the release */
-                : t->ops->put_all(t, loc, seg, NULL);
+                : t->ops->put_range(t, loc, 1, &(tci_range){ 0, size }, seg, NULL, NULL);
     if (rc == TCIO_SUCCESS)
         h->flags |= TCI_SLOT_LOADED;   /* published by the release */
     return rc;
@@ -900,9 +976,10 @@ static int read_unlocked(tcio_file *fh, tci_level2 *l2, tci_location loc,
     if (rc != TCIO_SUCCESS || !*from_slot)
         return rc;
     *paused = first ? pause_for_tests() : 0;
+    const tci_range range = { lo, hi };
     if (loaded)
-        return t->ops->get_range(t, loc, lo, hi, buf, NULL);
-    rc = t->ops->get_range(t, loc, lo, hi, l2->scratch, l2->bitmap);
+        return t->ops->get_range(t, loc, 1, &range, buf, NULL, NULL);
+    rc = t->ops->get_range(t, loc, 1, &range, l2->scratch, l2->bitmap, NULL);
     if (rc == TCIO_SUCCESS)
         copy_runs(buf, l2->scratch, l2->bitmap, lo, hi, 1);
     return rc;
@@ -1047,7 +1124,7 @@ int tci_level2_fetch(tcio_file *fh, int64_t segment, char *buf, int lo, int hi,
         moved = fh->map.segment_size;    /* put whole into the slot */
         rc = load_into_slot(fh, l2, loc, &h, buf, true);
     } else {
-        rc = t->ops->get_range(t, loc, lo, hi, buf, NULL);
+        rc = t->ops->get_range(t, loc, 1, &(tci_range){ lo, hi }, buf, NULL, NULL);
     }
     if (rc == TCIO_SUCCESS && under_lock)
         rc = under_lock->run(fh, under_lock->arg);

@@ -120,12 +120,15 @@ typedef struct tci_under_lock {
  * bytes, its buffer their data).  Under the slot's lock, claimed for the
  * segment (spilling another one), V's bytes are laid over the slot's in
  * place when the slot is this rank's (an aggregator merging what its
- * nodes sent it); else the slot's bytes and bitmap come over whole, V's
- * bytes are laid on top, and both go back whole: two contiguous
- * transfers, where a put of V's runs would need a datatype of
- * tens of thousands of blocks and an accumulate of the bits (measured in
- * doc/design.md).  The slot is full when its bitmap is; then
- * L2.filled_valid is set for tci_owner_filled.  The caller keeps V.
+ * nodes sent it); else the slot's bytes and bitmap over V's ranges (its
+ * first to its last marked bitmap word, cut at long unmarked stretches:
+ * level2.c, merge_ranges) come over, V's bytes are laid on top, and both
+ * go back: contiguous transfers of the ranges, where a put of
+ * V's runs would need a datatype of tens of thousands of blocks and an
+ * accumulate of the bits (measured in doc/design.md).  The slot's
+ * written-byte counter, kept equal to its bitmap's set bits, says when
+ * the slot is full; then L2.filled_valid is set for tci_owner_filled.
+ * The caller keeps V.
  * AFTER (NULL: nothing) runs under the lock once the bytes are in. */
 int tci_level2_merge(struct tcio_file *fh, const tci_level1 *v, const tci_under_lock *after);
 

@@ -269,6 +269,10 @@ static int cut_taken(tcio_file *fh, tci_location loc, tci_slot_header *h, MPI_Of
         h->flags &= TCI_SLOT_LOADED;
     } else {
         h->flags &= ~TCI_SLOT_FULL;      /* not full any more */
+        /* The written-byte counter counted the bytes cut too: it is the
+         * bits left now (merges keep it so, level2.c). */
+        int64_t left = tci_bitmap_count(bitmap, 0, tci_bitmap_bytes(size) / 8);
+        t->ops->add_written_in_memory(t, loc, left - t->ops->add_written_in_memory(t, loc, 0));
     }
     return t->ops->sync(t);              /* our stores before the release */
 }

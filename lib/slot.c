@@ -61,14 +61,6 @@ int tci_bitmap_next_run(const unsigned char *bitmap, int from, int limit, int wa
     return start;
 }
 
-static int popcount64(uint64_t w)
-{
-    w = w - ((w >> 1) & UINT64_C(0x5555555555555555));
-    w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
-    w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-    return (int)((w * UINT64_C(0x0101010101010101)) >> 56);
-}
-
 static int lowest_bit(uint64_t w)     /* W != 0 */
 {
     return __builtin_ctzll(w);
@@ -91,7 +83,7 @@ int64_t tci_bitmap_shape(const unsigned char *bitmap, int size, int *lo, int *hi
         if (i == nwords - 1 && size % 64)
             w &= (UINT64_C(1) << (size % 64)) - 1;    /* bits past the segment */
         if (w) {
-            runs += popcount64(w & ~(w << 1 | carry));
+            runs += tci_popcount64(w & ~(w << 1 | carry));
             if (!any)
                 *lo = (int)(i * 64 + lowest_bit(w));
             *hi = (int)(i * 64 + highest_bit(w) + 1);

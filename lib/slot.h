@@ -39,7 +39,9 @@ typedef struct tci_slot_header {
  *   written  bytes moved into the segment since it was claimed (added by
  *            movers, reset by the holder of the lock): a cheap trigger for
  *            early drain; overwrites make it overcount, so the owner
- *            confirms with the bitmap.
+ *            confirms with the bitmap.  A forward's merge into the file's
+ *            level 2 (several nodes) sets it to the bitmap's set bits
+ *            exactly, and a cut recounts it (owner.c).
  * Segment numbers must stay at or below TCI_MAX_SEGMENT (open.c bounds
  * offsets). */
 #define TCI_STATE_LOCKED    INT64_MIN
@@ -163,6 +165,24 @@ static inline void tci_bitmap_set_word(unsigned char *bitmap, int64_t word, uint
     w = __builtin_bswap64(w);
 #endif
     memcpy(bitmap + word * 8, &w, sizeof w);      /* one store */
+}
+
+/* The number of set bits of W. */
+static inline int tci_popcount64(uint64_t w)
+{
+    w = w - ((w >> 1) & UINT64_C(0x5555555555555555));
+    w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
+    w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (int)((w * UINT64_C(0x0101010101010101)) >> 56);
+}
+
+/* The number of set bits in words [FIRST, END) of BITMAP. */
+static inline int64_t tci_bitmap_count(const unsigned char *bitmap, int first, int end)
+{
+    int64_t n = 0;
+    for (int w = first; w < end; w++)
+        n += tci_popcount64(tci_bitmap_word(bitmap, w));
+    return n;
 }
 
 /* How the set bits of the first SIZE bits of BITMAP lie: returns the

@@ -41,6 +41,10 @@
      * (combiner.c), their bytes, and the segments it got from there */              \
     X(FORWARDS, "node forwards", "forwards")                                         \
     X(FORWARD_BYTES, "bytes forwarded", "forward_bytes")                             \
+    /* the bytes a forward's merge moved to and from another rank's slot of the     \
+     * file's level 2: the node's ranges of data and their bitmap words, out,       \
+     * and in where the slot held bytes of the segment (level2.c) */                \
+    X(MERGE_BYTES, "bytes merged remotely", "merge_bytes")                           \
     X(FETCHES, "node fetches", "fetches")                                           \
     /* of them, those read without the aggregator's slot lock, and the reads        \
      * done again because the slot changed meanwhile or was locked (level2.c) */    \

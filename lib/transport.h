@@ -56,6 +56,14 @@ typedef struct tci_move {
     alignas(max_align_t) unsigned char impl[48];
 } tci_move;
 
+/* A range [lo, hi) of a segment's bytes (get_range, put_range). */
+typedef struct tci_range {
+    int lo, hi;
+} tci_range;
+
+/* The most ranges one get_range or put_range moves. */
+#define TCI_MAX_RANGES 4
+
 typedef struct tci_transport_ops {
     const char *name;             /* as tcio_get_info and TCIO_STATS show it */
     /* put and get take a move as the level-1 bitmap (tci_move.marked)
@@ -129,18 +137,25 @@ typedef struct tci_transport_ops {
      * segment). */
     int  (*get)(tci_transport *t, tci_location loc, char *buf, const tci_move *m);
     /* Under the lock: copy the whole slot out (DATA: a segment, BITMAP:
-     * tci_bitmap_bytes), or a whole segment in, and its bitmap when BITMAP
-     * is not NULL (else the bitmap is untouched). */
+     * tci_bitmap_bytes). */
     int  (*get_all)(tci_transport *t, tci_location loc, char *data, unsigned char *bitmap);
-    int  (*put_all)(tci_transport *t, tci_location loc, const char *data,
-                    const unsigned char *bitmap);
-    /* get_all of a part: the slot's bytes [LO, HI) into DATA + LO (DATA:
-     * a segment) and, when BITMAP is not NULL, the bitmap words that
-     * cover them into the same place of BITMAP (whole 64-bit words, bytes
-     * 8 * (LO / 64) up to 8 * ceil(HI / 64)).  Under the lock, or between
-     * two peeks as get_all (level2.c, fetches). */
-    int  (*get_range)(tci_transport *t, tci_location loc, int lo, int hi, char *data,
-                      unsigned char *bitmap);
+    /* get_all of parts: for each of the N (1 to TCI_MAX_RANGES) ranges R,
+     * the slot's bytes [lo, hi) into DATA + lo (DATA: a segment) and, when
+     * BITMAP is not NULL, the bitmap words that cover them into the same
+     * place of BITMAP (whole 64-bit words, bytes 8 * (lo / 64) up to
+     * 8 * ceil(hi / 64)); and when WRITTEN is not NULL the written-byte
+     * counter into *WRITTEN.  All in flight together.  Under the lock, or
+     * between two peeks as get_all (level2.c, fetches; WRITTEN NULL). */
+    int  (*get_range)(tci_transport *t, tci_location loc, int n, const tci_range *r,
+                      char *data, unsigned char *bitmap, int64_t *written);
+    /* get_range's inverse, under the lock: DATA's bytes of the ranges into
+     * the slot and, when BITMAP is not NULL, the bitmap words that cover
+     * them (the slot's other words untouched; BITMAP NULL: the bitmap is
+     * untouched), and when WRITTEN is not NULL *WRITTEN as the
+     * written-byte counter.  One range [0, segment size) puts a whole
+     * segment. */
+    int  (*put_range)(tci_transport *t, tci_location loc, int n, const tci_range *r,
+                      const char *data, const unsigned char *bitmap, const int64_t *written);
     /* The slot's loaded-span word (slot.h) where the transport keeps one,
      * for slots this rank reaches by address (shm), else NULL: level 2
      * then loads only whole segments into the slot.  Plain loads and
@@ -163,6 +178,9 @@ typedef struct tci_transport_ops {
     /* Clear the bitmap, counter and loaded span of a locked slot reached
      * by address. */
     void (*clear_in_memory)(tci_transport *t, tci_location loc);
+    /* Add DELTA to the written-byte counter of a locked slot reached by
+     * address and return the counter's new value (DELTA 0: read it). */
+    int64_t (*add_written_in_memory)(tci_transport *t, tci_location loc, int64_t delta);
     /* Order this rank's plain loads and stores of its slots with other
      * ranks' accesses. */
     int  (*sync)(tci_transport *t);

@@ -24,9 +24,13 @@
  * The counter is reset to 0 by a mover that claims the slot for another
  * segment (an MPI_REPLACE accumulate, rma_reset) and by the owner after an
  * early drain (a plain store into its own window, under the slot lock,
- * followed by MPI_Win_sync).  Mixing operations on one location (the
- * bitmap: MPI_REPLACE when a slot is claimed, MPI_BOR for each write; the
- * counter: MPI_REPLACE, MPI_SUM and the owner's store) is legal under the
+ * followed by MPI_Win_sync).  A forward's merge (level2.c) reads it with
+ * MPI_NO_OP and sets it with MPI_REPLACE (rma_get_range, rma_put_range),
+ * or, in the owner's own slot, adds to it with plain loads and stores
+ * between MPI_Win_syncs.  Mixing operations on one location (the bitmap:
+ * MPI_REPLACE when a slot is claimed or a merge puts whole words back,
+ * MPI_BOR for each write; the counter: MPI_REPLACE, MPI_SUM, MPI_NO_OP and
+ * the owner's loads and stores) is legal under the
  * window's default accumulate_ops (same_op_no_op), which only forbids
  * different operations that are concurrent: all of them happen under the
  * slot lock, a holder's own accumulates are ordered (the default
@@ -313,7 +317,9 @@ static int rma_complete_all(tci_transport *t)
 
 /* ---- waiting ------------------------------------------------------------ */
 
-#define MAX_REQUESTS 3   /* the most a move waits for at once */
+/* The most requests waited for at once: a range move's bitmap and data
+ * per range, and the counter. */
+#define MAX_REQUESTS (2 * TCI_MAX_RANGES + 1)
 
 /* Complete request-based operations, giving the processor away between
  * polls so that a target sharing our core can run its progress engine.
@@ -601,6 +607,13 @@ static void rma_clear_in_memory(tci_transport *t, tci_location loc)
     *(int64_t *)(r->base + header_disp(r, loc.slot) + TCI_WRITTEN_OFFSET) = 0;
 }
 
+static int64_t rma_add_written_in_memory(tci_transport *t, tci_location loc, int64_t delta)
+{
+    rma *r = rma_of(t);
+    int64_t *written = (int64_t *)(r->base + header_disp(r, loc.slot) + TCI_WRITTEN_OFFSET);
+    return *written += delta;
+}
+
 static int rma_sync(tci_transport *t)
 {
     return tci_error_from_mpi(MPI_Win_sync(rma_of(t)->win));
@@ -693,25 +706,38 @@ static int rma_get_all(tci_transport *t, tci_location loc, char *data, unsigned 
     return tci_error_from_mpi(finish_started(t, n, req, err));
 }
 
-static int rma_get_range(tci_transport *t, tci_location loc, int lo, int hi, char *data,
-                         unsigned char *bitmap)
+static int rma_get_range(tci_transport *t, tci_location loc, int nranges,
+                         const tci_range *range, char *data, unsigned char *bitmap,
+                         int64_t *written)
 {
     rma *r = rma_of(t);
-    MPI_Request req[2];
+    MPI_Request req[MAX_REQUESTS];
     int n = 0, err = MPI_SUCCESS;
-    if (bitmap) {
-        int first = lo / 64 * 8, end = (hi + 63) / 64 * 8;
-        err = MPI_Rget(bitmap + first, end - first, MPI_BYTE, loc.rank,
-                       bitmap_disp(r, loc.slot) + first, end - first, MPI_BYTE, r->win,
-                       &req[n]);
+    if (written) {
+        /* The counter is written by accumulates (rma_reset, rma_put): read
+         * it with one too, as the state word is peeked. */
+        err = MPI_Rget_accumulate(NULL, 0, MPI_INT64_T, written, 1, MPI_INT64_T, loc.rank,
+                                  header_disp(r, loc.slot) + TCI_WRITTEN_OFFSET, 1,
+                                  MPI_INT64_T, MPI_NO_OP, r->win, &req[n]);
         if (err == MPI_SUCCESS)
             n++;
     }
-    if (err == MPI_SUCCESS)
-        err = MPI_Rget(data + lo, hi - lo, MPI_BYTE, loc.rank, data_disp(r, loc.slot) + lo,
-                       hi - lo, MPI_BYTE, r->win, &req[n]);
-    if (err == MPI_SUCCESS)
-        n++;
+    for (int i = 0; i < nranges && err == MPI_SUCCESS; i++) {
+        int lo = range[i].lo, hi = range[i].hi;
+        if (bitmap) {
+            int first = lo / 64 * 8, end = (hi + 63) / 64 * 8;
+            err = MPI_Rget(bitmap + first, end - first, MPI_BYTE, loc.rank,
+                           bitmap_disp(r, loc.slot) + first, end - first, MPI_BYTE, r->win,
+                           &req[n]);
+            if (err == MPI_SUCCESS)
+                n++;
+        }
+        if (err == MPI_SUCCESS)
+            err = MPI_Rget(data + lo, hi - lo, MPI_BYTE, loc.rank, data_disp(r, loc.slot) + lo,
+                           hi - lo, MPI_BYTE, r->win, &req[n]);
+        if (err == MPI_SUCCESS)
+            n++;
+    }
     return tci_error_from_mpi(finish_started(t, n, req, err));
 }
 
@@ -723,21 +749,34 @@ static int64_t *rma_loaded_span(tci_transport *t, tci_location loc)
     return NULL;
 }
 
-static int rma_put_all(tci_transport *t, tci_location loc, const char *data,
-                       const unsigned char *bitmap)
+static int rma_put_range(tci_transport *t, tci_location loc, int nranges,
+                         const tci_range *range, const char *data, const unsigned char *bitmap,
+                         const int64_t *written)
 {
     rma *r = rma_of(t);
-    MPI_Request req[2];
-    int n = 0;
-    int err = MPI_Rput(data, segment_bytes(r), MPI_BYTE, loc.rank, data_disp(r, loc.slot),
-                       segment_bytes(r), MPI_BYTE, r->win, &req[n]);
-    if (err == MPI_SUCCESS && ++n && bitmap) {
-        /* The slot's bitmap is otherwise written by accumulates (MPI_BOR,
-         * MPI_REPLACE): a put would mix with them where they could be
-         * concurrent, which the lock rules out, but MPI only allows
-         * same_op_no_op mixing, so this is a MPI_REPLACE accumulate too. */
-        err = MPI_Raccumulate(bitmap, bitmap_bytes(r), MPI_UNSIGNED_CHAR, loc.rank,
-                              bitmap_disp(r, loc.slot), bitmap_bytes(r), MPI_UNSIGNED_CHAR,
+    MPI_Request req[MAX_REQUESTS];
+    int n = 0, err = MPI_SUCCESS;
+    for (int i = 0; i < nranges && err == MPI_SUCCESS; i++) {
+        int lo = range[i].lo, hi = range[i].hi;
+        err = MPI_Rput(data + lo, hi - lo, MPI_BYTE, loc.rank, data_disp(r, loc.slot) + lo,
+                       hi - lo, MPI_BYTE, r->win, &req[n]);
+        if (err == MPI_SUCCESS && ++n && bitmap) {
+            /* The slot's bitmap is otherwise written by accumulates
+             * (MPI_BOR, MPI_REPLACE): a put would mix with them where they
+             * could be concurrent, which the lock rules out, but MPI only
+             * allows same_op_no_op mixing, so this is a MPI_REPLACE
+             * accumulate too. */
+            int first = lo / 64 * 8, end = (hi + 63) / 64 * 8;
+            err = MPI_Raccumulate(bitmap + first, end - first, MPI_UNSIGNED_CHAR, loc.rank,
+                                  bitmap_disp(r, loc.slot) + first, end - first,
+                                  MPI_UNSIGNED_CHAR, MPI_REPLACE, r->win, &req[n]);
+            if (err == MPI_SUCCESS)
+                n++;
+        }
+    }
+    if (err == MPI_SUCCESS && written) {
+        err = MPI_Raccumulate(written, 1, MPI_INT64_T, loc.rank,
+                              header_disp(r, loc.slot) + TCI_WRITTEN_OFFSET, 1, MPI_INT64_T,
                               MPI_REPLACE, r->win, &req[n]);
         if (err == MPI_SUCCESS)
             n++;
@@ -787,7 +826,7 @@ const tci_transport_ops tci_transport_rma = {
     .put = rma_put,
     .get = rma_get,
     .get_all = rma_get_all,
-    .put_all = rma_put_all,
+    .put_range = rma_put_range,
     .get_range = rma_get_range,
     .loaded_span = rma_loaded_span,
     .notify = rma_notify,
@@ -796,6 +835,7 @@ const tci_transport_ops tci_transport_rma = {
     .memory = rma_memory,
     .state_in_memory = rma_state_in_memory,
     .clear_in_memory = rma_clear_in_memory,
+    .add_written_in_memory = rma_add_written_in_memory,
     .sync = rma_sync,
     .notices = rma_notices,
     .peek_states = rma_peek_states,

@@ -401,6 +401,12 @@ static void shm_clear_in_memory(tci_transport *t, tci_location loc)
     clear_slot(shm_of(t), loc);
 }
 
+static int64_t shm_add_written_in_memory(tci_transport *t, tci_location loc, int64_t delta)
+{
+    return atomic_fetch_add_explicit(written_word(shm_of(t), loc), delta,
+                                     memory_order_relaxed) + delta;
+}
+
 /* Plain loads and stores of slots are ordered by the slot locks' acquire
  * and release; this fence only adds a full barrier, and no MPI call, as it
  * runs on the path of a load (level2.c). */
@@ -465,33 +471,41 @@ static int shm_get_all(tci_transport *t, tci_location loc, char *data, unsigned 
     return TCIO_SUCCESS;
 }
 
-static int shm_get_range(tci_transport *t, tci_location loc, int lo, int hi, char *data,
-                         unsigned char *bitmap)
+static int shm_get_range(tci_transport *t, tci_location loc, int n, const tci_range *r,
+                         char *data, unsigned char *bitmap, int64_t *written)
 {
     shm *s = shm_of(t);
     map_slot(s, loc);
-    if (bitmap) {
-        size_t first = (size_t)lo / 64 * 8, end = ((size_t)hi + 63) / 64 * 8;
-        memcpy(bitmap + first, (unsigned char *)bitmap_words(s, loc) + first, end - first);
+    if (written)
+        *written = atomic_load_explicit(written_word(s, loc), memory_order_relaxed);
+    for (int i = 0; i < n; i++) {
+        int lo = r[i].lo, hi = r[i].hi;
+        if (bitmap) {
+            size_t first = (size_t)lo / 64 * 8, end = ((size_t)hi + 63) / 64 * 8;
+            memcpy(bitmap + first, (unsigned char *)bitmap_words(s, loc) + first, end - first);
+        }
+        memcpy(data + lo, slot_data(s, loc) + lo, (size_t)(hi - lo));
     }
-    memcpy(data + lo, slot_data(s, loc) + lo, (size_t)(hi - lo));
     return TCIO_SUCCESS;
 }
 
-static int shm_put_all(tci_transport *t, tci_location loc, const char *data,
-                       const unsigned char *bitmap)
+static int shm_put_range(tci_transport *t, tci_location loc, int n, const tci_range *r,
+                         const char *data, const unsigned char *bitmap, const int64_t *written)
 {
     shm *s = shm_of(t);
     map_slot(s, loc);
-    memcpy(slot_data(s, loc), data, (size_t)segment_bytes(s));
-    if (bitmap) {                /* under the lock: no sharer ORs bits now */
-        atomic_bits *words = bitmap_words(s, loc);
-        for (int w = 0; w < bitmap_bytes(s) / 8; w++) {
-            uint64_t value;
+    atomic_bits *words = bitmap_words(s, loc);
+    for (int i = 0; i < n; i++) {
+        int lo = r[i].lo, hi = r[i].hi;
+        memcpy(slot_data(s, loc) + lo, data + lo, (size_t)(hi - lo));
+        for (int w = lo / 64; bitmap && w < (hi + 63) / 64; w++) {
+            uint64_t value;      /* under the lock: no sharer ORs bits now */
             memcpy(&value, bitmap + 8 * w, sizeof value);
             atomic_store_explicit(&words[w], value, memory_order_relaxed);
         }
     }
+    if (written)
+        atomic_store_explicit(written_word(s, loc), *written, memory_order_relaxed);
     return TCIO_SUCCESS;
 }
 
@@ -538,13 +552,14 @@ const tci_transport_ops tci_transport_shm = {
     .put = shm_put,
     .get = shm_get,
     .get_all = shm_get_all,
-    .put_all = shm_put_all,
+    .put_range = shm_put_range,
     .get_range = shm_get_range,
     .loaded_span = shm_loaded_span,
     .notify = shm_notify,
     .memory = shm_memory,
     .state_in_memory = shm_state_in_memory,
     .clear_in_memory = shm_clear_in_memory,
+    .add_written_in_memory = shm_add_written_in_memory,
     .sync = shm_sync,
     .notices = shm_notices,
     .peek_states = shm_peek_states,

@@ -4098,6 +4098,166 @@ START_TEST(test_node_combining)
 }
 END_TEST
 
+/* Rank 0 the only aggregator; every rank writes the share [LO, HI) of the
+ * parts of every segment that start at PART_AT (each part PART bytes),
+ * then flushes, lets rank 0 serve (tcio_progress: its early drains) and
+ * reads the parts back (IMAGE: the file as written, holes zero). */
+static void ns_write_flush_read(tcio_file *fh, const unsigned char *image, int nseg, int seg,
+                                const int *part_at, int nparts, int part, int lo, int hi,
+                                tu_status *st, const char *ctx)
+{
+    for (int k = 0; k < nseg && st->ok; k++)
+        for (int p = 0; p < nparts && st->ok; p++) {
+            size_t at = (size_t)k * seg + (size_t)part_at[p] + (size_t)lo;
+            tu_expect_rc(st, tcio_write_at(fh, (MPI_Offset)at, image + at, hi - lo, MPI_BYTE),
+                         0, "%s: write into segment %d", ctx, k);
+        }
+    tu_expect_rc(st, tcio_flush(fh), 0, "%s: flush", ctx);
+    tu_expect_rc(st, tcio_progress(fh), 0, "%s: tcio_progress", ctx);
+    unsigned char *got = malloc((size_t)part);
+    tu_expect_rc(st, got ? 0 : TCIO_ERR_NO_MEMORY, 0, "%s: no memory", ctx);
+    for (int j = 0; j < nseg && st->ok; j++)
+        for (int p = 0; p < nparts && st->ok; p++) {
+            size_t at = (size_t)((j + tu_rank) % nseg) * seg + (size_t)part_at[p];
+            tu_expect_rc(st, tcio_read_at(fh, (MPI_Offset)at, got, part, MPI_BYTE), 0,
+                         "%s: read at %zu", ctx, at);
+            tu_expect_rc(st, tcio_fetch(fh), 0, "%s: fetch at %zu", ctx, at);
+            tu_expect_mem(st, got, image + at, (size_t)part, "%s: the part at %zu read back",
+                          ctx, at);
+        }
+    free(got);
+}
+
+/* Whether the file at PATH holds the first SIZE bytes of IMAGE (rank 0;
+ * 1 elsewhere). */
+static int ns_file_is(const char *path, const unsigned char *image, int64_t size)
+{
+    int ok = 1;
+    if (tu_rank == 0) {
+        int64_t got_size = 0;
+        unsigned char *file = tu_read_file(path, &got_size);
+        ok = file && got_size == size && memcmp(file, image, (size_t)size) == 0;
+        free(file);
+    }
+    return ok;
+}
+
+/* A forward's merge moves only the node's part of the segment, and the
+ * written-byte counter the merges keep says when a segment is full.  Rank
+ * 0 the only aggregator; staged forwards off (their merges happen on rank
+ * 0, in its own slots, and move nothing).
+ *
+ * First file: the ranks write two sixteenths of every segment of 128
+ * KiB, [0, PART) and [SEG / 2, SEG / 2 + PART), each rank one contiguous
+ * share of each (rank r the r-th of NPROCS), and nothing else: the rest
+ * is holes.  On several nodes the statistics count what the merges into
+ * another rank's slot moved: at most each node's two stretches (measured:
+ * the lowest and highest byte of its ranks' shares, widened to whole
+ * bitmap words) and their bitmap words, out, and in where the slot held
+ * bytes of the segment already.  A whole segment would move at least
+ * 144 KiB for every forward but those of rank 0 (at most one per
+ * segment), which the bound leaves no room for; one span from the first
+ * stretch to the second, at least 56 KiB, which it leaves none for either
+ * where each node's ranks are consecutive (MPICH's cliques, TCIO_TEST_NODES:
+ * the stretches are then a node's share of PART).
+ *
+ * Second file: the ranks' shares cover every segment, so the merges
+ * complete them; rank 0 drains each early, once the counter says the
+ * slot is full (a counter that never got there would leave them all to
+ * the close).  Files and reads are byte-compared. */
+START_TEST(test_node_spans)
+{
+    TU_BEGIN();
+    stats_env saved = stats_env_unset();
+    tu_clear_aggregation_env();
+    char *staging = getenv("TCIO_FORWARD_STAGING") ? strdup(getenv("TCIO_FORWARD_STAGING"))
+                                                   : NULL;
+    unsetenv("TCIO_FORWARD_STAGING");
+    enum { SEG = 128 * 1024, NSEG = 6, PART = SEG / 16 };
+    const char *ctx = "node spans";
+    const char *path = tu_path("spans");
+    const char *stats = tu_path("spans-stats");
+    if (tu_rank == 0)
+        unlink(stats);
+    int nodes = tu_count_nodes();
+    char slots[16];
+    snprintf(slots, sizeof slots, "%d", NSEG);   /* no evictions */
+    const char *kv[] = { "tcio_stats", "json", "tcio_stats_file", stats,
+                         "tcio_aggregators", "1", "tcio_aggregator_placement", "0", NULL };
+    static unsigned char image[NSEG * SEG];
+    tu_fill_pattern(image, sizeof image, 2031);
+    for (int k = 0; k < NSEG; k++) {                             /* the holes */
+        memset(image + (size_t)k * SEG + PART, 0, SEG / 2 - PART);
+        memset(image + (size_t)k * SEG + SEG / 2 + PART, 0, SEG / 2 - PART);
+    }
+    const int part_at[2] = { 0, SEG / 2 };
+    int lo = PART * tu_rank / tu_nprocs, hi = PART * (tu_rank + 1) / tu_nprocs;
+    /* The widest stretch of any node: its ranks' lowest and highest byte. */
+    MPI_Comm node = tu_node_comm();
+    int node_lo, node_hi, width;
+    MPI_Allreduce(&lo, &node_lo, 1, MPI_INT, MPI_MIN, node);
+    MPI_Allreduce(&hi, &node_hi, 1, MPI_INT, MPI_MAX, node);
+    MPI_Comm_free(&node);
+    int own_width = node_hi - node_lo;
+    MPI_Allreduce(&own_width, &width, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    tcio_file *fh = NULL;
+    expect_success(tu_open_kv(path, MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC, "128k",
+                              slots, kv, &fh), ctx, "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    ns_write_flush_read(fh, image, NSEG, SEG, part_at, 2, PART, lo, hi, &st, ctx);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    CHECK_ALL(ns_file_is(path, image, (int64_t)(NSEG - 1) * SEG + SEG / 2 + PART),
+              "%s: the file differs from what the ranks wrote", ctx);
+    long forwards = tu_rank == 0 ? stats_sum(stats, "forwards") : 0;
+    long merged = tu_rank == 0 ? stats_sum(stats, "merge_bytes") : 0;
+    long stretch = width + 2 * 64;             /* widened to whole words */
+    long most = 2L * 2 * forwards * (stretch + stretch / 64 * 8 + 8);
+    long one_span = (forwards - NSEG) * (long)(SEG / 2 - PART);
+    CHECK_ALL(tu_rank != 0 || (nodes > 1 ? merged > 0 && merged <= most : merged == 0),
+              "%s: merges moved %ld bytes for %ld forwards on %d node(s), expected %s%ld "
+              "(one span per forward: at least %ld)", ctx, merged, forwards, nodes,
+              nodes > 1 ? "1 to " : "", nodes > 1 ? most : 0L, one_span);
+    if (tu_rank == 0)
+        printf("node_spans: %d node(s): %ld forwards moved %ld bytes (at most %ld; one span "
+               "per forward at least %ld)\n", nodes, forwards, merged, most, one_span);
+    /* Second file: every segment written whole. */
+    const char *path2 = tu_path("spans-full");
+    const char *stats2 = tu_path("spans-full-stats");
+    if (tu_rank == 0)
+        unlink(stats2);
+    const char *kv2[] = { "tcio_stats", "json", "tcio_stats_file", stats2,
+                          "tcio_aggregators", "1", "tcio_aggregator_placement", "0", NULL };
+    tu_fill_pattern(image, sizeof image, 2032);
+    const int whole_at[1] = { 0 };
+    expect_success(tu_open_kv(path2, MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC,
+                              "128k", slots, kv2, &fh), ctx, "tcio_open_comm (full)");
+    tu_status_init(&st);
+    ns_write_flush_read(fh, image, NSEG, SEG, whole_at, 1, SEG, SEG * tu_rank / tu_nprocs,
+                        SEG * (tu_rank + 1) / tu_nprocs, &st, ctx);
+    rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close (full)");
+    CHECK_ALL(ns_file_is(path2, image, (int64_t)NSEG * SEG),
+              "%s: the second file differs from what the ranks wrote", ctx);
+    long early = tu_rank == 0 ? stats_sum(stats2, "segments_drained_early") : 0;
+    CHECK_ALL(tu_rank != 0 || nodes == 1 || early == NSEG,
+              "%s: %ld segments drained early on %d nodes, expected every one, %d (the "
+              "merges' written-byte counter says when a slot is full)", ctx, early, nodes,
+              NSEG);
+    if (tu_rank == 0)
+        printf("node_spans: %d node(s): %ld of %d full segments drained early\n", nodes,
+               early, NSEG);
+    if (staging) {
+        setenv("TCIO_FORWARD_STAGING", staging, 1);
+        free(staging);
+    }
+    stats_env_restore(&saved);
+}
+END_TEST
+
 /* ---- staged forwards (tcio_forward_staging) --------------------------------- */
 
 /* Whether this rank shares a node with rank 0 (libtcio's node map: the
@@ -5257,6 +5417,7 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "write_around", test_write_around);
     tu_add_case(s, "off_node_moves", test_off_node_moves);
     tu_add_case(s, "node_combining", test_node_combining);
+    tu_add_case(s, "node_spans", test_node_spans);
     tu_add_case(s, "staged_forwards", test_staged_forwards);
     tu_add_case(s, "concurrent_writes", test_concurrent_writes);
     tu_add_case(s, "concurrent_reads", test_concurrent_reads);

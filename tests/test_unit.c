@@ -523,10 +523,11 @@ START_TEST(transport_chooser_auto_rma_shm)
             (const void *)ops->open, (const void *)ops->close, (const void *)ops->take,
             (const void *)ops->release, (const void *)ops->reset,
             (const void *)ops->put, (const void *)ops->get,
-            (const void *)ops->get_all, (const void *)ops->put_all,
+            (const void *)ops->get_all, (const void *)ops->put_range,
             (const void *)ops->get_range, (const void *)ops->loaded_span, (const void *)ops->notify,
             (const void *)ops->memory, (const void *)ops->state_in_memory,
-            (const void *)ops->clear_in_memory, (const void *)ops->sync, (const void *)ops->notices,
+            (const void *)ops->clear_in_memory, (const void *)ops->add_written_in_memory,
+            (const void *)ops->sync, (const void *)ops->notices,
             (const void *)ops->peek_states, (const void *)ops->complete_all
         };
         for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
