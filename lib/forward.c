@@ -186,15 +186,29 @@ static bool view_bitmap(tcio_file *fh, int64_t segment, const char *data,
 /* Aim the message view at message M's bytes. */
 static tci_level1 *view_message(tcio_file *fh, const tci_forward_message *m)
 {
-    tci_level1 *v = &fh->fwd.message_view;
-    tci_level1_aim(v, TCI_L1_WRITING, m->segment, (int)fh->map.segment_size);
-    const uint64_t *bits = tci_forward_message_bits(m);
-    for (int64_t w = m->lo; w < m->hi; w++)
-        v->marked[w] = bits[w - m->lo];
-    v->marked_lo = (int)m->lo;
-    v->marked_hi = (int)m->hi;
-    /* The merge reads only the bytes whose bits are set: [lo * 64, ...). */
-    v->buf = (char *)tci_forward_message_data(m) - m->lo * 64;
+    tci_forwards *f = &fh->fwd;
+    tci_level1 *v = &f->message_view;
+    int64_t size = fh->map.segment_size;
+    tci_level1_aim(v, TCI_L1_WRITING, m->segment, (int)size);
+    int n = (int)m->nranges;
+    for (int r = 0; r < n; r++) {
+        const uint64_t *bits = tci_forward_message_bits(m, r);
+        for (int64_t w = m->lo[r]; w < m->hi[r]; w++)
+            v->marked[w] = bits[w - m->lo[r]];
+    }
+    v->marked_lo = (int)m->lo[0];
+    v->marked_hi = (int)m->hi[n - 1];
+    /* The merge reads only the bytes whose bits are set: one range's are
+     * read where the message holds them ([lo * 64, ...)); several ranges'
+     * are laid out at their places in the segment first. */
+    if (n == 1) {
+        v->buf = (char *)tci_forward_message_data(m, 0, size) - m->lo[0] * 64;
+        return v;
+    }
+    for (int r = 0; r < n; r++)
+        memcpy(f->scatter + m->lo[r] * 64, tci_forward_message_data(m, r, size),
+               (size_t)(tci_forward_message_end(m, r, size) - m->lo[r] * 64));
+    v->buf = f->scatter;
     return v;
 }
 
@@ -513,12 +527,22 @@ static void fill_message(tcio_file *fh, int e, int64_t seq)
     tci_forwards *f = &fh->fwd;
     tci_level1 *v = &f->view;
     tci_forward_message *m = tci_staging_message(&f->staging, e);
+    int64_t size = fh->map.segment_size;
+    tci_range range[TCI_MAX_RANGES];
+    int n = tci_level1_ranges(v, (int)size, range);   /* a forward marks something */
     *m = (tci_forward_message){ .segment = v->segment, .seq = seq, .node = f->node,
-                                .entry = e, .lo = v->marked_lo, .hi = v->marked_hi };
-    uint64_t *bits = (uint64_t *)tci_forward_message_bits(m);
-    memcpy(bits, v->marked + m->lo, (size_t)(m->hi - m->lo) * sizeof *bits);
-    int64_t end = m->hi * 64 < fh->map.segment_size ? m->hi * 64 : fh->map.segment_size;
-    memcpy((char *)tci_forward_message_data(m), v->buf + m->lo * 64, (size_t)(end - m->lo * 64));
+                                .entry = e, .nranges = n };
+    for (int r = 0; r < n; r++) {
+        m->lo[r] = range[r].lo / 64;
+        m->hi[r] = (range[r].hi + 63) / 64;
+    }
+    for (int r = 0; r < n; r++) {
+        uint64_t *bits = (uint64_t *)tci_forward_message_bits(m, r);
+        memcpy(bits, v->marked + m->lo[r], (size_t)(m->hi[r] - m->lo[r]) * sizeof *bits);
+    }
+    for (int r = 0; r < n; r++)
+        memcpy((char *)tci_forward_message_data(m, r, size), v->buf + m->lo[r] * 64,
+               (size_t)(tci_forward_message_end(m, r, size) - m->lo[r] * 64));
 }
 
 /* Stage the view's bytes and send them to OWNER; *STAGED false if the
@@ -568,6 +592,8 @@ static int staged_forward(tcio_file *fh, int owner, int aggregator, bool *staged
     f->pending++;
     f->sent_to[owner]++;
     fh->stats.count[TCI_C_STAGED_FORWARDS]++;
+    fh->stats.count[TCI_C_STAGED_BYTES] +=
+        (int64_t)(tci_forward_message_bytes(m, fh->map.segment_size) - sizeof *m);
     tci_level1_reset(&f->view);
     f->view.buf = NULL;
     return TCIO_SUCCESS;
@@ -628,8 +654,10 @@ int tci_forward_overlay(tcio_file *fh, int64_t segment, char *buf)
         if (f->found_seq[i] <= applied)
             continue;
         const tci_forward_message *m = tci_staging_message(&f->staging, f->found[i]);
-        tci_copy_masked(buf + m->lo * 64, tci_forward_message_data(m),
-                        tci_forward_message_bits(m), 0, (int)(m->hi - m->lo));
+        for (int r = 0; r < m->nranges; r++)
+            tci_copy_masked(buf + m->lo[r] * 64,
+                            tci_forward_message_data(m, r, fh->map.segment_size),
+                            tci_forward_message_bits(m, r), 0, (int)(m->hi[r] - m->lo[r]));
         fh->stats.count[TCI_C_STAGED_OVERLAYS]++;
     }
     return rc;
@@ -697,8 +725,10 @@ static int per_file(tcio_file *fh)
     f->found = malloc((size_t)n * sizeof *f->found);
     f->found_seq = malloc((size_t)n * sizeof *f->found_seq);
     f->spare = malloc(f->staging.body_bytes + 64);
+    f->scatter = malloc((size_t)fh->map.segment_size);
     f->sent_to = calloc((size_t)fh->nprocs, sizeof *f->sent_to);
-    if (!f->sends || !f->acked || !f->found || !f->found_seq || !f->spare || !f->sent_to)
+    if (!f->sends || !f->acked || !f->found || !f->found_seq || !f->spare || !f->scatter ||
+        !f->sent_to)
         return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for the forwards' bookkeeping");
     for (int e = 0; e < n; e++)
         f->sends[e] = MPI_REQUEST_NULL;
@@ -829,12 +859,14 @@ void tci_forward_free(tcio_file *fh)
     free(f->found);
     free(f->found_seq);
     free(f->spare);
+    free(f->scatter);
     free(f->sent_to);
     f->sends = NULL;
     f->acked = NULL;
     f->found = NULL;
     f->found_seq = NULL;
     f->spare = NULL;
+    f->scatter = NULL;
     f->pending = 0;
     f->sent_to = NULL;
     tci_forward_kept left;

@@ -61,6 +61,8 @@ typedef struct tci_forwards {
     int        *found;        /* scratch: entries of one segment */
     int64_t    *found_seq;    /* and their numbers */
     char       *spare;        /* a message's room when memory runs out */
+    char       *scatter;      /* a segment: a message's ranges laid out at their
+                                 places, for its merge (view_message) */
     int         pending;      /* this rank's staged copies not freed yet */
     int64_t    *sent_to;      /* per rank: messages sent since the last settle */
     int64_t     received;     /* messages received since the last settle */

@@ -284,3 +284,40 @@ void tci_level1_deliver_reads(tci_level1 *l1)
     for (int i = 0; i < l1->nreads; i++)
         memcpy(l1->reads[i].dst, l1->buf + l1->reads[i].disp, (size_t)l1->reads[i].len);
 }
+
+int tci_level1_ranges(const tci_level1 *v, int size, tci_range *r)
+{
+    enum { MAX_GAPS = TCI_MAX_RANGES - 1 };
+    if (v->marked_lo >= v->marked_hi)
+        return 0;
+    tci_range gap[MAX_GAPS];              /* the longest so far, longest first */
+    int ngaps = 0;
+    for (int w = v->marked_lo; w < v->marked_hi; w++) {
+        if (v->marked[w])
+            continue;
+        int start = w;
+        while (w < v->marked_hi && !v->marked[w])
+            w++;
+        int len = w - start;
+        if (w == v->marked_hi || len < TCI_RANGE_SPLIT_WORDS ||
+            (ngaps == MAX_GAPS && len <= gap[MAX_GAPS - 1].hi - gap[MAX_GAPS - 1].lo))
+            continue;
+        int at = ngaps < MAX_GAPS ? ngaps++ : MAX_GAPS - 1;   /* the shortest goes */
+        for (; at > 0 && gap[at - 1].hi - gap[at - 1].lo < len; at--)
+            gap[at] = gap[at - 1];
+        gap[at] = (tci_range){ start, w };
+    }
+    for (int i = 1; i < ngaps; i++)       /* in the segment's order */
+        for (int j = i; j > 0 && gap[j - 1].lo > gap[j].lo; j--) {
+            tci_range g = gap[j];
+            gap[j] = gap[j - 1];
+            gap[j - 1] = g;
+        }
+    int n = 0, from = v->marked_lo;
+    for (int i = 0; i < ngaps; i++) {
+        r[n++] = (tci_range){ from * 64, gap[i].lo * 64 };
+        from = gap[i].hi;
+    }
+    r[n++] = (tci_range){ from * 64, v->marked_hi * 64 < size ? v->marked_hi * 64 : size };
+    return n;
+}

@@ -198,4 +198,26 @@ static inline int tci_level1_add_read(tci_level1 *l1, int disp, void *dst, int l
 /* Copy the fetched bytes from the buffer to each pending read's DST. */
 void tci_level1_deliver_reads(tci_level1 *l1);
 
+/* A range [lo, hi) of a segment's bytes. */
+typedef struct tci_range {
+    int lo, hi;
+} tci_range;
+
+/* The most ranges a forward moves (a merge's gets and puts, a staged
+ * message), and the shortest stretch of unmarked bitmap words (32 KiB of
+ * the segment) that splits a node's bytes into two ranges: each range is
+ * two more one-sided operations in the same flight of a merge, worth it
+ * once the stretch's bytes (in and out, with their bitmap) outweigh a
+ * message's overhead on a network, a few microseconds, or tens of KiB. */
+#define TCI_MAX_RANGES 4
+#define TCI_RANGE_SPLIT_WORDS 512
+
+/* The ranges of L1's segment (SEGMENT_SIZE bytes) that hold its marked
+ * bytes, into R; returns how many (1 to TCI_MAX_RANGES; 0 when nothing is
+ * marked): from the first to the last marked word, cut at the
+ * TCI_MAX_RANGES - 1 longest stretches of unmarked words of at least
+ * TCI_RANGE_SPLIT_WORDS.  In bytes, whole words, the last range ending at
+ * SEGMENT_SIZE at most. */
+int tci_level1_ranges(const tci_level1 *l1, int segment_size, tci_range *r);
+
 #endif

@@ -482,57 +482,8 @@ static int merge_in_place(tci_transport *t, tci_location loc, char *data,
     return t->ops->sync(t);
 }
 
-/* A stretch of at least this many unmarked bitmap words (32 KiB of the
- * segment) between a node's bytes splits a merge's span in two: each
- * range is two more one-sided operations in the same flight, worth it
- * once the gap's bytes (in and out, with their bitmap) outweigh a
- * message's overhead on a network, a few microseconds, or tens of KiB. */
-#define MERGE_SPLIT_WORDS 512
-
-/* The ranges of V's segment a merge moves, into R; returns how many
- * (1 to TCI_MAX_RANGES; 0 when V marks nothing): V's span from its first
- * to its last marked word, cut at its TCI_MAX_RANGES - 1 longest
- * stretches of unmarked words of at least MERGE_SPLIT_WORDS.  In bytes,
- * whole words, the last range ending at the segment's SIZE. */
-static int merge_ranges(const tci_level1 *v, int size, tci_range *r)
-{
-    enum { MAX_GAPS = TCI_MAX_RANGES - 1 };
-    if (v->marked_lo >= v->marked_hi)
-        return 0;
-    tci_range gap[MAX_GAPS];              /* the longest so far, longest first */
-    int ngaps = 0;
-    for (int w = v->marked_lo; w < v->marked_hi; w++) {
-        if (v->marked[w])
-            continue;
-        int start = w;
-        while (w < v->marked_hi && !v->marked[w])
-            w++;
-        int len = w - start;
-        if (w == v->marked_hi || len < MERGE_SPLIT_WORDS ||
-            (ngaps == MAX_GAPS && len <= gap[MAX_GAPS - 1].hi - gap[MAX_GAPS - 1].lo))
-            continue;
-        int at = ngaps < MAX_GAPS ? ngaps++ : MAX_GAPS - 1;   /* the shortest goes */
-        for (; at > 0 && gap[at - 1].hi - gap[at - 1].lo < len; at--)
-            gap[at] = gap[at - 1];
-        gap[at] = (tci_range){ start, w };
-    }
-    for (int i = 1; i < ngaps; i++)       /* in the segment's order */
-        for (int j = i; j > 0 && gap[j - 1].lo > gap[j].lo; j--) {
-            tci_range g = gap[j];
-            gap[j] = gap[j - 1];
-            gap[j - 1] = g;
-        }
-    int n = 0, from = v->marked_lo;
-    for (int i = 0; i < ngaps; i++) {
-        r[n++] = (tci_range){ from * 64, gap[i].lo * 64 };
-        from = gap[i].hi;
-    }
-    r[n++] = (tci_range){ from * 64, v->marked_hi * 64 < size ? v->marked_hi * 64 : size };
-    return n;
-}
-
 /* Under the slot lock, the slot claimed for V's segment: what it holds of
- * the segment in V's ranges (merge_ranges: the bitmap words over V's
+ * the segment in V's ranges (tci_level1_ranges: the bitmap words over V's
  * marks, and the bytes under them; nothing after a claim), V's bytes laid
  * over it, and back (in place when the slot is this rank's).  Only the
  * ranges cross: a node that wrote a tenth of the segment moves a tenth of
@@ -552,7 +503,7 @@ static int merge_locked(tcio_file *fh, tci_location loc, const tci_slot_header *
         return merge_in_place(t, loc, slot_data, slot_bitmap, h, v, size, full);
     *full = false;
     tci_range range[TCI_MAX_RANGES];
-    int n = merge_ranges(v, size, range);
+    int n = tci_level1_ranges(v, size, range);
     if (n == 0)
         return TCIO_SUCCESS;             /* nothing marked: nothing to move */
     bool holds = h->flags & (TCI_SLOT_DIRTY | TCI_SLOT_LOADED);

@@ -122,7 +122,7 @@ typedef struct tci_under_lock {
  * place when the slot is this rank's (an aggregator merging what its
  * nodes sent it); else the slot's bytes and bitmap over V's ranges (its
  * first to its last marked bitmap word, cut at long unmarked stretches:
- * level2.c, merge_ranges) come over, V's bytes are laid on top, and both
+ * tci_level1_ranges) come over, V's bytes are laid on top, and both
  * go back: contiguous transfers of the ranges, where a put of
  * V's runs would need a datatype of tens of thousands of blocks and an
  * accumulate of the bits (measured in doc/design.md).  The slot's

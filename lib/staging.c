@@ -30,7 +30,7 @@ typedef struct entry_words {
 } entry_words;
 
 _Static_assert(sizeof(entry_words) == LINE, "an entry's words fill one line");
-_Static_assert(sizeof(tci_forward_message) == LINE, "a message header fills one line");
+_Static_assert(sizeof(tci_forward_message) == 2 * LINE, "a message header fills two lines");
 
 static size_t round_line(size_t n) { return (n + LINE - 1) / LINE * LINE; }
 
@@ -196,19 +196,43 @@ int tci_staging_of_segment(tci_staging *st, int64_t segment, int *out, int64_t *
     return n;
 }
 
+int64_t tci_forward_message_end(const tci_forward_message *m, int r, int64_t segment_size)
+{
+    return m->hi[r] * 64 < segment_size ? m->hi[r] * 64 : segment_size;
+}
+
+/* Bitmap words of the ranges before R, and their data bytes. */
+static int64_t words_before(const tci_forward_message *m, int r)
+{
+    int64_t words = 0;
+    for (int i = 0; i < r; i++)
+        words += m->hi[i] - m->lo[i];
+    return words;
+}
+
+static int64_t data_before(const tci_forward_message *m, int r, int64_t segment_size)
+{
+    int64_t bytes = 0;
+    for (int i = 0; i < r; i++)
+        bytes += tci_forward_message_end(m, i, segment_size) - m->lo[i] * 64;
+    return bytes;
+}
+
 size_t tci_forward_message_bytes(const tci_forward_message *m, int64_t segment_size)
 {
-    int64_t data_end = m->hi * 64 < segment_size ? m->hi * 64 : segment_size;
-    return sizeof *m + (size_t)(m->hi - m->lo) * sizeof(uint64_t) +
-           (size_t)(data_end - m->lo * 64);
+    int n = (int)m->nranges;
+    return sizeof *m + (size_t)words_before(m, n) * sizeof(uint64_t) +
+           (size_t)data_before(m, n, segment_size);
 }
 
-const uint64_t *tci_forward_message_bits(const tci_forward_message *m)
+const uint64_t *tci_forward_message_bits(const tci_forward_message *m, int r)
 {
-    return (const uint64_t *)(m + 1);
+    return (const uint64_t *)(m + 1) + words_before(m, r);
 }
 
-const char *tci_forward_message_data(const tci_forward_message *m)
+const char *tci_forward_message_data(const tci_forward_message *m, int r,
+                                     int64_t segment_size)
 {
-    return (const char *)(tci_forward_message_bits(m) + (m->hi - m->lo));
+    return (const char *)tci_forward_message_bits(m, (int)m->nranges) +
+           data_before(m, r, segment_size);
 }

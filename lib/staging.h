@@ -20,17 +20,21 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <mpi.h>
+#include "level1.h"
 
 /* A staged forward's message, as the aggregator receives it: this header,
- * the segment's bitmap words [LO, HI) and its data bytes from LO * 64 up
- * to HI * 64 (or the segment's end): the span the node wrote. */
+ * then for each of its NRANGES ranges the segment's bitmap words [LO, HI),
+ * then for each the data bytes from LO * 64 up to HI * 64 (or the
+ * segment's end): the ranges the node wrote (tci_level1_ranges), as a
+ * locked forward's merge moves them. */
 typedef struct tci_forward_message {
     int64_t segment;
     int64_t seq;        /* of forwards from NODE to this aggregator, from 1 */
     int64_t node;
     int64_t entry;      /* the staging entry, which the acknowledgement names */
-    int64_t lo, hi;     /* bitmap words */
-    int64_t unused[2];
+    int64_t nranges;    /* 1 to TCI_MAX_RANGES */
+    int64_t lo[TCI_MAX_RANGES], hi[TCI_MAX_RANGES];   /* bitmap words */
+    int64_t unused[3];
 } tci_forward_message;
 
 typedef struct tci_staging {
@@ -81,9 +85,13 @@ int  tci_staging_find(tci_staging *st, int owner, int64_t seq, double *waited);
  * the lock; returns their count. */
 int  tci_staging_of_segment(tci_staging *st, int64_t segment, int *entries, int64_t *seqs);
 
-/* The bytes of message M: its length, and its bitmap words and data. */
+/* The bytes of message M: its length; the bitmap words of its range R,
+ * and their data (for bytes R.lo * 64 onwards); the data of range R end
+ * at tci_forward_message_end. */
 size_t tci_forward_message_bytes(const tci_forward_message *m, int64_t segment_size);
-const uint64_t *tci_forward_message_bits(const tci_forward_message *m);
-const char *tci_forward_message_data(const tci_forward_message *m);
+const uint64_t *tci_forward_message_bits(const tci_forward_message *m, int r);
+const char *tci_forward_message_data(const tci_forward_message *m, int r,
+                                     int64_t segment_size);
+int64_t tci_forward_message_end(const tci_forward_message *m, int r, int64_t segment_size);
 
 #endif

@@ -59,6 +59,9 @@
      * had merged first, and staged forwards a fetch laid over what it fetched     \
      * (forward.c) */                                                                \
     X(STAGED_FORWARDS, "forwards staged", "staged_forwards")                         \
+    /* of them, the bytes of their messages past the header: the bitmap words       \
+     * and data of the node's ranges (forward.c) */                                 \
+    X(STAGED_BYTES, "  bytes staged", "staged_bytes")                                \
     X(LOCKED_FORWARDS, "forwards locked", "locked_forwards")                         \
     X(FORWARDS_RECEIVED, "forwards received", "forwards_received")                   \
     X(FORWARDS_OVERTAKEN, "forwards overtaken", "forwards_overtaken")                \

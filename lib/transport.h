@@ -56,14 +56,6 @@ typedef struct tci_move {
     alignas(max_align_t) unsigned char impl[48];
 } tci_move;
 
-/* A range [lo, hi) of a segment's bytes (get_range, put_range). */
-typedef struct tci_range {
-    int lo, hi;
-} tci_range;
-
-/* The most ranges one get_range or put_range moves. */
-#define TCI_MAX_RANGES 4
-
 typedef struct tci_transport_ops {
     const char *name;             /* as tcio_get_info and TCIO_STATS show it */
     /* put and get take a move as the level-1 bitmap (tci_move.marked)

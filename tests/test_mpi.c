@@ -4164,7 +4164,13 @@ static int ns_file_is(const char *path, const unsigned char *image, int64_t size
  * Second file: the ranks' shares cover every segment, so the merges
  * complete them; rank 0 drains each early, once the counter says the
  * slot is full (a counter that never got there would leave them all to
- * the close).  Files and reads are byte-compared. */
+ * the close).
+ *
+ * Third file: the first's pattern with staged forwards (four copies per
+ * rank): their messages carry the same ranges, bounded as the merges'
+ * bytes are (one span per message would carry the 56 KiB between the
+ * stretches), and rank 0 merges them from their ranges.  Files and reads
+ * are byte-compared. */
 START_TEST(test_node_spans)
 {
     TU_BEGIN();
@@ -4250,6 +4256,39 @@ START_TEST(test_node_spans)
     if (tu_rank == 0)
         printf("node_spans: %d node(s): %ld of %d full segments drained early\n", nodes,
                early, NSEG);
+    /* Third file: staged forwards. */
+    const char *path3 = tu_path("spans-staged");
+    const char *stats3 = tu_path("spans-staged-stats");
+    if (tu_rank == 0)
+        unlink(stats3);
+    const char *kv3[] = { "tcio_stats", "json", "tcio_stats_file", stats3,
+                          "tcio_aggregators", "1", "tcio_aggregator_placement", "0",
+                          "tcio_forward_staging", "4", NULL };
+    tu_fill_pattern(image, sizeof image, 2033);
+    for (int k = 0; k < NSEG; k++) {
+        memset(image + (size_t)k * SEG + PART, 0, SEG / 2 - PART);
+        memset(image + (size_t)k * SEG + SEG / 2 + PART, 0, SEG / 2 - PART);
+    }
+    expect_success(tu_open_kv(path3, MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC,
+                              "128k", slots, kv3, &fh), ctx, "tcio_open_comm (staged)");
+    tu_status_init(&st);
+    ns_write_flush_read(fh, image, NSEG, SEG, part_at, 2, PART, lo, hi, &st, ctx);
+    rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close (staged)");
+    CHECK_ALL(ns_file_is(path3, image, (int64_t)(NSEG - 1) * SEG + SEG / 2 + PART),
+              "%s: the third file differs from what the ranks wrote", ctx);
+    long staged = tu_rank == 0 ? stats_sum(stats3, "staged_forwards") : 0;
+    long staged_bytes = tu_rank == 0 ? stats_sum(stats3, "staged_bytes") : 0;
+    long staged_most = 2L * staged * (stretch + stretch / 64 * 8 + 8);
+    CHECK_ALL(tu_rank != 0 || (nodes > 1 ? staged > 0 && staged_bytes > 0 &&
+                                            staged_bytes <= staged_most
+                                         : staged == 0 && staged_bytes == 0),
+              "%s: %ld staged forwards carried %ld bytes on %d node(s), expected at most %ld",
+              ctx, staged, staged_bytes, nodes, staged_most);
+    if (tu_rank == 0)
+        printf("node_spans: %d node(s): %ld staged forwards carried %ld bytes (at most %ld)\n",
+               nodes, staged, staged_bytes, staged_most);
     if (staging) {
         setenv("TCIO_FORWARD_STAGING", staging, 1);
         free(staging);
@@ -4269,6 +4308,102 @@ static int near_rank0(void)
     MPI_Bcast(&leader, 1, MPI_INT, 0, node);
     MPI_Comm_free(&node);
     return leader == 0;
+}
+
+/* Reads of a staged forward of several ranges that its aggregator has
+ * not merged: rank 0 the aggregator, waiting in a barrier; the far ranks
+ * write their shares of two parts of segment 1 (128 KiB segments, the
+ * parts 56 KiB apart: two ranges), then one of them makes its node's tier
+ * spill segment 1 (a segment on the same tier slot), which stages it, and
+ * every far rank reads the two parts back: the fetch lays the message's
+ * ranges over the file's bytes.  Byte-compared, then the file. */
+static void sf_unmerged_ranges(int near)
+{
+    enum { SEG = 128 * 1024, PART = SEG / 16, SLOTS = 2 };
+    const char *ctx = "staged forwards: reads of a forward of two ranges not merged yet";
+    const char *path = tu_path("staged-ranges");
+    const char *stats = tu_path("staged-ranges-stats");
+    if (tu_rank == 0)
+        unlink(stats);
+    char slots[8];
+    snprintf(slots, sizeof slots, "%d", SLOTS);
+    const char *kv[] = { "tcio_forward_staging", "4", "tcio_aggregators", "1",
+                         "tcio_aggregator_placement", "0", "tcio_stats", "json",
+                         "tcio_stats_file", stats, NULL };
+    MPI_Comm node = tu_node_comm();        /* collective: every rank */
+    int node_size;
+    MPI_Comm_size(node, &node_size);
+    int nfar = tu_sum_int(!near);
+    int far = !near, far_index = 0;
+    MPI_Exscan(&far, &far_index, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (tu_rank == 0)
+        far_index = 0;                     /* MPI_Exscan leaves rank 0's undefined */
+    /* Segment 1's tier slot is node rank 1 mod P's, slot (1 / P) mod SLOTS:
+     * segment 1 + P * SLOTS takes it (P: the far node's ranks). */
+    int far_size = tu_max_int(near ? 0 : node_size);
+    int64_t other = 1 + (int64_t)far_size * SLOTS;
+    size_t file_size = (size_t)(other + 1) * SEG;
+    unsigned char *image = calloc(file_size, 1), *got = malloc(PART);
+    tu_status st;
+    tu_status_init(&st);
+    tu_expect_rc(&st, image && got ? 0 : TCIO_ERR_NO_MEMORY, 0, "%s: no memory", ctx);
+    if (image) {
+        tu_fill_pattern(image + SEG, PART, 2727);
+        tu_fill_pattern(image + SEG + SEG / 2, PART, 2728);
+        for (int i = 0; i < nfar; i++)
+            image[2 * SEG + i] = (unsigned char)(3 + i);
+        image[other * SEG] = 7;
+    }
+    tcio_file *fh = NULL;
+    expect_success(tu_open_kv(path, MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC, "128k",
+                              slots, kv, &fh), ctx, "tcio_open_comm");
+    if (!near) {
+        int lo = PART * far_index / nfar, hi = PART * (far_index + 1) / nfar;
+        for (int p = 0; p < 2 && st.ok; p++) {
+            size_t at = SEG + (size_t)p * (SEG / 2) + (size_t)lo;
+            tu_expect_rc(&st, tcio_write_at(fh, (MPI_Offset)at, image + at, hi - lo, MPI_BYTE),
+                         0, "%s: write into segment 1", ctx);
+        }
+        /* A byte in segment 2 moves level 1 on: segment 1's shares reach
+         * the node's tier (segment 2 never shares segment 1's tier slot,
+         * whatever the far node's size). */
+        MPI_Offset at2 = 2 * SEG + far_index;
+        if (st.ok)
+            tu_expect_rc(&st, tcio_write_at(fh, at2, image + at2, 1, MPI_BYTE), 0,
+                         "%s: write of segment 2", ctx);
+        MPI_Barrier(node);
+        if (far_index == 0 && st.ok) {
+            /* The other segment of segment 1's tier slot, moved on by a
+             * write to segment 2 again: the tier spills segment 1. */
+            MPI_Offset at = (MPI_Offset)other * SEG;
+            tu_expect_rc(&st, tcio_write_at(fh, at, image + at, 1, MPI_BYTE), 0,
+                         "%s: write of segment %lld", ctx, (long long)other);
+            if (st.ok)
+                tu_expect_rc(&st, tcio_write_at(fh, at2, image + at2, 1, MPI_BYTE), 0,
+                             "%s: write of segment 2 again", ctx);
+        }
+        MPI_Barrier(node);
+        for (int p = 0; p < 2 && st.ok; p++) {
+            size_t at = SEG + (size_t)p * (SEG / 2);
+            tu_expect_rc(&st, tcio_read_at(fh, (MPI_Offset)at, got, PART, MPI_BYTE), 0,
+                         "%s: read", ctx);
+            tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: fetch", ctx);
+            tu_expect_mem(&st, got, image + at, PART, "%s: part %d of segment 1 read back",
+                          ctx, p);
+        }
+    }
+    MPI_Comm_free(&node);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    CHECK_ALL(image && ns_file_is(path, image, (int64_t)other * SEG + 1),
+              "%s: the file differs from what the ranks wrote", ctx);
+    long overlays = tu_rank == 0 ? stats_sum(stats, "staged_overlays") : 0;
+    CHECK_ALL(tu_rank != 0 || overlays >= 1, "%s: %ld staged forwards laid over fetches, "
+              "expected at least one", ctx, overlays);
+    free(image);
+    free(got);
 }
 
 /* The setting's checks, on any number of nodes: refused values and ranks
@@ -4428,7 +4563,15 @@ START_TEST(test_staged_forwards)
     int nodes = tu_count_nodes();
     int near = near_rank0();
     if (nodes > 1) {
-        sf_unmerged_reads(near);
+        /* The reads of unmerged forwards have the ranks off rank 0's node
+         * read each other's unflushed writes: one node of them. */
+        if (nodes == 2) {
+            sf_unmerged_reads(near);
+            sf_unmerged_ranges(near);
+        } else if (tu_rank == 0) {
+            printf("staged_forwards: %d nodes: the reads of unmerged forwards need two\n",
+                   nodes);
+        }
         sf_busy_aggregator();
     } else if (tu_rank == 0) {
         printf("staged_forwards: one node: the setting's checks only\n");
