@@ -453,15 +453,20 @@ int tci_level2_put_writes(tcio_file *fh)
 
 /* ---- a combined segment from a node's combining tier ---------------------- */
 
-/* OR the marks of V into the bitmap words of V's span in BITMAP; returns
- * how many bits were newly set (what the slot's written-byte counter
- * grows by). */
+/* OR the marks of V into BITMAP, word by word where V marks anything (the
+ * words of its ranges); returns how many bits were newly set (what the
+ * slot's written-byte counter grows by).  One pass. */
 static int64_t or_marks(unsigned char *bitmap, const tci_level1 *v)
 {
-    int64_t before = tci_bitmap_count(bitmap, v->marked_lo, v->marked_hi);
-    for (int w = v->marked_lo; w < v->marked_hi; w++)
-        tci_bitmap_set_word(bitmap, w, tci_bitmap_word(bitmap, w) | v->marked[w]);
-    return tci_bitmap_count(bitmap, v->marked_lo, v->marked_hi) - before;
+    int64_t added = 0;
+    for (int w = v->marked_lo; w < v->marked_hi; w++) {
+        uint64_t old = tci_bitmap_word(bitmap, w), marks = v->marked[w];
+        if (!marks)
+            continue;               /* a stretch between ranges: not fetched */
+        added += tci_popcount64(marks & ~old);
+        tci_bitmap_set_word(bitmap, w, old | marks);
+    }
+    return added;
 }
 
 /* merge_locked in a slot this rank reaches by address (the aggregator's
