@@ -271,9 +271,10 @@ tcio_file *tcio_open(const char *fname, int mode);
  * MPI_File_open for one window of the given (or default) sizes, and again
  * once the aggregators are known.
  * TCIO_ERR_MPI also when the MPI library cannot create the level-2 window
- * (for example Open MPI's osc/rdma without an RDMA-capable transport) or
+ * (for example Open MPI's osc/rdma without an RDMA-capable transport),
  * gives it the separate memory model (MPI_WIN_MODEL), which libtcio does
- * not support (doc/portability.md).
+ * not support (doc/portability.md), or fails a one-sided operation of the
+ * open's probe of it (tcio_get_info's tcio_target_progress).
  * Opening a file that this process closed with tcio_close_begin and
  * whose tcio_close_end has not come yet waits for its helper thread, so
  * that the new handle sees every byte (on every rank of COMM: their
@@ -539,8 +540,10 @@ int tcio_read_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length);
  * progress, with rma).  The library's own polls skip MPI's progress
  * engine while no file open in this process has rma level-2 slots that
  * others reach (a file opened MPI_MODE_RDONLY on several nodes without a
- * read session has none: its reads go past the aggregators);
- * tcio_progress always turns it.
+ * read session has none: its reads go past the aggregators; nor has one
+ * whose open found that other ranks' one-sided operations complete
+ * without their target's progress, tcio_get_info's tcio_target_progress
+ * "not needed"); tcio_progress turns it unless the open found so.
  * Every tcio call does this too; call tcio_progress during long
  * computations between I/O phases (say every few milliseconds of work) on
  * MPI libraries without asynchronous progress, where a busy aggregator
@@ -609,6 +612,20 @@ int tcio_last_error(char *buf, int len);
  *                              tcio_close_begin's helper thread (this
  *                              rank's value)
  *   tcio_forward_staging       staged forwards per rank of a node (0: off)
+ *   tcio_target_progress       "needed" or "not needed": whether other
+ *                              ranks' moves into an aggregator's slots
+ *                              wait for its MPI progress, as the open
+ *                              that created the rma window measured it:
+ *                              whether a rank on another node (where
+ *                              there is one) and one on an aggregator's
+ *                              node completed one operation of each
+ *                              kind the moves use on an aggregator's
+ *                              slots while it stayed out of MPI for up
+ *                              to 5 ms (a failure of those operations
+ *                              fails the open with TCIO_ERR_MPI); "not
+ *                              needed" with shm.  Where not needed, the
+ *                              library's polls and waits leave MPI's
+ *                              progress engine alone
  * Numbers are decimal without suffix.  Returns TCIO_SUCCESS,
  * TCIO_ERR_BAD_HANDLE, TCIO_ERR_BAD_ARG (INFO NULL) or TCIO_ERR_MPI (with
  * *INFO set to MPI_INFO_NULL).

@@ -63,6 +63,9 @@ static int add_tcio_settings(const tcio_file *fh, MPI_Info info)
         err = info_set_int(info, "tcio_background_memory", tci_background_memory(fh));
     if (err == MPI_SUCCESS)
         err = info_set_int(info, "tcio_forward_staging", c->forward_staging);
+    if (err == MPI_SUCCESS)
+        err = MPI_Info_set(info, "tcio_target_progress",
+                           fh->l2.t.needs_progress ? "needed" : "not needed");
     return err;
 }
 

@@ -37,9 +37,8 @@
  * 50-us, 0.56 s yielding for the first 100 ms of each wait. */
 static void serve(tci_level2 *l2, bool on)
 {
+    on = on && l2->t.ops && l2->t.needs_progress && l2->t.local_slots > 0;
     if (on == l2->serving)
-        return;
-    if (on && !(l2->t.ops && l2->t.ops->needs_progress && l2->t.local_slots > 0))
         return;
     l2->serving = on;
     tci_collective_serve(on ? 1 : -1);
@@ -52,6 +51,13 @@ int tci_level2_open(tci_level2 *l2, const tci_transport_ops *ops, MPI_Comm comm,
     l2->down = down;
     int rc = tci_transport_open(&l2->t, ops, comm, map, owner);
     serve(l2, true);
+    return rc;
+}
+
+int tci_level2_probe_progress(tci_level2 *l2, const int target[2], const int prober[2])
+{
+    int rc = tci_transport_probe_progress(&l2->t, target, prober);
+    serve(l2, l2->serving);      /* off, if nobody needs this rank's progress */
     return rc;
 }
 

@@ -78,6 +78,14 @@ typedef struct tci_level2 {
 int  tci_level2_open(tci_level2 *l2, const tci_transport_ops *ops, MPI_Comm comm,
                      const tci_segmap *map, bool owner, const tci_downstream *down);
 
+/* Collective, after the open's agreement: whether other ranks' moves
+ * into the aggregators' slots wait for their MPI progress, measured with
+ * the TARGET ranks' slots and the PROBER ranks' operations
+ * (tci_transport_ops' probe_progress, which says what it returns); if
+ * not, L2 stops counting among the levels 2 that polls and collective
+ * waits serve. */
+int  tci_level2_probe_progress(tci_level2 *l2, const int target[2], const int prober[2]);
+
 /* Local: set L2 up on KEPT, the transport of an earlier file with the
  * same geometry and transport on the same communicator, emptied by
  * tci_level2_keep, now for the file whose geometry is MAP.  tcio_open

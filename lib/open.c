@@ -272,6 +272,28 @@ static int choose_transport(tcio_file *fh, MPI_Comm user_comm, bool nodes_cached
     return tci_transport_check_nodes(fh->config.transport, fh->aggr.nnodes);
 }
 
+/* The pairs that probe whether moves into an aggregator's slots wait for
+ * its MPI progress (tci_level2_probe_progress), as moves come from other
+ * nodes and from the aggregator's own: pair 0, the first aggregator and
+ * the lowest rank on another node; pair 1, the first aggregator that
+ * shares its node and the lowest other rank there.  PROBER[I] -1 where
+ * there is no such rank. */
+static void progress_pairs(const tcio_file *fh, int target[2], int prober[2])
+{
+    const int *node = fh->aggr.node_of;
+    target[0] = target[1] = fh->aggr.ranks[0];
+    prober[0] = prober[1] = -1;
+    for (int r = 0; r < fh->nprocs && prober[0] < 0; r++)
+        if (node[r] != node[target[0]])
+            prober[0] = r;
+    for (int a = 0; a < fh->aggr.count && prober[1] < 0; a++)
+        for (int r = 0; r < fh->nprocs && prober[1] < 0; r++)
+            if (r != fh->aggr.ranks[a] && node[r] == node[fh->aggr.ranks[a]]) {
+                target[1] = fh->aggr.ranks[a];
+                prober[1] = r;
+            }
+}
+
 /* Collective: a new level 2, when some rank could not reuse the previous
  * file's.  The one kept on the communicator (of another geometry) is
  * freed first. */
@@ -286,7 +308,16 @@ static int open_level2(tcio_file *fh)
                       (long long)fh->map.segment_size);
     /* This agreement also orders every window's initialisation before any
      * rank's first access to it. */
-    return tci_agree(fh->comm, rc);
+    rc = tci_agree(fh->comm, rc);
+    if (rc == TCIO_SUCCESS) {
+        int target[2], prober[2];
+        progress_pairs(fh, target, prober);
+        /* Agreed inside: every rank gets the same result. */
+        rc = tci_error_explain(tci_level2_probe_progress(&fh->l2, target, prober),
+                               "probing whether the level-2 window's one-sided operations "
+                               "wait for their target's progress");
+    }
+    return rc;
 }
 
 static int new_window(tcio_file *fh)

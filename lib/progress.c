@@ -5,11 +5,13 @@
 #include "owner.h"
 
 /* ASKED: by tcio_progress, which always turns MPI's progress engine where
- * the transport needs it; a poll turns it only while a level 2 open in
- * this process has slots that others reach through moves needing it
- * (tci_collective_serving): the engine serves every window of the
- * process, FH's or another file's, and a file opened MPI_MODE_RDONLY on
- * several nodes without a read session serves nobody (level2.h,
+ * FH's transport needs it (not shm; not rma where the open found that
+ * other ranks' operations complete without their target's progress,
+ * tci_level2_probe_progress); a poll turns it only while, besides, a
+ * level 2 open in this process has slots that others reach through moves
+ * needing it (tci_collective_serving): the engine serves every window of
+ * the process, FH's or another file's, and a file opened MPI_MODE_RDONLY
+ * on several nodes without a read session serves nobody (level2.h,
  * tci_level2_reached_by_others). */
 static void give_a_moment(tcio_file *fh, bool asked)
 {
@@ -18,7 +20,7 @@ static void give_a_moment(tcio_file *fh, bool asked)
      * under every MPI).  Moves through shared memory need nobody's
      * progress, and a turn is never free (Open MPI's runs every
      * component, and yields the processor when ranks outnumber cores). */
-    if (fh->l2.t.ops->needs_progress && (asked || tci_collective_serving()))
+    if (fh->l2.t.needs_progress && (asked || tci_collective_serving()))
         tci_mpi_progress(fh->comm);
     /* The forwards that reached this aggregator: a probe each time costs
      * as much as the rest of the poll under some MPIs (Open MPI's), and

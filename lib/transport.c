@@ -171,8 +171,14 @@ int tci_transport_open(tci_transport *t, const tci_transport_ops *ops, MPI_Comm 
     t->ops = ops;
     t->map = map;
     t->local_slots = owner ? map->nslots : 0;
+    t->needs_progress = ops->needs_progress;
     MPI_Comm_rank(comm, &t->self);
     return ops->open(t, comm, map, owner);
+}
+
+int tci_transport_probe_progress(tci_transport *t, const int target[2], const int prober[2])
+{
+    return t->ops->probe_progress(t, target, prober);
 }
 
 void tci_transport_close(tci_transport *t)

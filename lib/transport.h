@@ -63,7 +63,8 @@ typedef struct tci_transport_ops {
     bool moves_bitmaps;
     /* Other ranks' moves into this rank's slots may wait for this rank's
      * MPI progress engine (MPI one-sided operations): tcio_progress and
-     * the polls of aggregators enter MPI for them. */
+     * the polls of aggregators enter MPI for them, unless the open's
+     * probe found that they do not (tci_transport.needs_progress). */
     bool needs_progress;
     /* state_in_memory may read any slot that memory reaches while other
      * ranks move (its words are CPU atomics): a mover can watch a slot
@@ -208,6 +209,18 @@ typedef struct tci_transport_ops {
      * geometry MAP equals the old one's. */
     void (*empty)(tci_transport *t);
     void (*rebind)(tci_transport *t, const tci_segmap *map);
+
+    /* Collective over the transport's communicator, after the open's
+     * agreement (every rank's slots initialised): find out whether other
+     * ranks' operations on an aggregator's slots wait for its MPI
+     * progress, and set T->needs_progress on every rank from the verdict.
+     * Pair I (0: across nodes, 1: within a node) has PROBER[I] operate on
+     * TARGET[I]'s slots (TARGET[I] holds slots) while TARGET[I] stays out
+     * of MPI; PROBER[I] -1: no such pair.  With no pair nobody else moves:
+     * nothing needed.  A probe that cannot decide says "needed", as the
+     * ops do.  Returns TCIO_SUCCESS, or TCIO_ERR_MPI on every rank if an
+     * MPI call of the probe failed (the window is then not to be used). */
+    int (*probe_progress)(tci_transport *t, const int target[2], const int prober[2]);
 } tci_transport_ops;
 
 struct tci_transport {
@@ -231,6 +244,12 @@ struct tci_transport {
      * for one-sided operations that the waiter's MPI progress completes
      * (lib/combiner.c). */
     MPI_Comm progress_comm;
+    /* Whether other ranks' moves into this rank's slots wait for its MPI
+     * progress: the ops' needs_progress at open, then what the open's
+     * probe measured (probe_progress), kept with a window reused by the
+     * next file.  Polls and collective waits turn MPI's engine for
+     * others only while it is true (progress.c, level2.c). */
+    bool    needs_progress;
     /* The implementation's state, in place: open allocates nothing before
      * its collective steps, so that a rank out of memory cannot skip a
      * collective the others enter. */
@@ -269,12 +288,14 @@ void tci_transport_wait_progress(tci_transport *t, int polls);
 
 /* The point-to-point tags of the file's private communicator: a node's
  * forwards and their acknowledgements (forward.c), one that nothing is
- * ever sent with, which tci_mpi_progress probes for, and the tag of the
+ * ever sent with, which tci_mpi_progress probes for, the open's probe of
+ * the target's progress (probe_progress: the target's "I am out of MPI
+ * now"), and the tag of the
  * node communicator's creation (MPI_Comm_create_group, combiner.c; Open
  * MPI sends messages with it on the file's communicator).  Every probe
  * and receive names its tag: none may use MPI_ANY_TAG there. */
 enum { TCI_TAG_PROGRESS = 7000, TCI_TAG_FORWARD = 7001, TCI_TAG_ACK = 7002,
-       TCI_TAG_NODE_COMM = 7003 };
+       TCI_TAG_NODE_COMM = 7003, TCI_TAG_PROBE = 7004 };
 
 /* Run MPI's whole progress engine once, so that other ranks' one-sided
  * operations on our windows that need it (MPICH's, Open MPI's osc/pt2pt
@@ -328,6 +349,8 @@ void tci_transport_rebind(tci_transport *t, const tci_segmap *map);
 /* Open the chosen transport OPS into T (collective): see ops->open. */
 int  tci_transport_open(tci_transport *t, const tci_transport_ops *ops, MPI_Comm comm,
                         const tci_segmap *map, bool owner);
+/* Collective: see ops->probe_progress. */
+int  tci_transport_probe_progress(tci_transport *t, const int target[2], const int prober[2]);
 /* Close T if it was opened (collective); safe to call twice. */
 void tci_transport_close(tci_transport *t);
 

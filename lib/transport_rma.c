@@ -41,13 +41,15 @@
  * besides: a node's fetch (level2.c) gets a slot's data and bitmap
  * between two peeks, racing the holders' puts, and keeps the bytes only
  * if the state word did not change meanwhile (doc/design.md). */
-#define _POSIX_C_SOURCE 200809L   /* sysconf */
+#define _POSIX_C_SOURCE 200809L   /* sysconf, clock_gettime, nanosleep */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "transport.h"
 #include "error.h"
 #include "pages.h"
+#include "collective.h"
 
 
 #define VECTOR_CACHE 4
@@ -812,6 +814,220 @@ static void rma_rebind(tci_transport *t, const tci_segmap *map)
     rma_of(t)->map = map;
 }
 
+/* ---- does the target's progress matter? ---------------------------------- */
+
+/* How long the probe's target stays out of MPI waiting for the prober's
+ * operations: long enough for a prober that shares a core with others to
+ * get it (they wait yielding) and issue a few operations that need
+ * nobody, microseconds each. */
+#define PROBE_WAIT 0.005
+
+/* The most of a segment the probe puts: the size of a forward's bulk
+ * (a component may move large puts another way than small ones). */
+#define PROBE_BULK (1 << 20)
+
+/* Bytes of the target's notice block past the notice word, which nothing
+ * else uses: the probe's operations touch only them and the data of the
+ * target's first slot, which no move reaches before every rank has left
+ * the probe's reductions (slot.h).  PROBE_PUT's vector covers bytes 32-35
+ * and 40-43, PROBE_GET 36-39. */
+enum { PROBE_WORD = 8, PROBE_SUM = 16, PROBE_BYTES = 24, PROBE_PUT = 32, PROBE_GET = 36,
+       PROBE_READY = 48, PROBE_FLAG = 56 };
+_Static_assert(PROBE_FLAG + 8 <= TCI_NOTICE_BYTES, "the probe's bytes are the notice block's");
+
+static double monotonic_seconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+/* The target's side, outside MPI (not even MPI_Wtime): whether the word
+ * at FLAG became VALUE within SECONDS.  The window's unified memory model
+ * makes a completed put visible to loads without RMA calls, and an
+ * aligned 8-byte load does not tear. */
+static bool flag_rises(const int64_t *flag, int64_t value, double seconds)
+{
+    const volatile int64_t *word = flag;
+    const struct timespec step = { .tv_sec = 0, .tv_nsec = 50000L };
+    double end = monotonic_seconds() + seconds;
+    while (*word != value) {
+        if (monotonic_seconds() >= end)
+            return *word == value;
+        nanosleep(&step, NULL);
+    }
+    return true;
+}
+
+/* The prober's side, before its operations: wait (atomic reads of the
+ * target's ready word) until the target said VALUE there, which it does
+ * only once out of MPI.  A read that needs the target's progress waits
+ * until the target is back in MPI, and the flag then comes too late. */
+static int wait_until_ready(rma *r, int target, int64_t value)
+{
+    int64_t ready = 0;
+    for (int polls = 0;; polls++) {
+        MPI_Request req;
+        int err = MPI_Rget_accumulate(NULL, 0, MPI_INT64_T, &ready, 1, MPI_INT64_T, target,
+                                      PROBE_READY, 1, MPI_INT64_T, MPI_NO_OP, r->win, &req);
+        if (err == MPI_SUCCESS)
+            err = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        if (err != MPI_SUCCESS || ready == value)
+            return err;
+        tci_back_off(polls);
+    }
+}
+
+#define PROBE_OPS 10
+#define PROBE_OP(call)                                                        \
+    do {                                                                      \
+        if (err == MPI_SUCCESS && (err = (call)) == MPI_SUCCESS)              \
+            n++;                                                              \
+    } while (0)
+
+/* The prober's operations: the forms the moves use on an aggregator's
+ * window, request-based as theirs: a swap and an atomic read of a word
+ * (take, peek), a fetching and a plain add and a replace of a word
+ * (counter, notice), an OR and a replace of bytes (bitmaps), a contiguous
+ * get, a put to a non-contiguous target (extent moves) and a segment's
+ * worth of bytes (a forward's bulk: a component may move large puts
+ * another way), completed and flushed.  MPI_SUCCESS or the first error. */
+static int probe_operations(rma *r, int target, MPI_Datatype two_words,
+                            const unsigned char *bulk_zeros, int bulk)
+{
+    static const int64_t zero = 0;
+    static const unsigned char zeros[8] = { 0 };
+    int64_t fetched[3] = { 0 };
+    int32_t got = 0;
+    MPI_Request req[PROBE_OPS];
+    int n = 0, err = MPI_SUCCESS;
+    PROBE_OP(MPI_Rget_accumulate(&zero, 1, MPI_INT64_T, &fetched[0], 1, MPI_INT64_T, target,
+                                 PROBE_WORD, 1, MPI_INT64_T, MPI_REPLACE, r->win, &req[n]));
+    PROBE_OP(MPI_Rget_accumulate(NULL, 0, MPI_INT64_T, &fetched[1], 1, MPI_INT64_T, target,
+                                 PROBE_WORD, 1, MPI_INT64_T, MPI_NO_OP, r->win, &req[n]));
+    PROBE_OP(MPI_Rget_accumulate(&zero, 1, MPI_INT64_T, &fetched[2], 1, MPI_INT64_T, target,
+                                 PROBE_SUM, 1, MPI_INT64_T, MPI_SUM, r->win, &req[n]));
+    PROBE_OP(MPI_Raccumulate(&zero, 1, MPI_INT64_T, target, PROBE_SUM, 1, MPI_INT64_T, MPI_SUM,
+                             r->win, &req[n]));
+    PROBE_OP(MPI_Raccumulate(&zero, 1, MPI_INT64_T, target, PROBE_SUM, 1, MPI_INT64_T,
+                             MPI_REPLACE, r->win, &req[n]));
+    PROBE_OP(MPI_Raccumulate(zeros, 8, MPI_UNSIGNED_CHAR, target, PROBE_BYTES, 8,
+                             MPI_UNSIGNED_CHAR, MPI_BOR, r->win, &req[n]));
+    PROBE_OP(MPI_Raccumulate(zeros, 8, MPI_UNSIGNED_CHAR, target, PROBE_BYTES, 8,
+                             MPI_UNSIGNED_CHAR, MPI_REPLACE, r->win, &req[n]));
+    PROBE_OP(MPI_Rget(&got, 4, MPI_BYTE, target, PROBE_GET, 4, MPI_BYTE, r->win, &req[n]));
+    PROBE_OP(MPI_Rput(zeros, 8, MPI_BYTE, target, PROBE_PUT, 1, two_words, r->win, &req[n]));
+    PROBE_OP(MPI_Rput(bulk_zeros, bulk, MPI_BYTE, target, data_disp(r, 0), bulk, MPI_BYTE,
+                      r->win, &req[n]));
+    MPI_Status statuses[PROBE_OPS];   /* not MPI_STATUSES_IGNORE: see wait_yielding */
+    int wait_err = n > 0 ? MPI_Waitall(n, req, statuses) : MPI_SUCCESS;
+    int flush_err = MPI_Win_flush(target, r->win);   /* after a failure too */
+    return err != MPI_SUCCESS ? err : wait_err != MPI_SUCCESS ? wait_err : flush_err;
+}
+#undef PROBE_OP
+
+/* The prober's whole turn, told by the target's one int whether to take
+ * it (received yielding, as the library's collective steps wait): wait
+ * for the ready word, operate, then put the flag (VALUE) and flush: it
+ * reaches the target only after all of the operations completed there.
+ * Whether an MPI call failed. */
+static bool prober_turn(rma *r, int target, int64_t value)
+{
+    int go = 0;
+    MPI_Request req = MPI_REQUEST_NULL;
+    int err = MPI_Irecv(&go, 1, MPI_INT, target, TCI_TAG_PROBE, r->comm, &req);
+    if (err == MPI_SUCCESS)
+        err = tci_collective_wait(&req);
+    if (err != MPI_SUCCESS || !go)
+        return err != MPI_SUCCESS;
+    int bulk = r->map->segment_size < PROBE_BULK ? (int)r->map->segment_size : PROBE_BULK;
+    unsigned char *bulk_zeros = calloc((size_t)bulk, 1);
+    MPI_Datatype two_words = MPI_DATATYPE_NULL;
+    if (!bulk_zeros || MPI_Type_vector(2, 4, 8, MPI_BYTE, &two_words) != MPI_SUCCESS ||
+        MPI_Type_commit(&two_words) != MPI_SUCCESS) {
+        if (two_words != MPI_DATATYPE_NULL)
+            MPI_Type_free(&two_words);
+        free(bulk_zeros);
+        return false;           /* no flag: "needed", the behaviour without a probe */
+    }
+    tci_pages_populate(bulk_zeros, (size_t)bulk);
+    err = wait_until_ready(r, target, value);
+    if (err == MPI_SUCCESS)
+        err = probe_operations(r, target, two_words, bulk_zeros, bulk);
+    if (err == MPI_SUCCESS)
+        err = MPI_Put(&value, 1, MPI_INT64_T, target, PROBE_FLAG, 1, MPI_INT64_T, r->win);
+    if (err == MPI_SUCCESS)
+        err = MPI_Win_flush(target, r->win);
+    MPI_Type_free(&two_words);
+    free(bulk_zeros);
+    return err != MPI_SUCCESS;
+}
+
+/* The target's turn: tell the prober to take its turn, then say VALUE in
+ * the ready word (out of MPI from here on) and wait for the flag.
+ * Whether the flag rose, i.e. nobody needed this rank's progress; false
+ * also if the send failed. */
+static bool target_turn(rma *r, int prober, int64_t value)
+{
+    int go = 1;
+    if (MPI_Send(&go, 1, MPI_INT, prober, TCI_TAG_PROBE, r->comm) != MPI_SUCCESS)
+        return false;
+    volatile int64_t *ready = (volatile int64_t *)(void *)(r->base + PROBE_READY);
+    *ready = value;
+    return flag_rises((const int64_t *)(const void *)(r->base + PROBE_FLAG), value,
+                      PROBE_WAIT);
+}
+
+/* See tci_transport_ops.probe_progress.  Each (target, prober) pair takes
+ * a turn; the pairs' values 1 and 2 tell their ready words and flags
+ * apart, so nothing is reset between them.  The target sends one int
+ * (eager under every MPI; a send that waited for its match would wait only
+ * until the prober, which leaves the same agreement, posts its receive),
+ * leaves MPI, says so in its ready word and waits, up to PROBE_WAIT, for
+ * the flag.  The prober starts its operations only once it read the ready
+ * word, so all of them and the flag complete, if they do, while the target
+ * makes no MPI call; only the target's progress engine serves its window.
+ * So a risen flag means nobody needed the target.  A prober that the
+ * scheduler kept from running, or operations slower than the wait, give
+ * "needed", the behaviour without a probe.  A reduction after each turn
+ * (maximum of "needed" and of the MPI failures) gives every rank the
+ * verdict, stops the turns at the first "needed", and lets no rank move
+ * before the prober's operations completed: none lands in a first slot
+ * after a move.  A rank whose send or receive of the one int fails leaves
+ * the others waiting, as a rank that skips a collective does
+ * (TCIO_COLLECTIVE_TIMEOUT, lib/collective.c). */
+static int rma_probe_progress(tci_transport *t, const int target[2], const int prober[2])
+{
+    rma *r = rma_of(t);
+    t->needs_progress = false;
+    for (int i = 0; i < 2; i++) {
+        if (prober[i] < 0)
+            continue;
+        int64_t value = i + 1;
+        int mine[2] = { 0, 0 }, all[2] = { 1, 1 };   /* needed, failed */
+        if (t->self == target[i])
+            mine[0] = !target_turn(r, prober[i], value);
+        else if (t->self == prober[i])
+            mine[1] = prober_turn(r, target[i], value);
+        MPI_Request req = MPI_REQUEST_NULL;
+        int err = MPI_Iallreduce(mine, all, 2, MPI_INT, MPI_MAX, r->comm, &req);
+        if (err == MPI_SUCCESS)
+            err = tci_collective_wait(&req);      /* yielding: a prober gets the core */
+        if (err != MPI_SUCCESS || all[1]) {
+            t->needs_progress = true;
+            return err != MPI_SUCCESS ? tci_error_from_mpi(err)
+                   : tci_error_set(TCIO_ERR_MPI, "a one-sided operation of the probe of "
+                                   "rank %d's progress by rank %d failed", target[i],
+                                   prober[i]);
+        }
+        if (all[0]) {
+            t->needs_progress = true;
+            return TCIO_SUCCESS;
+        }
+    }
+    return TCIO_SUCCESS;
+}
+
 const tci_transport_ops tci_transport_rma = {
     .name = "rma",
     .needs_progress = true,
@@ -842,4 +1058,5 @@ const tci_transport_ops tci_transport_rma = {
     .complete_all = rma_complete_all,
     .empty = rma_empty,
     .rebind = rma_rebind,
+    .probe_progress = rma_probe_progress,
 };

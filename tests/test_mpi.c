@@ -3721,6 +3721,23 @@ static void stats_env_restore(stats_env *e)
     sv_restore("TCIO_TRANSPORT", e->transport);
 }
 
+/* TCIO_FORWARD_STAGING unset, for tests of the default forward; what to
+ * give back to staging_env_restore (NULL: it was unset). */
+static char *staging_env_unset(void)
+{
+    const char *v = getenv("TCIO_FORWARD_STAGING");
+    char *saved = v ? strdup(v) : NULL;
+    unsetenv("TCIO_FORWARD_STAGING");
+    return saved;
+}
+
+static void staging_env_restore(char *saved)
+{
+    if (saved)
+        setenv("TCIO_FORWARD_STAGING", saved, 1);
+    free(saved);
+}
+
 START_TEST(test_sieved_spills)
 {
     TU_BEGIN();
@@ -4176,9 +4193,7 @@ START_TEST(test_node_spans)
     TU_BEGIN();
     stats_env saved = stats_env_unset();
     tu_clear_aggregation_env();
-    char *staging = getenv("TCIO_FORWARD_STAGING") ? strdup(getenv("TCIO_FORWARD_STAGING"))
-                                                   : NULL;
-    unsetenv("TCIO_FORWARD_STAGING");
+    char *staging = staging_env_unset();
     enum { SEG = 128 * 1024, NSEG = 6, PART = SEG / 16 };
     const char *ctx = "node spans";
     const char *path = tu_path("spans");
@@ -4289,10 +4304,7 @@ START_TEST(test_node_spans)
     if (tu_rank == 0)
         printf("node_spans: %d node(s): %ld staged forwards carried %ld bytes (at most %ld)\n",
                nodes, staged, staged_bytes, staged_most);
-    if (staging) {
-        setenv("TCIO_FORWARD_STAGING", staging, 1);
-        free(staging);
-    }
+    staging_env_restore(staging);
     stats_env_restore(&saved);
 }
 END_TEST
@@ -4557,8 +4569,7 @@ START_TEST(test_staged_forwards)
     TU_BEGIN();
     stats_env saved = stats_env_unset();
     tu_clear_aggregation_env();
-    char *env = getenv("TCIO_FORWARD_STAGING") ? strdup(getenv("TCIO_FORWARD_STAGING")) : NULL;
-    unsetenv("TCIO_FORWARD_STAGING");
+    char *env = staging_env_unset();
     sf_setting_checks();
     int nodes = tu_count_nodes();
     int near = near_rank0();
@@ -4576,10 +4587,121 @@ START_TEST(test_staged_forwards)
     } else if (tu_rank == 0) {
         printf("staged_forwards: one node: the setting's checks only\n");
     }
-    if (env) {
-        setenv("TCIO_FORWARD_STAGING", env, 1);
-        free(env);
+    staging_env_restore(env);
+    stats_env_restore(&saved);
+}
+END_TEST
+
+/* ---- the open's probe of the aggregators' progress ------------------------------------ */
+
+/* Wait, outside MPI, until PATH exists or SECONDS passed; whether it
+ * appeared. */
+static bool marker_appears(const char *path, double seconds)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        if (access(path, F_OK) == 0)
+            return true;
+        struct timespec step = { .tv_sec = 0, .tv_nsec = 1000000L };
+        nanosleep(&step, NULL);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) < seconds);
+    return access(path, F_OK) == 0;
+}
+
+/* One open with TRANSPORT ("auto" or "rma"): tcio_get_info's
+ * tcio_target_progress is the same on every rank, and "not needed" with
+ * shm.  Where it says "not needed", it must be true of a move: rank 0,
+ * the only aggregator, stays out of MPI while another rank (the first on
+ * another node, where there is one) writes all of segment 1 and a byte
+ * of segment 3, which moves segment 1, complete, into rank 0's slot at
+ * once (through its node's tier on several nodes); then that rank creates
+ * a marker file, which rank 0 waits for (20 s at most, outside MPI).  A
+ * move that waited for rank 0's progress would leave the marker missing.
+ * Rank 0 then drains what reached its slot (tcio_progress) before any
+ * other rank may close: an early drain in the statistics proves the
+ * segment arrived before the marker.  The file is byte-compared. */
+static void tp_check(const char *transport)
+{
+    enum { SEG = 4096 };
+    char ctx[96];
+    snprintf(ctx, sizeof ctx, "tcio_target_progress (tcio_transport %s)", transport);
+    const char *path = tu_path("target-progress");
+    const char *marker = tu_path("target-progress-moved");
+    const char *stats = tu_path("target-progress-stats");
+    const char *kv[] = { "tcio_aggregators", "1", "tcio_aggregator_placement", "0",
+                         "tcio_early_drain", "on", "tcio_transport", transport,
+                         "tcio_stats", "json", "tcio_stats_file", stats, NULL };
+    static unsigned char image[3 * SEG + 1];
+    tu_fill_pattern(image, sizeof image, 3131);
+    int near = near_rank0();
+    int mover = tu_min_int(near ? tu_nprocs : tu_rank);   /* the first far rank */
+    if (mover == tu_nprocs)
+        mover = 1;                                       /* one node */
+    tcio_file *fh = NULL;
+    expect_success(tu_open_kv(path, MODE_NEW_WRONLY, "4k", "8", kv, &fh), ctx,
+                   "tcio_open_comm");
+    MPI_Info info = MPI_INFO_NULL;
+    char value[MPI_MAX_INFO_VAL + 1] = "", used[MPI_MAX_INFO_VAL + 1] = "";
+    if (tcio_get_info(fh, &info) == TCIO_SUCCESS) {
+        info_value(info, "tcio_target_progress", value);
+        info_value(info, "tcio_transport", used);
+        MPI_Info_free(&info);
     }
+    bool not_needed = strcmp(value, "not needed") == 0;
+    CHECK_ALL(not_needed || strcmp(value, "needed") == 0,
+              "%s is \"%s\", expected \"needed\" or \"not needed\"", ctx, value);
+    int agree = tu_sum_int(not_needed);
+    CHECK_ALL(agree == 0 || agree == tu_nprocs, "%s: %d of %d ranks say \"not needed\"", ctx,
+              agree, tu_nprocs);
+    CHECK_ALL(strcmp(used, "shm") != 0 || not_needed,
+              "%s is \"%s\" with the shm transport, expected \"not needed\"", ctx, value);
+    if (tu_rank == 0)
+        printf("target_progress: transport %s: %s\n", used, value);
+    tu_status st;
+    tu_status_init(&st);
+    bool probe = tu_nprocs > 1 && agree == tu_nprocs && strcmp(used, "shm") != 0;
+    if (probe && tu_rank == 0) {
+        if (!marker_appears(marker, 20.0))
+            tu_fail(&st, "%s says \"not needed\", yet rank %d's move into rank 0's slot did "
+                    "not complete in 20 s while rank 0 stayed out of MPI", ctx, mover);
+        tu_expect_rc(&st, tcio_progress(fh), 0, "%s: tcio_progress", ctx);
+    } else if (probe && tu_rank == mover) {
+        tu_expect_rc(&st, tcio_write_at(fh, SEG, image + SEG, SEG, MPI_BYTE), 0,
+                     "%s: write of segment 1", ctx);
+        tu_expect_rc(&st, tcio_write_at(fh, 3 * SEG, image + 3 * SEG, 1, MPI_BYTE), 0,
+                     "%s: write of segment 3", ctx);
+        FILE *f = fopen(marker, "w");
+        if (f)
+            fclose(f);
+        tu_expect_rc(&st, f ? 0 : -1, 0, "%s: cannot create %s", ctx, marker);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);          /* rank 0's drain before anyone's close */
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    if (probe) {
+        long early = tu_rank == 0 ? stats_sum(stats, "segments_drained_early") : 0;
+        CHECK_ALL(tu_rank != 0 || early >= 1, "%s: %ld segments drained early, expected "
+                  "segment 1, moved into rank 0's slot before the marker", ctx, early);
+        memset(image, 0, SEG);
+        memset(image + 2 * SEG, 0, SEG);
+        expect_file_image(path, image, sizeof image, ctx);
+    }
+    if (tu_rank == 0)
+        unlink(marker);      /* tu_path's names are new at every call: no other pass sees it */
+}
+
+START_TEST(test_target_progress)
+{
+    TU_BEGIN();
+    stats_env saved = stats_env_unset();
+    tu_clear_aggregation_env();
+    char *staging = staging_env_unset();   /* the forward under test is the locked merge */
+    tp_check("auto");
+    tp_check("rma");
+    staging_env_restore(staging);
     stats_env_restore(&saved);
 }
 END_TEST
@@ -4823,9 +4945,7 @@ START_TEST(test_unlocked_fetches)
     }
     stats_env saved = stats_env_unset();
     tu_clear_aggregation_env();
-    char *staging = getenv("TCIO_FORWARD_STAGING") ? strdup(getenv("TCIO_FORWARD_STAGING"))
-                                                   : NULL;
-    unsetenv("TCIO_FORWARD_STAGING");     /* staged copies make fetches lock */
+    char *staging = staging_env_unset();   /* staged copies make fetches lock */
     uf_near n = uf_near_ranks();
     if (n.count > 8) {
         if (tu_rank == 0)
@@ -4835,10 +4955,7 @@ START_TEST(test_unlocked_fetches)
         uf_changed_slot(&n, true);
         uf_changed_slot(&n, false);
     }
-    if (staging) {
-        setenv("TCIO_FORWARD_STAGING", staging, 1);
-        free(staging);
-    }
+    staging_env_restore(staging);
     stats_env_restore(&saved);
 }
 END_TEST
@@ -5562,6 +5679,7 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "node_combining", test_node_combining);
     tu_add_case(s, "node_spans", test_node_spans);
     tu_add_case(s, "staged_forwards", test_staged_forwards);
+    tu_add_case(s, "target_progress", test_target_progress);
     tu_add_case(s, "concurrent_writes", test_concurrent_writes);
     tu_add_case(s, "concurrent_reads", test_concurrent_reads);
     tu_add_case(s, "owner_away", test_owner_away);
