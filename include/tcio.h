@@ -176,6 +176,10 @@ tcio_file *tcio_open(const char *fname, int mode);
  *                           the MPI-IO layer reports for the file, else 1 MiB.
  *   tcio_segments_per_proc  level-2 segments held by each aggregator, a
  *                           positive integer (same suffixes).  Default: 16.
+ *   tcio_node_segments      on several nodes, segments held by each rank
+ *                           in its node's combining tier (same form).
+ *                           Default: 4, or tcio_segments_per_proc if
+ *                           smaller.
  *   tcio_aggregators        number of aggregators, the ranks that hold
  *                           level-2 segments and write the file: 1..P.
  *                           Default: one per node (two on a single node),
@@ -593,6 +597,8 @@ int tcio_last_error(char *buf, int len);
  * reports, e.g. striping_unit, cb_nodes) and these keys:
  *   tcio_segment_size          segment size in bytes
  *   tcio_segments_per_proc     level-2 segments per aggregator
+ *   tcio_node_segments         segments per rank of a node's combining
+ *                              tier (used on several nodes)
  *   tcio_level2_bytes          level-2 capacity of the whole file in bytes
  *                              (segment size x segments x aggregators)
  *   tcio_aggregators           number of aggregators

@@ -95,7 +95,7 @@ static int node_geometry(tcio_file *fh)
         c->ranks[i] = i;
     c->map = (tci_segmap){ .segment_size = fh->map.segment_size,
                            .naggregators = c->node_size, .aggregator_rank = c->ranks,
-                           .nslots = fh->map.nslots };
+                           .nslots = fh->config.node_segments };
     return TCIO_SUCCESS;
 }
 

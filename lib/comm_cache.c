@@ -184,6 +184,7 @@ void tci_comm_release(MPI_Comm *dup, tci_comm_entry *entry)
 static bool same_key(const tci_window_key *a, const tci_window_key *b)
 {
     return a->transport == b->transport && a->nslots == b->nslots &&
+           a->node_segments == b->node_segments &&
            a->segment_size == b->segment_size &&
            a->aggregators_digest == b->aggregators_digest && a->nnodes == b->nnodes &&
            a->owner == b->owner;

@@ -33,13 +33,15 @@
 #define ENV_BACKGROUND_MEMORY "TCIO_BACKGROUND_MEMORY"
 #define KEY_FORWARD_STAGING   "tcio_forward_staging"
 #define ENV_FORWARD_STAGING   "TCIO_FORWARD_STAGING"
+#define KEY_NODE_SEGMENTS     "tcio_node_segments"
+#define ENV_NODE_SEGMENTS     "TCIO_NODE_SEGMENTS"
 
 /* Every TCIO_* variable the library reads (the unknown ones are
  * reported: a typo would otherwise be silently ignored). */
 static const char *const tcio_env_names[] = {
     ENV_SEGMENT_SIZE, ENV_SEGMENTS_PER_PROC, ENV_AGGREGATORS, ENV_PLACEMENT,
     ENV_EARLY_DRAIN, ENV_STATS, ENV_STATS_FILE, ENV_TRANSPORT, ENV_BACKGROUND_MEMORY,
-    ENV_FORWARD_STAGING, TCI_ENV_COLLECTIVE_TIMEOUT, TCI_ENV_WARN_UNKNOWN, TCI_ENV_TEST_NODES,
+    ENV_FORWARD_STAGING, ENV_NODE_SEGMENTS, TCI_ENV_COLLECTIVE_TIMEOUT, TCI_ENV_WARN_UNKNOWN, TCI_ENV_TEST_NODES,
     /* read by the MPI-IO interposer, libtcio_mpiio (mpiio/served.c) */
     "TCIO_MPIIO_FILES", "TCIO_MPIIO_VERBOSE"
 };
@@ -47,7 +49,7 @@ static const char *const tcio_env_names[] = {
 static const char *const tcio_keys[] = {
     KEY_SEGMENT_SIZE, KEY_SEGMENTS_PER_PROC, KEY_AGGREGATORS, KEY_PLACEMENT,
     KEY_EARLY_DRAIN, KEY_STATS, KEY_STATS_FILE, KEY_TRANSPORT, KEY_BACKGROUND_MEMORY,
-    KEY_FORWARD_STAGING
+    KEY_FORWARD_STAGING, KEY_NODE_SEGMENTS
 };
 
 /* The leading positive decimal integer of TEXT (no sign, no space):
@@ -353,6 +355,10 @@ static int check_limits(const tci_config *cfg)
         return tci_error_set(TCIO_ERR_BAD_CONFIG, "tcio_segments_per_proc %lld is outside "
                              "0..%lld", (long long)cfg->segments_per_proc,
                              (long long)TCI_MAX_SEGMENTS_PER_PROC);
+    if (cfg->node_segments < 0 || cfg->node_segments > TCI_MAX_SEGMENTS_PER_PROC)
+        return tci_error_set(TCIO_ERR_BAD_CONFIG, "tcio_node_segments %lld is outside "
+                             "0..%lld", (long long)cfg->node_segments,
+                             (long long)TCI_MAX_SEGMENTS_PER_PROC);
     if (cfg->aggregators < 0 || cfg->aggregators > INT32_MAX)
         return tci_error_set(TCIO_ERR_BAD_CONFIG, "tcio_aggregators %lld is outside 0..%d",
                              (long long)cfg->aggregators, INT32_MAX);
@@ -381,6 +387,8 @@ int tci_config_from_user(MPI_Info info, tci_config *cfg)
                   &cfg->segment_size) != 0 ||
         read_size(info, KEY_SEGMENTS_PER_PROC, ENV_SEGMENTS_PER_PROC, TCI_MAX_SEGMENTS_PER_PROC,
                   &cfg->segments_per_proc) != 0 ||
+        read_size(info, KEY_NODE_SEGMENTS, ENV_NODE_SEGMENTS, TCI_MAX_SEGMENTS_PER_PROC,
+                  &cfg->node_segments) != 0 ||
         read_count(info, KEY_AGGREGATORS, ENV_AGGREGATORS, &cfg->aggregators) != 0 ||
         read_placement(info, cfg) != 0 ||
         read_early_drain(info, &cfg->early_drain) != 0 ||
@@ -428,6 +436,9 @@ int tci_config_finish(tci_config *cfg, int64_t striping_unit)
                                 ? striping_unit : TCI_DEFAULT_SEGMENT_SIZE;
     if (cfg->segments_per_proc == 0)
         cfg->segments_per_proc = TCI_DEFAULT_SEGMENTS_PER_PROC;
+    if (cfg->node_segments == 0)
+        cfg->node_segments = cfg->segments_per_proc < TCI_DEFAULT_NODE_SEGMENTS
+                                 ? cfg->segments_per_proc : TCI_DEFAULT_NODE_SEGMENTS;
     if (cfg->early_drain < 0)
         cfg->early_drain = TCI_DRAIN_OWNER;
     if (cfg->forward_staging < 0)

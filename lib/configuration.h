@@ -15,6 +15,9 @@
 
 #define TCI_MAX_AGGREGATOR_LIST       4096       /* ranks in an explicit list */
 
+#define TCI_DEFAULT_NODE_SEGMENTS     4          /* tier slots per rank of a node,
+                                                    at most tcio_segments_per_proc
+                                                    (doc/records/nodes.md) */
 #define TCI_DEFAULT_FORWARD_STAGING   0          /* staged forwards per rank of a node:
                                                     off (doc/records/forwards.md) */
 #define TCI_MAX_FORWARD_STAGING       64
@@ -46,6 +49,9 @@ typedef enum tci_transport_kind {
 typedef struct tci_config {
     int64_t segment_size;       /* 0 until known: then the striping default */
     int64_t segments_per_proc;  /* level-2 slots per aggregator */
+    int64_t node_segments;      /* tcio_node_segments: slots per rank of a
+                                   node's combining tier (several nodes);
+                                   0 until known */
     int64_t aggregators;        /* 0 until known: then the default count */
     tci_placement_kind placement;
     int     list_len;           /* TCI_PLACE_LIST: ranks in LIST */

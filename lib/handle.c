@@ -132,6 +132,7 @@ static tci_window_key window_key(const tcio_file *fh)
 {
     return (tci_window_key){ .transport = tci_handle_transport(fh),
                              .nslots = fh->map.nslots,
+                             .node_segments = fh->config.node_segments,
                              .segment_size = fh->map.segment_size,
                              .aggregators_digest = tci_aggregators_digest(&fh->aggr),
                              .nnodes = fh->aggr.nnodes,

@@ -44,6 +44,8 @@ static int add_tcio_settings(const tcio_file *fh, MPI_Info info)
         err = info_set_int(info, "tcio_level2_bytes",
                            m->segment_size * m->nslots * m->naggregators);
     if (err == MPI_SUCCESS)
+        err = info_set_int(info, "tcio_node_segments", fh->config.node_segments);
+    if (err == MPI_SUCCESS)
         err = info_set_int(info, "tcio_aggregators", fh->aggr.count);
     if (err == MPI_SUCCESS)
         err = MPI_Info_set(info, "tcio_aggregator_placement", placements[c->placement]);

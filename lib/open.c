@@ -173,12 +173,14 @@ static void final_settings(agreement *a, const tcio_file *fh)
     enum { CONFIG = TCIO_ERR_BAD_CONFIG };
     static const agreed_setting about[] = {
         { "the segment size (from the file's striping_unit)", CONFIG },
-        { "tcio_segments_per_proc", CONFIG }, { "tcio_early_drain", CONFIG },
+        { "tcio_segments_per_proc", CONFIG }, { "tcio_node_segments", CONFIG },
+        { "tcio_early_drain", CONFIG },
         { "tcio_stats", CONFIG }, { "the aggregators chosen", CONFIG },
         { "tcio_forward_staging", CONFIG },
         { "the nodes of the ranks", CONFIG }
     };
-    const int64_t settings[] = { c->segment_size, c->segments_per_proc, c->early_drain,
+    const int64_t settings[] = { c->segment_size, c->segments_per_proc, c->node_segments,
+                                 c->early_drain,
                                  c->stats, tci_aggregators_digest(&fh->aggr),
                                  c->forward_staging, tci_aggregators_nodes_digest(&fh->aggr) };
     _Static_assert(sizeof about / sizeof about[0] == sizeof settings / sizeof settings[0],

@@ -4592,6 +4592,122 @@ START_TEST(test_staged_forwards)
 }
 END_TEST
 
+/* ---- the tier's size (tcio_node_segments) ------------------------------------------ */
+
+/* tcio_node_segments's checks: refused values and ranks that disagree
+ * fail the open everywhere; tcio_get_info reports the value in effect, by
+ * default 4, or tcio_segments_per_proc where that is smaller. */
+static void ns_setting_checks(void)
+{
+    const char *path = tu_path("node-segments-setting");
+    static const char *const bad[] = { "-1", "x", "2M" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *kv[] = { "tcio_node_segments", bad[i], NULL };
+        char ctx[96];
+        snprintf(ctx, sizeof ctx, "tcio_node_segments=\"%s\"", bad[i]);
+        tcio_file *fh = NULL;
+        expect_all(tu_open_kv(path, MODE_NEW_WRONLY, NULL, NULL, kv, &fh), TCIO_ERR_BAD_CONFIG,
+                   ctx, "tcio_open_comm");
+    }
+    if (tu_nprocs > 1) {
+        const char *kv[] = { "tcio_node_segments", tu_rank == 0 ? "2" : "3", NULL };
+        tcio_file *fh = NULL;
+        expect_all(tu_open_kv(path, MODE_NEW_WRONLY, NULL, NULL, kv, &fh), TCIO_ERR_BAD_CONFIG,
+                   "tcio_node_segments differing between ranks", "tcio_open_comm");
+    }
+    static const struct { const char *given, *slots, *want; } in_effect[] = {
+        { NULL, NULL, "4" }, { NULL, "2", "2" }, { "7", NULL, "7" }, { "1k", "8", "1024" }
+    };
+    for (size_t i = 0; i < sizeof in_effect / sizeof in_effect[0]; i++) {
+        const char *kv[] = { in_effect[i].given ? "tcio_node_segments" : NULL,
+                             in_effect[i].given, NULL };
+        char ctx[96], value[MPI_MAX_INFO_VAL + 1] = "";
+        snprintf(ctx, sizeof ctx, "tcio_node_segments=%s with tcio_segments_per_proc=%s",
+                 in_effect[i].given ? in_effect[i].given : "(unset)",
+                 in_effect[i].slots ? in_effect[i].slots : "(unset)");
+        tcio_file *fh = NULL;
+        expect_success(tu_open_kv(path, MODE_NEW_WRONLY, "4k", in_effect[i].slots, kv, &fh),
+                       ctx, "tcio_open_comm");
+        MPI_Info info = MPI_INFO_NULL;
+        if (tcio_get_info(fh, &info) == TCIO_SUCCESS) {
+            info_value(info, "tcio_node_segments", value);
+            MPI_Info_free(&info);
+        }
+        expect_success(tu_close(fh), ctx, "tcio_close");
+        CHECK_ALL(strcmp(value, in_effect[i].want) == 0, "%s: tcio_get_info says \"%s\", "
+                  "expected \"%s\"", ctx, value, in_effect[i].want);
+    }
+}
+
+/* Several nodes: the tier holds tcio_node_segments segments per rank.
+ * The first far rank writes parts of segments 1 and 1 + n alternately (n:
+ * its node's ranks), four writes, none completing a segment: with one tier
+ * slot per rank the two segments share one and every switch forwards the
+ * other (more forwards than segments), with eight each keeps its slot
+ * until the close (one forward per segment).  Byte-compared. */
+static void ns_tier_slots(int tier_slots)
+{
+    enum { SEG = 4096 };
+    char ctx[96], slots[16];
+    snprintf(ctx, sizeof ctx, "tcio_node_segments=%d: the tier's slots", tier_slots);
+    snprintf(slots, sizeof slots, "%d", tier_slots);
+    const char *path = tu_path("node-segments");
+    const char *stats = tu_path("node-segments-stats");
+    const char *kv[] = { "tcio_node_segments", slots, "tcio_aggregators", "1",
+                         "tcio_aggregator_placement", "0", "tcio_stats", "json",
+                         "tcio_stats_file", stats, NULL };
+    int near = near_rank0();
+    int writer = tu_min_int(near ? tu_nprocs : tu_rank);
+    MPI_Comm node = tu_node_comm();
+    int node_size;
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    int n = tu_max_int(tu_rank == writer ? node_size : 0);
+    int64_t other = 1 + n;
+    size_t size = (size_t)(other + 1) * SEG;
+    unsigned char *image = calloc(size, 1);
+    CHECK_ALL(image != NULL, "%s: no memory", ctx);
+    const size_t at[4] = { SEG, (size_t)other * SEG, SEG + SEG / 2, (size_t)other * SEG + 8 };
+    for (int i = 0; i < 4; i++)
+        tu_fill_pattern(image + at[i], 8, 4100 + (uint64_t)i);
+    tcio_file *fh = NULL;
+    expect_success(tu_open_kv(path, MODE_NEW_WRONLY, "4k", "8", kv, &fh), ctx,
+                   "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    for (int i = 0; i < 4 && tu_rank == writer && st.ok; i++)
+        tu_expect_rc(&st, tcio_write_at(fh, (MPI_Offset)at[i], image + at[i], 8, MPI_BYTE), 0,
+                     "%s: write %d", ctx, i);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    expect_file_image(path, image, (size_t)other * SEG + 16, ctx);
+    long forwards = tu_rank == 0 ? stats_sum(stats, "forwards") : 0;
+    bool as_expected = tier_slots == 1 ? forwards > 2 : forwards == 2;
+    CHECK_ALL(tu_rank != 0 || as_expected, "%s: %ld forwards, expected %s", ctx, forwards,
+              tier_slots == 1 ? "more than 2 (the segments share a tier slot)"
+                              : "2 (one per segment, at the close)");
+    free(image);
+}
+
+START_TEST(test_node_segments)
+{
+    TU_BEGIN();
+    stats_env saved = stats_env_unset();
+    tu_clear_aggregation_env();
+    char *staging = staging_env_unset();
+    ns_setting_checks();
+    if (tu_count_nodes() > 1) {
+        ns_tier_slots(1);
+        ns_tier_slots(8);
+    } else if (tu_rank == 0) {
+        printf("node_segments: one node: the setting's checks only\n");
+    }
+    staging_env_restore(staging);
+    stats_env_restore(&saved);
+}
+END_TEST
+
 /* ---- the open's probe of the aggregators' progress ------------------------------------ */
 
 /* Wait, outside MPI, until PATH exists or SECONDS passed; whether it
@@ -5678,6 +5794,7 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "off_node_moves", test_off_node_moves);
     tu_add_case(s, "node_combining", test_node_combining);
     tu_add_case(s, "node_spans", test_node_spans);
+    tu_add_case(s, "node_segments", test_node_segments);
     tu_add_case(s, "staged_forwards", test_staged_forwards);
     tu_add_case(s, "target_progress", test_target_progress);
     tu_add_case(s, "concurrent_writes", test_concurrent_writes);
