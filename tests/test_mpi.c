@@ -4418,28 +4418,40 @@ static void sf_unmerged_ranges(int near)
     free(got);
 }
 
+/* An integer setting KEY's refusals, on any number of nodes: each of the
+ * N values BAD (an empty one only where MPI keeps empty info values)
+ * fails the open of PATH everywhere with TCIO_ERR_BAD_CONFIG, and so do
+ * ranks that disagree ("2" on rank 0, "3" elsewhere). */
+static void refused_setting_checks(const char *path, const char *key,
+                                   const char *const *bad, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!bad[i][0] && !tu_info_accepts_empty_value(NULL, 0))
+            continue;
+        const char *kv[] = { key, bad[i], NULL };
+        char ctx[96];
+        snprintf(ctx, sizeof ctx, "%s=\"%s\"", key, bad[i]);
+        tcio_file *fh = NULL;
+        expect_all(tu_open_kv(path, MODE_NEW_WRONLY, NULL, NULL, kv, &fh), TCIO_ERR_BAD_CONFIG,
+                   ctx, "tcio_open_comm");
+    }
+    if (tu_nprocs > 1) {
+        const char *kv[] = { key, tu_rank == 0 ? "2" : "3", NULL };
+        char ctx[96];
+        snprintf(ctx, sizeof ctx, "%s differing between ranks", key);
+        tcio_file *fh = NULL;
+        expect_all(tu_open_kv(path, MODE_NEW_WRONLY, NULL, NULL, kv, &fh), TCIO_ERR_BAD_CONFIG,
+                   ctx, "tcio_open_comm");
+    }
+}
+
 /* The setting's checks, on any number of nodes: refused values and ranks
  * that disagree fail the open everywhere; tcio_get_info reports it. */
 static void sf_setting_checks(void)
 {
     const char *path = tu_path("staging-setting");
     static const char *const bad[] = { "-1", "65", "x", "" };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        if (!bad[i][0] && !tu_info_accepts_empty_value(NULL, 0))
-            continue;
-        const char *kv[] = { "tcio_forward_staging", bad[i], NULL };
-        char ctx[96];
-        snprintf(ctx, sizeof ctx, "tcio_forward_staging=\"%s\"", bad[i]);
-        tcio_file *fh = NULL;
-        expect_all(tu_open_kv(path, MODE_NEW_WRONLY, NULL, NULL, kv, &fh), TCIO_ERR_BAD_CONFIG,
-                   ctx, "tcio_open_comm");
-    }
-    if (tu_nprocs > 1) {
-        const char *kv[] = { "tcio_forward_staging", tu_rank == 0 ? "2" : "3", NULL };
-        tcio_file *fh = NULL;
-        expect_all(tu_open_kv(path, MODE_NEW_WRONLY, NULL, NULL, kv, &fh), TCIO_ERR_BAD_CONFIG,
-                   "tcio_forward_staging differing between ranks", "tcio_open_comm");
-    }
+    refused_setting_checks(path, "tcio_forward_staging", bad, sizeof bad / sizeof bad[0]);
     const char *kv[] = { "tcio_forward_staging", "5", NULL };
     tcio_file *fh = NULL;
     expect_success(tu_open_kv(path, MODE_NEW_WRONLY, NULL, NULL, kv, &fh),
@@ -4600,21 +4612,8 @@ END_TEST
 static void ns_setting_checks(void)
 {
     const char *path = tu_path("node-segments-setting");
-    static const char *const bad[] = { "-1", "x", "2M" };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        const char *kv[] = { "tcio_node_segments", bad[i], NULL };
-        char ctx[96];
-        snprintf(ctx, sizeof ctx, "tcio_node_segments=\"%s\"", bad[i]);
-        tcio_file *fh = NULL;
-        expect_all(tu_open_kv(path, MODE_NEW_WRONLY, NULL, NULL, kv, &fh), TCIO_ERR_BAD_CONFIG,
-                   ctx, "tcio_open_comm");
-    }
-    if (tu_nprocs > 1) {
-        const char *kv[] = { "tcio_node_segments", tu_rank == 0 ? "2" : "3", NULL };
-        tcio_file *fh = NULL;
-        expect_all(tu_open_kv(path, MODE_NEW_WRONLY, NULL, NULL, kv, &fh), TCIO_ERR_BAD_CONFIG,
-                   "tcio_node_segments differing between ranks", "tcio_open_comm");
-    }
+    static const char *const bad[] = { "-1", "x", "2M", "" };
+    refused_setting_checks(path, "tcio_node_segments", bad, sizeof bad / sizeof bad[0]);
     static const struct { const char *given, *slots, *want; } in_effect[] = {
         { NULL, NULL, "4" }, { NULL, "2", "2" }, { "7", NULL, "7" }, { "1k", "8", "1024" }
     };
