@@ -503,7 +503,7 @@ int tcio_close_end(tcio_file *fh);
  * MPI_MODE_RDONLY on several nodes (transport mixed), before any read
  * session on it, loads them into the
  * calling rank's node's combining tier instead (at most the node's ranks
- * x tcio_segments_per_proc): there the reads of that node's ranks find
+ * x tcio_node_segments): there the reads of that node's ranks find
  * them, while the other nodes read the file themselves (the aggregators of
  * such a file serve no reads unless a read session is declared); a
  * tcio_flush empties the tier, and the segments loaded there with it.  A slot holding

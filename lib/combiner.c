@@ -291,7 +291,9 @@ int tci_combiner_filled(tcio_file *fh)
 
 /* Whether the nodes' settles may start at different tier slots: only
  * while a node's tier spans no more segments than the file's level 2
- * (its ranks no more than the aggregators).  Then segments that two
+ * (its ranks no more than the aggregators, and its slots per rank no more
+ * than an aggregator's: the measured cases; the span alone would allow
+ * more, unmeasured).  Then segments that two
  * nodes forward at once, fewer than a tier's span apart, never share a
  * slot of the file's level 2; with more ranks per node, two nodes'
  * staggered slots may hold segments k and k + A * nslots, one slot of the
@@ -299,7 +301,8 @@ int tci_combiner_filled(tcio_file *fh)
  * there. */
 static bool stagger_applies(const tcio_file *fh)
 {
-    return fh->comb.node_size <= fh->map.naggregators;
+    return fh->comb.node_size <= fh->map.naggregators &&
+           fh->comb.map.nslots <= fh->map.nslots;
 }
 
 /* Forward every dirty slot this rank holds in the tier and empty all of

@@ -15,9 +15,10 @@
 
 #define TCI_MAX_AGGREGATOR_LIST       4096       /* ranks in an explicit list */
 
-#define TCI_DEFAULT_NODE_SEGMENTS     4          /* tier slots per rank of a node,
-                                                    at most tcio_segments_per_proc
-                                                    (doc/records/nodes.md) */
+#define TCI_DEFAULT_NODE_SEGMENTS     4          /* tier slots per rank of a node
+                                                    by default, or
+                                                    tcio_segments_per_proc if
+                                                    smaller (doc/records/nodes.md) */
 #define TCI_DEFAULT_FORWARD_STAGING   0          /* staged forwards per rank of a node:
                                                     off (doc/records/forwards.md) */
 #define TCI_MAX_FORWARD_STAGING       64

@@ -87,7 +87,7 @@ static int open_file(tcio_file *fh, const char *fname, int mode, MPI_Info info)
  *   - facts: each rank contributes a value and all learn the largest (a
  *     value only rank 0 knows, the others giving 0; a flag any rank raises).
  * doc/design.md lists the collectives of open and close. */
-enum { MAX_AGREED_SETTINGS = 10, MAX_AGREED_FACTS = 3 };
+enum { MAX_AGREED_SETTINGS = 12, MAX_AGREED_FACTS = 3 };
 
 /* A setting's name in the message, and the error when ranks differ. */
 typedef struct agreed_setting {
@@ -147,6 +147,7 @@ static void user_settings(agreement *a, const tci_config *c, int mode)
         { "tcio_aggregators", CONFIG }, { "tcio_aggregator_placement", CONFIG },
         { "tcio_aggregator_placement's rank list", CONFIG }, { "tcio_early_drain", CONFIG },
         { "tcio_stats", CONFIG }, { "tcio_transport", CONFIG },
+        { "tcio_node_segments", CONFIG }, { "tcio_forward_staging", CONFIG },
         { "TCIO_TEST_NODES (testing only: it cuts the nodes, and the ranks must cut them "
           "alike)", CONFIG },
         { "the access mode (MPI_MODE_RDONLY, MPI_MODE_WRONLY or MPI_MODE_RDWR)",
@@ -154,7 +155,8 @@ static void user_settings(agreement *a, const tci_config *c, int mode)
     };
     const int64_t settings[] = { c->segment_size, c->segments_per_proc, c->aggregators,
                                  c->placement, tci_aggregators_digest(&listed), c->early_drain,
-                                 c->stats, c->transport, tci_aggregators_test_nodes(),
+                                 c->stats, c->transport, c->node_segments, c->forward_staging,
+                                 tci_aggregators_test_nodes(),
                                  mode & ACCESS_MODES };
     _Static_assert(sizeof about / sizeof about[0] == sizeof settings / sizeof settings[0],
                    "a name and an error for every setting");

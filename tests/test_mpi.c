@@ -4612,7 +4612,7 @@ END_TEST
 static void ns_setting_checks(void)
 {
     const char *path = tu_path("node-segments-setting");
-    static const char *const bad[] = { "-1", "x", "2M", "" };
+    static const char *const bad[] = { "0", "-1", "x", "2M", "" };
     refused_setting_checks(path, "tcio_node_segments", bad, sizeof bad / sizeof bad[0]);
     static const struct { const char *given, *slots, *want; } in_effect[] = {
         { NULL, NULL, "4" }, { NULL, "2", "2" }, { "7", NULL, "7" }, { "1k", "8", "1024" }
@@ -4672,6 +4672,18 @@ static void ns_tier_slots(int tier_slots)
     tcio_file *fh = NULL;
     expect_success(tu_open_kv(path, MODE_NEW_WRONLY, "4k", "8", kv, &fh), ctx,
                    "tcio_open_comm");
+    MPI_Info info = MPI_INFO_NULL;
+    char transport[MPI_MAX_INFO_VAL + 1] = "";
+    if (tcio_get_info(fh, &info) == TCIO_SUCCESS) {
+        info_value(info, "tcio_transport", transport);
+        MPI_Info_free(&info);
+    }
+    /* auto falls back to rma without room for the tier in /dev/shm: no
+     * tier, no forwards to count. */
+    bool tier = tu_min_int(strcmp(transport, "mixed") == 0);
+    if (!tier && tu_rank == 0)
+        printf("node_segments: transport %s, no tier: the forwards are not counted\n",
+               transport);
     tu_status st;
     tu_status_init(&st);
     for (int i = 0; i < 4 && tu_rank == writer && st.ok; i++)
@@ -4682,7 +4694,7 @@ static void ns_tier_slots(int tier_slots)
     expect_success(rc, ctx, "tcio_close");
     expect_file_image(path, image, (size_t)other * SEG + 16, ctx);
     long forwards = tu_rank == 0 ? stats_sum(stats, "forwards") : 0;
-    bool as_expected = tier_slots == 1 ? forwards > 2 : forwards == 2;
+    bool as_expected = !tier || (tier_slots == 1 ? forwards > 2 : forwards == 2);
     CHECK_ALL(tu_rank != 0 || as_expected, "%s: %ld forwards, expected %s", ctx, forwards,
               tier_slots == 1 ? "more than 2 (the segments share a tier slot)"
                               : "2 (one per segment, at the close)");

@@ -241,6 +241,8 @@ static void clear_env(void)
     unsetenv("TCIO_STATS");
     unsetenv("TCIO_STATS_FILE");
     unsetenv("TCIO_TRANSPORT");
+    unsetenv("TCIO_NODE_SEGMENTS");
+    unsetenv("TCIO_FORWARD_STAGING");
 }
 
 START_TEST(config_defaults_and_striping_unit)

@@ -87,7 +87,7 @@ static size_t timeout_msg_len;
 /* The aggregation variables as the run was started (NULL: unset). */
 static const char *const aggregation_vars[] = {
     "TCIO_AGGREGATORS", "TCIO_AGGREGATOR_PLACEMENT", "TCIO_EARLY_DRAIN", "TCIO_STATS",
-    "TCIO_STATS_FILE", "TCIO_TRANSPORT"
+    "TCIO_STATS_FILE", "TCIO_TRANSPORT", "TCIO_NODE_SEGMENTS"
 };
 enum { NAGGVARS = sizeof aggregation_vars / sizeof aggregation_vars[0] };
 static char *aggregation_start[NAGGVARS];
