@@ -16,7 +16,7 @@ typedef struct tci_comm_entry tci_comm_entry;
 typedef struct tci_window_key {
     const tci_transport_ops *transport;
     int64_t nslots, segment_size, aggregators_digest;
-    int64_t node_segments;   /* a kept tier's slots per rank */
+    int64_t node_segments;   /* a kept tier's slots per rank; 0 without a tier */
     int     nnodes;    /* the node split, which a kept tier was made on */
     bool    owner;
 } tci_window_key;

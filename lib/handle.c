@@ -132,7 +132,9 @@ static tci_window_key window_key(const tcio_file *fh)
 {
     return (tci_window_key){ .transport = tci_handle_transport(fh),
                              .nslots = fh->map.nslots,
-                             .node_segments = fh->config.node_segments,
+                             /* a tier's size only where there is a tier */
+                             .node_segments = tci_handle_plan(fh).tier
+                                                  ? fh->config.node_segments : 0,
                              .segment_size = fh->map.segment_size,
                              .aggregators_digest = tci_aggregators_digest(&fh->aggr),
                              .nnodes = fh->aggr.nnodes,

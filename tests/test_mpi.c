@@ -4701,6 +4701,28 @@ static void ns_tier_slots(int tier_slots)
     free(image);
 }
 
+/* A file whose tier size differs reuses the previous file's window on
+ * one node, where there is no tier (every rank takes it over), and not on
+ * several, where the kept tier has the other size (no rank does). */
+static void ns_window_reuse(int nodes)
+{
+    const char *ctx = "tcio_node_segments and the kept window";
+    const char *path = tu_path("node-segments-reuse");
+    const char *stats = tu_path("node-segments-reuse-stats");
+    for (int round = 0; round < 2; round++) {
+        const char *kv[] = { "tcio_node_segments", round == 0 ? "2" : "3", "tcio_stats",
+                             round == 0 ? "off" : "json", "tcio_stats_file", stats, NULL };
+        tcio_file *fh = NULL;
+        expect_success(tu_open_kv(path, MODE_NEW_WRONLY, "4k", "4", kv, &fh), ctx,
+                       "tcio_open_comm");
+        expect_success(tu_close(fh), ctx, "tcio_close");
+    }
+    long windows = tu_rank == 0 ? stats_sum(stats, "reused_windows") : 0;
+    long want = nodes > 1 ? 0 : tu_nprocs;
+    CHECK_ALL(tu_rank != 0 || windows == want, "%s: %ld ranks reused the window, expected %ld",
+              ctx, windows, want);
+}
+
 START_TEST(test_node_segments)
 {
     TU_BEGIN();
@@ -4708,7 +4730,9 @@ START_TEST(test_node_segments)
     tu_clear_aggregation_env();
     char *staging = staging_env_unset();
     ns_setting_checks();
-    if (tu_count_nodes() > 1) {
+    int nodes = tu_count_nodes();
+    ns_window_reuse(nodes);
+    if (nodes > 1) {
         ns_tier_slots(1);
         ns_tier_slots(8);
     } else if (tu_rank == 0) {
