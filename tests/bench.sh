@@ -192,6 +192,17 @@ for fs in native fuse; do
         echo "FAIL: compare --fs $fs left files or a mount behind:"; ls -la "$dir"; fail=1
     fi
 done
+# bench/nodes-targets at its quick size, one configuration of this MPI:
+# one node and two "nodes" verify, the table has their figures, the later
+# opens are timed, and the benchmark file is gone.
+targets=${srcdir:-.}/bench/nodes-targets
+if ! timeout -k 30 300 "$targets" --quick --only mpich-2,ompi-sm "$dir/nt.dat" > "$dir/nt.out" 2>&1 ||
+   ! grep -Eq '^\| (mpich-2|ompi-sm) \| [0-9]+, [0-9]+ \| [0-9.]+ / [0-9.]+ \| [0-9.]+ / [0-9.]+ \| [0-9]+% / [0-9]+% \|' "$dir/nt.out" ||
+   ! grep -q '^Later opens .*ratio [0-9.]*' "$dir/nt.out" || [ -e "$dir/nt.dat" ]; then
+    echo "FAIL: nodes-targets --quick"; cat "$dir/nt.out"; fail=1
+else
+    grep -E '^\| (mpich-2|ompi-sm) ' "$dir/nt.out"
+fi
 # The open/close benchmark: both methods open and close, and it reports.
 if ! ./tests/run-mpi.sh 2 ./bench/tcio_open_close -n 2 -r 1 "$dir/oc.dat" > "$dir/oc.txt" ||
    ! grep -q 'ratio tcio/MPI-IO' "$dir/oc.txt"; then
