@@ -194,11 +194,14 @@ for fs in native fuse; do
 done
 # bench/nodes-targets at its quick size, one configuration of this MPI:
 # one node and two "nodes" verify, the table has their figures, the later
-# opens are timed, and the benchmark file is gone.
+# opens are timed, --stats finds the phases in TCIO_STATS' report, and
+# the benchmark file is gone.
 targets=${srcdir:-.}/bench/nodes-targets
-if ! timeout -k 30 300 "$targets" --quick --only mpich-2,ompi-sm "$dir/nt.dat" > "$dir/nt.out" 2>&1 ||
+if ! timeout -k 30 300 "$targets" --quick --stats --only mpich-2,ompi-sm "$dir/nt.dat" > "$dir/nt.out" 2>&1 ||
    ! grep -Eq '^\| (mpich-2|ompi-sm) \| [0-9]+, [0-9]+ \| [0-9.]+ / [0-9.]+ \| [0-9.]+ / [0-9.]+ \| [0-9]+% / [0-9]+% \|' "$dir/nt.out" ||
-   ! grep -q '^Later opens .*ratio [0-9.]*' "$dir/nt.out" || [ -e "$dir/nt.dat" ]; then
+   ! grep -q '^Later opens .*ratio [0-9.]*' "$dir/nt.out" ||
+   ! grep -Eq '^\| (mpich-2|ompi-sm) \| 2 \| [0-9.]+( \| [0-9]+\.[0-9]{3}){7} \|$' "$dir/nt.out" ||
+   [ -e "$dir/nt.dat" ]; then
     echo "FAIL: nodes-targets --quick"; cat "$dir/nt.out"; fail=1
 else
     grep -E '^\| (mpich-2|ompi-sm) ' "$dir/nt.out"
