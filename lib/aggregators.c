@@ -15,6 +15,7 @@
 #include <string.h>
 #include "tcio.h"
 #include "aggregators.h"
+#include "collective.h"
 #include "error.h"
 #include "finalize.h"
 #include "configuration.h"
@@ -92,7 +93,12 @@ static int find_nodes(MPI_Comm comm, int nprocs, int *node_of)
         leader = node_leader(comm, local);
         MPI_Comm_free(&local);
     }
-    if (MPI_Allgather(&leader, 1, MPI_INT, node_of, 1, MPI_INT, comm) != MPI_SUCCESS)
+    /* Nonblocking, waited for yielding (collective.c): a blocking gather
+     * spins where ranks share cores, and the first open of a communicator
+     * waits here for every rank's split. */
+    MPI_Request req;
+    if (MPI_Iallgather(&leader, 1, MPI_INT, node_of, 1, MPI_INT, comm, &req) != MPI_SUCCESS ||
+        tci_collective_wait(&req) != MPI_SUCCESS)
         return -1;
     for (int r = 0; r < nprocs; r++)
         if (node_of[r] < 0 || node_of[r] > r)
@@ -175,7 +181,7 @@ void tci_aggregators_cache_nodes(MPI_Comm comm, const tci_aggregators *a)
 static int agree_before_nodes(MPI_Comm comm, bool no_memory, bool cached, bool *everywhere)
 {
     int mine[2] = { no_memory, !cached }, any[2];
-    if (MPI_Allreduce(mine, any, 2, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+    if (tci_allreduce(mine, any, 2, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
         return TCIO_ERR_MPI;
     *everywhere = !any[1];
     return any[0] ? TCIO_ERR_NO_MEMORY : TCIO_SUCCESS;

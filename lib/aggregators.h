@@ -40,8 +40,8 @@ int tci_aggregators_choose(const tci_config *cfg, MPI_Comm comm, MPI_Comm cache_
  *   _find_nodes runs only when _prepare succeeded on every rank, with
  *     CACHED_EVERYWHERE true only when the map was cached on every rank:
  *     then it copies the map (local, no MPI call), else it finds the nodes
- *     collectively over COMM (MPI_Comm_split_type, MPI_Allreduce on the
- *     node, MPI_Allgather) and caches the map on CACHE_COMM.  Sets
+ *     collectively over COMM (MPI_Comm_split_type, then MPI_Iallgather
+ *     waited for yielding) and caches the map on CACHE_COMM.  Sets
  *     OUT->nnodes and OUT->node_of; returns TCIO_SUCCESS or TCIO_ERR_MPI,
  *     the same on every rank;
  *   _choose_agreed (local) places the aggregators on those nodes. */

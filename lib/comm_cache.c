@@ -2,7 +2,7 @@
  * communicator, kept between opens.
  *
  * Every open file needs a communicator of its own, so that the library's
- * collectives never match the application's.  MPI_Comm_dup is collective
+ * collectives never match the application's.  Duplicating is collective
  * (a context-id agreement, one synchronising collective), and codes open
  * many files on one communicator: the duplicate is kept as an attribute of
  * the user's communicator and reused by the next file opened on it once
@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include "comm_cache.h"
+#include "collective.h"
 #include "finalize.h"
 
 struct tci_comm_entry {
@@ -147,7 +148,12 @@ int tci_comm_acquire(MPI_Comm comm, MPI_Comm *dup, tci_comm_entry **entry, int *
         return MPI_SUCCESS;
     }
     *entry = NULL;
-    int err = MPI_Comm_dup(comm, dup);
+    /* Nonblocking, waited for yielding (collective.c): MPICH's blocking
+     * duplicate spins where ranks share cores. */
+    MPI_Request req;
+    int err = MPI_Comm_idup(comm, dup, &req);
+    if (err == MPI_SUCCESS)
+        err = tci_collective_wait(&req);
     if (err != MPI_SUCCESS) {
         *dup = MPI_COMM_NULL;
         return err;

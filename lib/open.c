@@ -480,7 +480,7 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
     tci_comm_entry *entry = NULL;
     int err = tci_comm_acquire(comm, &dup, &entry, &cache_failed);
     if (err != MPI_SUCCESS && rc == TCIO_SUCCESS)
-        rc = tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Comm_dup (the file's private communicator)",
+        rc = tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Comm_idup (the file's private communicator)",
                                err);
     agreement a = { .rc = rc, .nfacts = 2, .facts = { cache_failed, !nodes_cached } };
     user_settings(&a, &config, mode);

@@ -161,9 +161,12 @@ int tci_prefetch_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
            : any_missing ? tci_error_set(TCIO_ERR_REMOTE, "another rank had no memory for the "
                                          "ranges of the read session")
            : TCIO_SUCCESS;
-    if (rc == TCIO_SUCCESS)
-        rc = tci_error_from_mpi(MPI_Allgather(&mine, 2, MPI_OFFSET, all, 2, MPI_OFFSET,
-                                              fh->comm));
+    if (rc == TCIO_SUCCESS) {
+        MPI_Request req;
+        int gather_err = MPI_Iallgather(&mine, 2, MPI_OFFSET, all, 2, MPI_OFFSET, fh->comm, &req);
+        rc = tci_error_from_mpi(gather_err != MPI_SUCCESS ? gather_err
+                                                          : tci_collective_wait(&req));
+    }
     if (rc == TCIO_SUCCESS && fh->aggr.index >= 0)
         rc = load_own_segments(fh, all, merge_ranges(all, fh->nprocs));
     free(all);
