@@ -146,6 +146,19 @@ int MPI_Comm_dup(MPI_Comm c, MPI_Comm *out)
     add(C_COMM_DUP, 1);
     return PMPI_Comm_dup(c, out);
 }
+/* libtcio's own duplicate and gathers are nonblocking (waited for
+ * yielding): counted with their blocking forms. */
+int MPI_Comm_idup(MPI_Comm c, MPI_Comm *out, MPI_Request *q)
+{
+    add(C_COMM_DUP, 1);
+    return PMPI_Comm_idup(c, out, q);
+}
+int MPI_Iallgather(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt,
+                   MPI_Comm c, MPI_Request *q)
+{
+    add(C_ALLGATHER, 1);
+    return PMPI_Iallgather(s, sn, st, r, rn, rt, c, q);
+}
 int MPI_Comm_split(MPI_Comm c, int color, int key, MPI_Comm *out)
 {
     add(C_COMM_SPLIT, 1);

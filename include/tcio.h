@@ -286,8 +286,8 @@ tcio_file *tcio_open(const char *fname, int mode);
  * holds segments of it is not waited for.
  * The first open on COMM keeps a duplicate of COMM and, after a successful
  * tcio_close, the file's level-2 window as attributes of COMM, for the
- * next file opened on it (which then needs neither MPI_Comm_dup nor
- * MPI_Win_allocate): an aggregator keeps its level-2 memory between files
+ * next file opened on it (which then needs neither a duplicate,
+ * MPI_Comm_idup, nor MPI_Win_allocate): an aggregator keeps its level-2 memory between files
  * until COMM is freed, a file of another geometry is opened on it, or MPI
  * finalizes (doc/design.md, Open and close).
  */

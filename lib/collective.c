@@ -103,6 +103,11 @@ int tci_collective_wait(MPI_Request *req)
     for (long polls = 0;; polls++) {
         int done = 0;
         int err = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        /* A test that failed may leave the operation running, with the
+         * caller's buffers (or a communicator being duplicated) still
+         * its: it is finished before the caller may free them. */
+        if (err != MPI_SUCCESS && *req != MPI_REQUEST_NULL)
+            MPI_Wait(req, MPI_STATUS_IGNORE);
         if (err != MPI_SUCCESS || done) {
             if (polls > 0)
                 seconds_waited += MPI_Wtime() - start;

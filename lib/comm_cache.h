@@ -23,7 +23,8 @@ typedef struct tci_window_key {
 
 /* A private duplicate of COMM (errors returned) for one open file, in
  * *DUP: the one cached on COMM when no open file uses it, else a new
- * MPI_Comm_dup, which is then cached when COMM has none.  Collective over
+ * duplicate (MPI_Comm_idup, waited for yielding), which is then cached
+ * when COMM has none.  Collective over
  * COMM when it duplicates; every rank decides alike, because the cache
  * changes only in tcio_open and tcio_close, which all ranks call in the same
  * order.  *ENTRY gets the cache entry that DUP came from or went to (NULL

@@ -2,13 +2,14 @@
  *
  *   misuse DIR env          open and close a file (the script checks what
  *                           rank 0 printed about unknown TCIO_* variables)
- *   misuse DIR late CALL    the last rank enters CALL (close, flush,
+ *   misuse DIR late CALL    the last rank enters CALL (open, close, flush,
  *                           session, sync or set_size) 1.5 s after the others; the others
  *                           report the processor time they spent waiting
  *                           in it, and fail if it is over half the time
  *   misuse DIR skip CALL    the last rank never calls CALL and sleeps
  *                           instead (TCIO_COLLECTIVE_TIMEOUT must end it) */
 #define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,18 @@ int main(int argc, char **argv)
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/tcio-misuse-%s", argv[1], argv[2]);
+    const int last = nprocs - 1;
+    /* CALL open: the first open on MPI_COMM_WORLD, whose first collective
+     * is the duplicate of the communicator. */
+    bool at_open = argc >= 4 && strcmp(argv[3], "open") == 0;
+    double wall = MPI_Wtime(), cpu = cpu_seconds();
+    if (at_open && rank == last) {
+        struct timespec late = { 1, 500000000 };
+        if (strcmp(argv[2], "late") == 0)
+            nanosleep(&late, NULL);
+        else
+            sleep(60);                  /* the others must give up first */
+    }
     tcio_file *fh = NULL;
     int rc = tcio_open_comm(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE |
                             MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh);
@@ -59,9 +72,20 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     int status = 0;
-    const int last = nprocs - 1;
-    if (strcmp(argv[2], "late") == 0) {
-        double wall = MPI_Wtime(), cpu = cpu_seconds();
+    if (at_open) {
+        wall = MPI_Wtime() - wall;
+        cpu = cpu_seconds() - cpu;
+        if (rank != last && strcmp(argv[2], "late") == 0) {
+            printf("misuse: rank %d waited %.2f s in open using %.2f s of processor time\n",
+                   rank, wall, cpu);
+            status = cpu > 0.5 * wall;
+        }
+        if (strcmp(argv[2], "skip") == 0)
+            status = 1;                 /* not reached when the timeout works */
+        tcio_close(fh);
+    } else if (strcmp(argv[2], "late") == 0) {
+        wall = MPI_Wtime();
+        cpu = cpu_seconds();
         if (rank == last) {
             struct timespec late = { 1, 500000000 };
             nanosleep(&late, NULL);

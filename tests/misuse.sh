@@ -2,12 +2,14 @@
 # Misuse that must not go unnoticed (tests/misuse.c, 2 ranks):
 # - an unknown TCIO_* variable is reported once, on rank 0's stderr, and
 #   TCIO_WARN_UNKNOWN=off silences it;
-# - ranks waiting in a collective call for a late rank (tcio_close,
-#   tcio_flush, tcio_read_session, tcio_sync, tcio_set_size) use at most
+# - ranks waiting in a collective call for a late rank (the first
+#   tcio_open_comm on a communicator, tcio_close, tcio_flush,
+#   tcio_read_session, tcio_sync, tcio_set_size) use at most
 #   half of their time on the processor, also an aggregator of the rma
 #   transport, which polls more often;
-# - with TCIO_COLLECTIVE_TIMEOUT set, a rank that skips tcio_close makes
-#   the others abort with a message naming the call.
+# - with TCIO_COLLECTIVE_TIMEOUT set, a rank that skips tcio_close, or
+#   the first tcio_open_comm, makes the others abort with a message naming
+#   the call.
 . "$(dirname "$0")/skip-in-distcheck.sh"
 dir=${TCIO_TEST_DIR:-${TMPDIR:-/tmp}}
 out=$(mktemp) err=$(mktemp)
@@ -29,7 +31,7 @@ TCIO_PLACEMENT=spread TCIO_WARN_UNKNOWN=off ./tests/run-mpi.sh 2 ./tests/misuse 
     >"$out" 2>"$err" || { show; fail "env (silenced): the program failed"; }
 grep -q "unknown environment variable" "$err" && { show; fail "TCIO_WARN_UNKNOWN=off did not silence"; }
 
-for c in close flush session sync set_size; do
+for c in open close flush session sync set_size; do
     if ./tests/run-mpi.sh 2 ./tests/misuse "$dir" late $c >"$out" 2>"$err"; then
         cat "$out"
     else
@@ -56,6 +58,19 @@ grep "libtcio:" "$err"
 if [ $rc -eq 0 ] || [ $rc -eq 124 ] || ! grep -q "libtcio: .* in tcio_close .*TCIO_COLLECTIVE_TIMEOUT" "$err"; then
     show
     fail "skip close: exit $rc after $took s, no timeout message naming tcio_close"
+fi
+rm -f "$dir/tcio-misuse-skip"
+
+# The same at the first open on a communicator, whose first collective is
+# the duplicate of the communicator (waited for like the agreements).
+start=$(date +%s)
+TCIO_COLLECTIVE_TIMEOUT=2 timeout 50 ./tests/run-mpi.sh 2 ./tests/misuse "$dir" skip open \
+    >"$out" 2>"$err"
+rc=$? took=$(($(date +%s) - start))
+grep "libtcio:" "$err"
+if [ $rc -eq 0 ] || [ $rc -eq 124 ] || ! grep -q "libtcio: .* in tcio_open_comm .*TCIO_COLLECTIVE_TIMEOUT" "$err"; then
+    show
+    fail "skip open: exit $rc after $took s, no timeout message naming tcio_open_comm"
 fi
 rm -f "$dir/tcio-misuse-skip"
 
