@@ -50,29 +50,25 @@ else
     fail "late close (rma): the waiting rank failed or kept its processor busy"
 fi
 
-start=$(date +%s)
-TCIO_COLLECTIVE_TIMEOUT=2 timeout 50 ./tests/run-mpi.sh 2 ./tests/misuse "$dir" skip close \
-    >"$out" 2>"$err"
-rc=$? took=$(($(date +%s) - start))
-grep "libtcio:" "$err"
-if [ $rc -eq 0 ] || [ $rc -eq 124 ] || ! grep -q "libtcio: .* in tcio_close .*TCIO_COLLECTIVE_TIMEOUT" "$err"; then
-    show
-    fail "skip close: exit $rc after $took s, no timeout message naming tcio_close"
-fi
-rm -f "$dir/tcio-misuse-skip"
-
-# The same at the first open on a communicator, whose first collective is
-# the duplicate of the communicator (waited for like the agreements).
-start=$(date +%s)
-TCIO_COLLECTIVE_TIMEOUT=2 timeout 50 ./tests/run-mpi.sh 2 ./tests/misuse "$dir" skip open \
-    >"$out" 2>"$err"
-rc=$? took=$(($(date +%s) - start))
-grep "libtcio:" "$err"
-if [ $rc -eq 0 ] || [ $rc -eq 124 ] || ! grep -q "libtcio: .* in tcio_open_comm .*TCIO_COLLECTIVE_TIMEOUT" "$err"; then
-    show
-    fail "skip open: exit $rc after $took s, no timeout message naming tcio_open_comm"
-fi
-rm -f "$dir/tcio-misuse-skip"
+# CALL (misuse.c's name) that the last rank skips, and the libtcio call
+# the others' timeout message must name.
+skip_check() {
+    start=$(date +%s)
+    TCIO_COLLECTIVE_TIMEOUT=2 timeout 50 ./tests/run-mpi.sh 2 ./tests/misuse "$dir" skip "$1" \
+        >"$out" 2>"$err"
+    rc=$? took=$(($(date +%s) - start))
+    grep "libtcio:" "$err"
+    if [ $rc -eq 0 ] || [ $rc -eq 124 ] ||
+       ! grep -q "libtcio: .* in $2 .*TCIO_COLLECTIVE_TIMEOUT" "$err"; then
+        show
+        fail "skip $1: exit $rc after $took s, no timeout message naming $2"
+    fi
+    rm -f "$dir/tcio-misuse-skip"
+}
+skip_check close tcio_close
+# The first open on a communicator, whose first collective is the
+# duplicate of the communicator (waited for like the agreements).
+skip_check open tcio_open_comm
 
 if [ $failed -ne 0 ]; then
     echo "misuse.sh: $failed check(s) failed"
