@@ -3738,6 +3738,28 @@ static void staging_env_restore(char *saved)
     free(saved);
 }
 
+/* The settings of a test of the forwards between nodes: the statistics'
+ * and transport's variables set aside, the aggregation variables cleared
+ * and the staging unset, so that the library's default forward runs. */
+typedef struct {
+    stats_env stats;
+    char     *staging;
+} forward_env;
+
+static forward_env forward_env_unset(void)
+{
+    forward_env e = { .stats = stats_env_unset() };
+    tu_clear_aggregation_env();
+    e.staging = staging_env_unset();
+    return e;
+}
+
+static void forward_env_restore(forward_env *e)
+{
+    staging_env_restore(e->staging);
+    stats_env_restore(&e->stats);
+}
+
 START_TEST(test_sieved_spills)
 {
     TU_BEGIN();
@@ -4191,9 +4213,7 @@ static int ns_file_is(const char *path, const unsigned char *image, int64_t size
 START_TEST(test_node_spans)
 {
     TU_BEGIN();
-    stats_env saved = stats_env_unset();
-    tu_clear_aggregation_env();
-    char *staging = staging_env_unset();
+    forward_env saved = forward_env_unset();
     enum { SEG = 128 * 1024, NSEG = 6, PART = SEG / 16 };
     const char *ctx = "node spans";
     const char *path = tu_path("spans");
@@ -4304,8 +4324,7 @@ START_TEST(test_node_spans)
     if (tu_rank == 0)
         printf("node_spans: %d node(s): %ld staged forwards carried %ld bytes (at most %ld)\n",
                nodes, staged, staged_bytes, staged_most);
-    staging_env_restore(staging);
-    stats_env_restore(&saved);
+    forward_env_restore(&saved);
 }
 END_TEST
 
@@ -4579,9 +4598,7 @@ static void sf_busy_aggregator(void)
 START_TEST(test_staged_forwards)
 {
     TU_BEGIN();
-    stats_env saved = stats_env_unset();
-    tu_clear_aggregation_env();
-    char *env = staging_env_unset();
+    forward_env saved = forward_env_unset();
     sf_setting_checks();
     int nodes = tu_count_nodes();
     int near = near_rank0();
@@ -4599,8 +4616,7 @@ START_TEST(test_staged_forwards)
     } else if (tu_rank == 0) {
         printf("staged_forwards: one node: the setting's checks only\n");
     }
-    staging_env_restore(env);
-    stats_env_restore(&saved);
+    forward_env_restore(&saved);
 }
 END_TEST
 
@@ -4726,9 +4742,7 @@ static void ns_window_reuse(int nodes)
 START_TEST(test_node_segments)
 {
     TU_BEGIN();
-    stats_env saved = stats_env_unset();
-    tu_clear_aggregation_env();
-    char *staging = staging_env_unset();
+    forward_env saved = forward_env_unset();
     ns_setting_checks();
     int nodes = tu_count_nodes();
     ns_window_reuse(nodes);
@@ -4738,8 +4752,7 @@ START_TEST(test_node_segments)
     } else if (tu_rank == 0) {
         printf("node_segments: one node: the setting's checks only\n");
     }
-    staging_env_restore(staging);
-    stats_env_restore(&saved);
+    forward_env_restore(&saved);
 }
 END_TEST
 
@@ -4847,13 +4860,10 @@ static void tp_check(const char *transport)
 START_TEST(test_target_progress)
 {
     TU_BEGIN();
-    stats_env saved = stats_env_unset();
-    tu_clear_aggregation_env();
-    char *staging = staging_env_unset();   /* the forward under test is the locked merge */
+    forward_env saved = forward_env_unset();   /* the forward under test is the locked merge */
     tp_check("auto");
     tp_check("rma");
-    staging_env_restore(staging);
-    stats_env_restore(&saved);
+    forward_env_restore(&saved);
 }
 END_TEST
 
@@ -5094,9 +5104,7 @@ START_TEST(test_unlocked_fetches)
             printf("unlocked_fetches: one node: no node fetches to test\n");
         return;
     }
-    stats_env saved = stats_env_unset();
-    tu_clear_aggregation_env();
-    char *staging = staging_env_unset();   /* staged copies make fetches lock */
+    forward_env saved = forward_env_unset();   /* staged copies make fetches lock */
     uf_near n = uf_near_ranks();
     if (n.count > 8) {
         if (tu_rank == 0)
@@ -5106,8 +5114,7 @@ START_TEST(test_unlocked_fetches)
         uf_changed_slot(&n, true);
         uf_changed_slot(&n, false);
     }
-    staging_env_restore(staging);
-    stats_env_restore(&saved);
+    forward_env_restore(&saved);
 }
 END_TEST
 
