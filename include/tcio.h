@@ -125,8 +125,8 @@ enum tcio_error {
     TCIO_ERR_BAD_TYPE,     /* MPI_DATATYPE_NULL or a type not committed    */
     TCIO_ERR_BAD_MODE,     /* no or several of RDONLY/WRONLY/RDWR, RDONLY
                               with CREATE/EXCL/TRUNC, SEQUENTIAL, unknown bit;
-                              or ranks that give different ones of
-                              RDONLY/WRONLY/RDWR */
+                              or ranks that give different modes (the
+                              access mode or any flag) */
     TCIO_ERR_READ_ONLY,    /* write to a file opened MPI_MODE_RDONLY       */
     TCIO_ERR_WRITE_ONLY,   /* read from a file opened MPI_MODE_WRONLY      */
     TCIO_ERR_BAD_CONFIG,   /* an invalid tcio_* setting (info key or TCIO_*
@@ -265,9 +265,10 @@ tcio_file *tcio_open(const char *fname, int mode);
  * TCIO_ERR_NO_MEMORY, TCIO_ERR_NO_SUCH_FILE, TCIO_ERR_ACCESS,
  * TCIO_ERR_FILE_EXISTS, TCIO_ERR_OPEN or TCIO_ERR_MPI, the same code on every
  * rank, with *FH set to NULL and no file created or changed by the library.
- * Bad arguments, modes and settings (also settings, or the access mode
- * RDONLY/WRONLY/RDWR, that differ between ranks, or settings that name more aggregators or higher ranks than the communicator
- * has) are found before MPI_File_open; only a failure after it (out of
+ * Bad arguments, modes and settings (also settings or modes that differ
+ * between ranks, where MPI wants one mode on every rank, or settings that
+ * name more aggregators or higher ranks than the communicator has) are
+ * found before MPI_File_open; only a failure after it (out of
  * memory, an MPI error) can leave a file that MPI_MODE_CREATE created.
  * TCIO_ERR_NO_MEMORY also when the level-2 windows of a node would take
  * more than half its physical memory or the free space of /dev/shm, or

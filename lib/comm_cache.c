@@ -155,7 +155,12 @@ int tci_comm_acquire(MPI_Comm comm, MPI_Comm *dup, tci_comm_entry **entry, int *
     if (err == MPI_SUCCESS)
         err = tci_collective_wait(&req);
     if (err != MPI_SUCCESS) {
+        /* Counted as a failure to cache: where the duplicate failed on some
+         * ranks only, the others' new entries must go too, or the next
+         * open would duplicate on some ranks and take the cached one on
+         * the others. */
         *dup = MPI_COMM_NULL;
+        *cache_failed = 1;
         return err;
     }
     MPI_Comm_set_errhandler(*dup, MPI_ERRORS_RETURN);

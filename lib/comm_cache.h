@@ -29,8 +29,8 @@ typedef struct tci_window_key {
  * changes only in tcio_open and tcio_close, which all ranks call in the same
  * order.  *ENTRY gets the cache entry that DUP came from or went to (NULL
  * if DUP is the file's own); *CACHE_FAILED is set when DUP is new and could
- * not be cached (the caller agrees on it, see tci_comm_uncache).  Returns
- * an MPI error code. */
+ * not be cached, or the duplicate failed (the caller agrees on it, see
+ * tci_comm_uncache).  Returns an MPI error code. */
 int tci_comm_acquire(MPI_Comm comm, MPI_Comm *dup, tci_comm_entry **entry, int *cache_failed);
 
 /* Takes ENTRY, just made by tci_comm_acquire, out of COMM's cache: when

@@ -133,11 +133,15 @@ static int agree_on(MPI_Comm comm, agreement *a)
 }
 
 /* The settings as the user gave them (before the file adds its defaults),
- * and the access mode, into A: compared before anything is opened, so that
- * ranks that disagree touch no file.  MPI requires one access mode on
- * every rank, but each rank opens its own handle on MPI_COMM_SELF, which
- * would not notice; and a file every rank opened MPI_MODE_RDONLY is read
- * past its aggregators on several nodes (level2.c, fetch_read_only). */
+ * and the mode, into A: compared before anything is opened, so that ranks
+ * that disagree touch no file.  MPI requires one mode on every rank, but
+ * each rank opens its own handle on MPI_COMM_SELF, which would not
+ * notice; a file every rank opened MPI_MODE_RDONLY is read past its
+ * aggregators on several nodes (level2.c, fetch_read_only); and flags
+ * add collective steps on the ranks that give them (TCIO_MODE_TRUNC's
+ * agreement at the end of the open, MPI_MODE_DELETE_ON_CLOSE's barrier at
+ * the close), which ranks without them would match with their next
+ * collective step. */
 static void user_settings(agreement *a, const tci_config *c, int mode)
 {
     const tci_aggregators listed = { .count = c->list_len, .ranks = c->list };
@@ -150,14 +154,13 @@ static void user_settings(agreement *a, const tci_config *c, int mode)
         { "tcio_node_segments", CONFIG }, { "tcio_forward_staging", CONFIG },
         { "TCIO_TEST_NODES (testing only: it cuts the nodes, and the ranks must cut them "
           "alike)", CONFIG },
-        { "the access mode (MPI_MODE_RDONLY, MPI_MODE_WRONLY or MPI_MODE_RDWR)",
+        { "the mode (MPI_MODE_RDONLY, MPI_MODE_WRONLY or MPI_MODE_RDWR and every flag)",
           TCIO_ERR_BAD_MODE }
     };
     const int64_t settings[] = { c->segment_size, c->segments_per_proc, c->aggregators,
                                  c->placement, tci_aggregators_digest(&listed), c->early_drain,
                                  c->stats, c->transport, c->node_segments, c->forward_staging,
-                                 tci_aggregators_test_nodes(),
-                                 mode & ACCESS_MODES };
+                                 tci_aggregators_test_nodes(), mode };
     _Static_assert(sizeof about / sizeof about[0] == sizeof settings / sizeof settings[0],
                    "a name and an error for every setting");
     _Static_assert(sizeof settings <= sizeof a->settings, "MAX_AGREED_SETTINGS is too small");

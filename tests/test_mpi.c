@@ -1741,6 +1741,26 @@ START_TEST(test_bad_input)
                    "RDONLY on some ranks, RDWR on one", "tcio_open_comm");
         CHECK_ALL(mixed == NULL, "access modes that differ: *fh not set to NULL");
         expect_file_image(path, image, size, "file after an open with access modes that differ");
+        /* Flags that add a collective step on the ranks that give them
+         * (TCIO_MODE_TRUNC's agreement at the end of the open,
+         * MPI_MODE_DELETE_ON_CLOSE's barrier at the close) on one rank
+         * only: refused alike, before the file is touched (they hung at
+         * the next flush or close, or truncated the file on rank 0 alone). */
+        static const struct { int flag; const char *what; } flags[] = {
+            { TCIO_MODE_TRUNC, "TCIO_MODE_TRUNC on one rank" },
+            { MPI_MODE_DELETE_ON_CLOSE, "MPI_MODE_DELETE_ON_CLOSE on one rank" },
+        };
+        for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+            for (int odd = 0; odd < 2; odd++) {   /* rank 0 alone, then the last alone */
+                int alone = odd ? tu_nprocs - 1 : 0;
+                mixed = (tcio_file *)&mixed_sentinel;
+                int m = MPI_MODE_RDWR | (tu_rank == alone ? flags[i].flag : 0);
+                expect_all(tu_open(path, m, "256", "1", &mixed), TCIO_ERR_BAD_MODE,
+                           flags[i].what, "tcio_open_comm");
+                CHECK_ALL(mixed == NULL, "%s: *fh not set to NULL", flags[i].what);
+                expect_file_image(path, image, size, flags[i].what);
+            }
+        }
     }
     free(image);
 
