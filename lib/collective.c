@@ -76,6 +76,13 @@ static void give_up(double waited)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+void tci_collective_check_timeout(double start)
+{
+    double limit = timeout_seconds(), waited = MPI_Wtime() - start;
+    if (limit > 0 && waited > limit)
+        give_up(waited);
+}
+
 static int levels_served;
 
 void tci_collective_serve(int delta)

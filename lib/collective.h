@@ -40,6 +40,12 @@ int tci_collective_result_max(MPI_Comm comm, int local, int64_t *value);
  * MPI_Abort on MPI_COMM_WORLD. */
 int tci_collective_wait(MPI_Request *req);
 
+/* For a caller that polls a collective request itself (serving between
+ * tests, as the settle of staged forwards does): past
+ * TCIO_COLLECTIVE_TIMEOUT seconds since START (MPI_Wtime), the same
+ * message and MPI_Abort as tci_collective_wait; otherwise nothing. */
+void tci_collective_check_timeout(double start);
+
 /* Count (DELTA +1 or -1) the open level 2s whose slots other ranks reach
  * through moves that wait for this rank's MPI progress (level2.c): while
  * any is open, tci_collective_wait yields for the first 100 ms of a wait,

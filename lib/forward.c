@@ -620,6 +620,12 @@ int tci_forward_send(tcio_file *fh, int64_t segment, const char *data,
         if (rc == TCIO_SUCCESS && !staged)
             rc = locked_forward(fh, owner, aggregator);
     }
+    /* The view borrowed the tier slot's bytes, also where a failure
+     * (MPI's, in the acknowledgements or the forward lock) returned before
+     * the merge or the staging reset it: tci_forward_free frees a view's
+     * buffer. */
+    f->view.buf = NULL;
+    tci_level1_reset(&f->view);
     if (rc == TCIO_SUCCESS) {
         fh->stats.count[TCI_C_FORWARDS]++;
         fh->stats.count[TCI_C_FORWARD_BYTES] += bytes;
@@ -683,6 +689,11 @@ int tci_forward_settle(tcio_file *fh)
     int err = MPI_Ireduce_scatter_block(f->sent_to, &expected, 1, MPI_INT64_T, MPI_SUM,
                                         fh->comm, &req);
     int rc = TCIO_SUCCESS;
+    /* A rank that never comes (a late node, or one that skipped the call)
+     * must end in TCIO_COLLECTIVE_TIMEOUT's abort here as in every other
+     * collective step: the node barrier before this one only waits for
+     * the node's ranks. */
+    double reduce_start = MPI_Wtime();
     for (int polls = 0, done = 0; err == MPI_SUCCESS && !done; polls++) {
         err = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
         if (!done) {
@@ -690,6 +701,7 @@ int tci_forward_settle(tcio_file *fh)
             if (rc == TCIO_SUCCESS)
                 rc = serve_rc;
             tci_back_off(polls);
+            tci_collective_check_timeout(reduce_start);
         }
     }
     if (err != MPI_SUCCESS)

@@ -9,7 +9,7 @@
 #   transport, which polls more often;
 # - with TCIO_COLLECTIVE_TIMEOUT set, a rank that skips tcio_close, or
 #   the first tcio_open_comm, makes the others abort with a message naming
-#   the call.
+#   the call, also a close on two "nodes" with staged forwards.
 . "$(dirname "$0")/skip-in-distcheck.sh"
 dir=${TCIO_TEST_DIR:-${TMPDIR:-/tmp}}
 out=$(mktemp) err=$(mktemp)
@@ -51,21 +51,28 @@ else
 fi
 
 # CALL (misuse.c's name) that the last rank skips, and the libtcio call
-# the others' timeout message must name.
+# the others' timeout message must name; then settings (NAME=VALUE words)
+# for the run.
 skip_check() {
     start=$(date +%s)
-    TCIO_COLLECTIVE_TIMEOUT=2 timeout 50 ./tests/run-mpi.sh 2 ./tests/misuse "$dir" skip "$1" \
+    call=$1 named=$2
+    shift 2
+    TCIO_COLLECTIVE_TIMEOUT=2 timeout 50 env "$@" ./tests/run-mpi.sh 2 ./tests/misuse "$dir" skip "$call" \
         >"$out" 2>"$err"
     rc=$? took=$(($(date +%s) - start))
     grep "libtcio:" "$err"
     if [ $rc -eq 0 ] || [ $rc -eq 124 ] ||
-       ! grep -q "libtcio: .* in $2 .*TCIO_COLLECTIVE_TIMEOUT" "$err"; then
+       ! grep -q "libtcio: .* in $named .*TCIO_COLLECTIVE_TIMEOUT" "$err"; then
         show
-        fail "skip $1: exit $rc after $took s, no timeout message naming $2"
+        fail "skip $call $*: exit $rc after $took s, no timeout message naming $named"
     fi
     rm -f "$dir/tcio-misuse-skip"
 }
 skip_check close tcio_close
+# Two "nodes" of one rank with staged forwards: the close's count of the
+# forwards to each aggregator is the collective step that waits for the
+# other node (the node's barrier before it waits for nobody).
+skip_check close tcio_close TCIO_TEST_NODES=2 TCIO_FORWARD_STAGING=2
 # The first open on a communicator, whose first collective is the
 # duplicate of the communicator (waited for like the agreements).
 skip_check open tcio_open_comm
