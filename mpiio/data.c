@@ -47,21 +47,25 @@ static int cache_read(tmi_entry *e, MPI_Offset off, MPI_Offset len, char *dst,
             if (!e->cache && !(e->cache = malloc(TMI_CACHE_BYTES)))
                 return TCIO_ERR_NO_MEMORY;
             MPI_Offset at = off - off % TMI_CACHE_BYTES;
+            /* The block up to the end of the file only: the segments past
+             * it hold nothing to read, and each would cost libtcio a
+             * fetch (the callers never ask for bytes past EOF). */
+            int fill = at + TMI_CACHE_BYTES < eof ? TMI_CACHE_BYTES : (int)(eof - at);
             /* Invalid while it fills: a failed fill leaves part of it
              * written, or a read of libtcio's still pointing into it. */
             e->cache_len = 0;
             e->cache_hit_end = 0;
-            int rc = TMI_LIB(tcio_read_at(e->tf, at, e->cache, TMI_CACHE_BYTES, MPI_BYTE));
+            int rc = TMI_LIB(tcio_read_at(e->tf, at, e->cache, fill, MPI_BYTE));
             if (rc == 0)
                 rc = TMI_LIB(tcio_fetch(e->tf));
             if (rc)
                 return rc;
             e->cache_off = at;
-            e->cache_len = TMI_CACHE_BYTES;
+            e->cache_len = fill;
             /* The end of file only moves up until the next sync or
              * set_size, which drop the cache: below EOF no later read of
              * the block needs to ask again. */
-            e->cache_hit_end = at + TMI_CACHE_BYTES < eof ? at + TMI_CACHE_BYTES : eof;
+            e->cache_hit_end = at + fill;
         }
         MPI_Offset n = e->cache_off + e->cache_len - off;
         if (n > len)
