@@ -67,6 +67,21 @@ static int may_serve(MPI_Comm comm, const char *name, int amode, MPI_Info info,
     return 1;
 }
 
+/* Raise class CLS of a failed open on MPI_FILE_NULL's error handler, as
+ * MPI wants.  Open MPI 4.1 refuses MPI_File_call_errhandler on
+ * MPI_FILE_NULL (an invalid handle: MPI_ERR_ARG on MPI_COMM_WORLD, which
+ * aborts the job by default); where the handler is MPI_ERRORS_RETURN, the
+ * default, returning the class is all that calling it would do. */
+static void raise_on_file_null(int cls)
+{
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    if (MPI_File_get_errhandler(MPI_FILE_NULL, &eh) == MPI_SUCCESS && eh == MPI_ERRORS_RETURN)
+        return;
+    if (eh != MPI_ERRHANDLER_NULL && eh != MPI_ERRORS_RETURN && eh != MPI_ERRORS_ARE_FATAL)
+        MPI_Errhandler_free(&eh);
+    MPI_File_call_errhandler(MPI_FILE_NULL, cls);
+}
+
 __attribute__((tls_model("initial-exec"))) _Thread_local MPI_Comm tmi_opening = MPI_COMM_NULL;
 __attribute__((tls_model("initial-exec"))) _Thread_local MPI_Comm tmi_open_dup = MPI_COMM_NULL;
 
@@ -142,7 +157,7 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         fprintf(stderr, "libtcio_mpiio: MPI_File_open(%s) refused: the file is open and "
                         "served on other ranks' communicator; a second handle would see "
                         "stale bytes\n", filename);
-        MPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_FILE_IN_USE);
+        raise_on_file_null(MPI_ERR_FILE_IN_USE);
         return MPI_ERR_FILE_IN_USE;
     }
     if (all[1]) {

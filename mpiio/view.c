@@ -334,12 +334,20 @@ MPI_Offset tmi_view_stream_end(const tmi_view *v, MPI_Offset size)
         return 0;
     if (v->contiguous)
         return size - v->disp;
-    MPI_Offset q = (size - v->disp) / v->ft_extent, rem = (size - v->disp) % v->ft_extent;
-    MPI_Offset s = q * v->ft_size;
+    /* Per run, over the tiles: a run may lie past the filetype's extent
+     * (a positive lower bound, or an hindexed block beyond a resized
+     * extent), so the tiles below SIZE are counted for each run, not once.
+     * MPI makes the displacements non-negative and the view monotone: the
+     * bytes below SIZE are a prefix of the stream. */
+    MPI_Offset s = 0;
     for (size_t i = 0; i < v->nruns; i++) {
-        MPI_Offset in = rem - v->runs[i].off;
-        if (in > 0)
-            s += in < v->runs[i].len ? in : v->runs[i].len;
+        MPI_Offset len = v->runs[i].len;
+        MPI_Offset avail = size - v->disp - v->runs[i].off;   /* from tile 0's run on */
+        if (avail <= 0)
+            continue;
+        MPI_Offset whole = avail >= len ? (avail - len) / v->ft_extent + 1 : 0;
+        MPI_Offset rest = avail - whole * v->ft_extent;       /* < len: the tile cut */
+        s += whole * len + (rest > 0 ? rest : 0);
     }
     return s;
 }
