@@ -529,7 +529,11 @@ int tcio_prefetch(tcio_file *fh, MPI_Offset offset, MPI_Offset length);
  * tcio_prefetch, each aggregator loads at most one segment per slot (in
  * file order), never evicts unwritten-out data, and reads that are not
  * declared or come first still work.  Use it before a restart or analysis
- * phase that reads a known part of the file in small pieces.
+ * phase that reads a known part of the file in small pieces, and on
+ * several nodes before any read-back that every node makes all over the
+ * file: without a session each node reads from the file the segments its
+ * ranks read (up to the whole file once per node); with one, each
+ * aggregator reads its segments once.
  * Returns TCIO_SUCCESS or, the same on every rank in kind, this rank's
  * own error (as for tcio_prefetch; a rank with bad arguments takes part
  * declaring nothing) or TCIO_ERR_REMOTE if only another rank failed.

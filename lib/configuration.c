@@ -43,7 +43,7 @@ static const char *const tcio_env_names[] = {
     ENV_EARLY_DRAIN, ENV_STATS, ENV_STATS_FILE, ENV_TRANSPORT, ENV_BACKGROUND_MEMORY,
     ENV_FORWARD_STAGING, ENV_NODE_SEGMENTS, TCI_ENV_COLLECTIVE_TIMEOUT, TCI_ENV_WARN_UNKNOWN, TCI_ENV_TEST_NODES,
     /* read by the MPI-IO interposer, libtcio_mpiio (mpiio/served.c) */
-    "TCIO_MPIIO_FILES", "TCIO_MPIIO_VERBOSE"
+    "TCIO_MPIIO_FILES", "TCIO_MPIIO_VERBOSE", "TCIO_MPIIO_READ_SESSIONS"
 };
 
 static const char *const tcio_keys[] = {

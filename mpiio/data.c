@@ -447,6 +447,58 @@ int tmi_request_done(MPI_Offset bytes, MPI_Request *request)
     return MPI_Grequest_complete(*request);
 }
 
+/* ---- read sessions at collective reads (TCIO_MPIIO_READ_SESSIONS) ----
+ * A collective read is a call every rank of the file makes, in the same
+ * order: where the open agreed to it (tmi_entry.read_sessions), it
+ * declares a libtcio read session of each rank's span of the file before
+ * the reads, so that on several nodes each aggregator reads its segments
+ * once instead of every node reading them from the file (doc/mpiio.md).
+ * The session is a hint: a rank whose access is empty, invalid or past
+ * the end of the file takes part declaring nothing, and a session that
+ * fails (on this rank or another) changes nothing of the access, which
+ * reports its own errors as it does without sessions. */
+
+/* This rank's span [*FIRST, *FIRST + *LENGTH) of the file for an access
+ * of COUNT TYPEs at OFF (EXPLICIT_OFFSET) or the pointer, cut at the end
+ * of the file: nothing (length 0) when there is none.  Below the end of
+ * the file no offset through the view overflows. */
+static void session_span(tmi_entry *e, int explicit_offset, MPI_Offset off, MPI_Count count,
+                         MPI_Datatype type, MPI_Offset *first, MPI_Offset *length)
+{
+    *first = *length = 0;
+    MPI_Count tsize = 0;
+    MPI_Offset eof = 0;
+    if (count <= 0 || type == MPI_DATATYPE_NULL || (explicit_offset && off < 0) ||
+        (!e->view.contiguous && e->view.ft_size <= 0) ||
+        MPI_Type_size_x(type, &tsize) != MPI_SUCCESS || tsize <= 0 ||
+        count > INT64_MAX / tsize || (explicit_offset && off > INT64_MAX / e->view.esize) ||
+        TMI_LIB(tcio_get_size(e->tf, &eof)) != 0)
+        return;
+    MPI_Offset start = explicit_offset ? off * e->view.esize : e->pos;
+    MPI_Offset bytes = (MPI_Offset)count * tsize;
+    MPI_Offset stream_eof = tmi_view_stream_end(&e->view, eof);
+    if (start >= stream_eof)
+        return;
+    MPI_Offset stream_end = bytes < stream_eof - start ? start + bytes : stream_eof;
+    /* Views are monotone (MPI requires it): the first and the last byte
+     * bound the access. */
+    *first = tmi_view_byte(&e->view, start);
+    *length = tmi_view_byte(&e->view, stream_end - 1) + 1 - *first;
+}
+
+/* Before a collective read: the session, where the open agreed to one and
+ * the file can be read; counted where it succeeded. */
+static void collective_read_session(tmi_entry *e, int explicit_offset, MPI_Offset off,
+                                    MPI_Count count, MPI_Datatype type)
+{
+    if (!e->read_sessions || tmi_access_mode(e) == MPI_MODE_WRONLY)
+        return;
+    MPI_Offset first, length;
+    session_span(e, explicit_offset, off, count, type, &first, &length);
+    if (TMI_LIB(tcio_read_session(e->tf, first, length)) == 0)
+        e->count[TMI_S_READ_SESSIONS]++;
+}
+
 /* ---- the wrappers' served forms ---- */
 
 /* The offset parameter and argument of the explicit-offset forms. */
@@ -457,13 +509,16 @@ int tmi_request_done(MPI_Offset bytes, MPI_Request *request)
 #define TMI_OFFP(x) TMI_OFFP_##x
 #define TMI_OFFA(x) TMI_OFFA_##x
 
-/* Blocking (also _all: a collective access is each rank's own access). */
-#define TMI_BLOCKING(name, dir, expl, off, buf_t)                                      \
+/* Blocking (also _all: a collective access is each rank's own access;
+ * SESSION: a collective read, which may declare a read session first). */
+#define TMI_BLOCKING(name, dir, expl, off, buf_t, session)                             \
     int tmi_##name(MPI_File fh, TMI_OFFP(expl) buf_t buf,        \
                    TMI_CT count, MPI_Datatype datatype, MPI_Status *status)            \
     {                                                                                  \
         tmi_entry *e = tmi_served(fh);                                                 \
         MPI_Offset done = 0;                                                           \
+        if (session && e)                                                              \
+            collective_read_session(e, expl, off, count, datatype);                    \
         /* the small access inline: this is the path of one call per element */       \
         int small = e ? small_access(e, dir, expl, off, (void *)buf, count, datatype,  \
                                      &done)                                            \
@@ -528,14 +583,14 @@ int tmi_request_done(MPI_Offset bytes, MPI_Request *request)
 
 
 #define TMI_FAMILY(SUF)                                                            \
-    TMI_BLOCKING(File_write_at##SUF, TMI_WRITE, 1, offset, const void *)          \
-    TMI_BLOCKING(File_read_at##SUF, TMI_READ, 1, offset, void *)                  \
-    TMI_BLOCKING(File_write_at_all##SUF, TMI_WRITE, 1, offset, const void *)      \
-    TMI_BLOCKING(File_read_at_all##SUF, TMI_READ, 1, offset, void *)              \
-    TMI_BLOCKING(File_write##SUF, TMI_WRITE, 0, 0, const void *)                  \
-    TMI_BLOCKING(File_read##SUF, TMI_READ, 0, 0, void *)                          \
-    TMI_BLOCKING(File_write_all##SUF, TMI_WRITE, 0, 0, const void *)              \
-    TMI_BLOCKING(File_read_all##SUF, TMI_READ, 0, 0, void *)                      \
+    TMI_BLOCKING(File_write_at##SUF, TMI_WRITE, 1, offset, const void *, 0)       \
+    TMI_BLOCKING(File_read_at##SUF, TMI_READ, 1, offset, void *, 0)               \
+    TMI_BLOCKING(File_write_at_all##SUF, TMI_WRITE, 1, offset, const void *, 0)   \
+    TMI_BLOCKING(File_read_at_all##SUF, TMI_READ, 1, offset, void *, 1)           \
+    TMI_BLOCKING(File_write##SUF, TMI_WRITE, 0, 0, const void *, 0)               \
+    TMI_BLOCKING(File_read##SUF, TMI_READ, 0, 0, void *, 0)                       \
+    TMI_BLOCKING(File_write_all##SUF, TMI_WRITE, 0, 0, const void *, 0)           \
+    TMI_BLOCKING(File_read_all##SUF, TMI_READ, 0, 0, void *, 1)                   \
     TMI_NONBLOCKING(File_iwrite_at##SUF, TMI_WRITE, 1, offset, const void *)      \
     TMI_NONBLOCKING(File_iread_at##SUF, TMI_READ, 1, offset, void *)              \
     TMI_NONBLOCKING(File_iwrite_at_all##SUF, TMI_WRITE, 1, offset, const void *)  \

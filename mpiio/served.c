@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "tmi.h"
 
 /* ---- which files are served ---- */
@@ -65,6 +66,25 @@ static int may_serve(MPI_Comm comm, const char *name, int amode, MPI_Info info,
     if (says < 0 && !pattern_allows(name))
         return *why = "no pattern of TCIO_MPIIO_FILES matches", 0;
     return 1;
+}
+
+/* TCIO_MPIIO_READ_SESSIONS: 1 for on, 1, yes or true (any case), 0 for
+ * unset, off, 0, no or false, -1 for any other value (a typo must not
+ * pass for a choice: the open says so). */
+static int read_sessions_wanted(void)
+{
+    static const char *const on[] = { "on", "1", "yes", "true" };
+    static const char *const off[] = { "off", "0", "no", "false" };
+    const char *v = getenv("TCIO_MPIIO_READ_SESSIONS");
+    if (!v)
+        return 0;
+    for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
+        if (strcasecmp(v, on[i]) == 0)
+            return 1;
+        if (strcasecmp(v, off[i]) == 0)
+            return 0;
+    }
+    return -1;
 }
 
 /* Raise class CLS of a failed open on MPI_FILE_NULL's error handler, as
@@ -142,10 +162,12 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
      * a new one made only if no rank has one for this group and every
      * rank has room for it. */
     long long proposal = want ? tmi_comm_proposal(comm) : -1;
-    long long flags[6] = { !want, first != NULL, !same_ranks, proposal, -proposal,
-                           !tmi_comm_can_keep() },
-              all[6];
-    if (tmi_allreduce(flags, all, 6, MPI_LONG_LONG, MPI_MAX, comm) != MPI_SUCCESS) {
+    /* Read sessions are collective: on only where every rank wants them. */
+    int sessions = read_sessions_wanted();
+    long long flags[8] = { !want, first != NULL, !same_ranks, proposal, -proposal,
+                           !tmi_comm_can_keep(), sessions != 1, sessions < 0 },
+              all[8];
+    if (tmi_allreduce(flags, all, 8, MPI_LONG_LONG, MPI_MAX, comm) != MPI_SUCCESS) {
         /* No agreement: not served (MPI's own error handling decides
          * about the other ranks; the program keeps its real handle). */
         all[0] = 1;
@@ -225,12 +247,20 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         e->key = key;
         e->tf = tf;
         e->amode = amode;
+        e->read_sessions = !all[6];
+        int me;
+        MPI_Comm_rank(comm, &me);
+        if (all[7] && me == 0)
+            fprintf(stderr, "libtcio_mpiio: %s: TCIO_MPIIO_READ_SESSIONS is neither on nor off "
+                            "on some rank: collective reads declare no read sessions\n",
+                    filename);
         e->yielded_base = yielded_base;
         if (amode & MPI_MODE_APPEND)   /* the pointer starts at the end */
             tmr_File_get_position(*fh, &e->pos);
         int np;
         MPI_Comm_size(comm, &np);
-        tmi_say(comm, filename, "served by libtcio (%d ranks)", np);
+        tmi_say(comm, filename, "served by libtcio (%d ranks)%s", np,
+                e->read_sessions ? ", collective reads declaring read sessions" : "");
         return MPI_SUCCESS;
     }
     free(key);

@@ -100,7 +100,8 @@ MPI_Offset tmi_view_stream_end(const tmi_view *v, MPI_Offset size);
     X(TMI_S_SYNCS, "syncs", "syncs")                                        \
     X(TMI_S_HANDOVERS, "handovers", "handovers")                            \
     X(TMI_S_REFUSALS, "refusals", "refusals")                               \
-    X(TMI_S_YIELDED, "MPI collectives yielded", "yielded_collectives")
+    X(TMI_S_YIELDED, "MPI collectives yielded", "yielded_collectives")      \
+    X(TMI_S_READ_SESSIONS, "read sessions", "read_sessions")
 #define TMI_ENUM(e, name, key) e,
 enum { TMI_COUNTERS(TMI_ENUM) TMI_S_COUNT };
 #undef TMI_ENUM
@@ -122,6 +123,8 @@ typedef struct tmi_entry {
     char      *name;          /* as the program gave it                   */
     char      *key;           /* realpath where it resolves: conflicts    */
     int        amode;
+    int        read_sessions; /* collective reads declare read sessions
+                                 (TCIO_MPIIO_READ_SESSIONS, agreed at open) */
     tmi_view   view;
     MPI_Offset pos;           /* individual pointer, in stream bytes      */
     int        split;         /* a split collective is open               */

@@ -7,7 +7,11 @@
 #   served, the file left open was closed at MPI_Finalize, and bad input
 #   gets the error classes it gets without the interposer;
 # - tcio_bench -m 2 (independent MPI-IO) under it writes the file that
-#   -m 1 (libtcio's own calls) writes, and verifies.
+#   -m 1 (libtcio's own calls) writes, and verifies;
+# - TCIO_MPIIO_READ_SESSIONS: tcio_bench -m 0's collective read-back on
+#   three "nodes" reads each segment from the file once with it on, once
+#   per node with it off (an invalid value, which is said); mpiio_prog's
+#   collective reads pass with it on.
 . "$(dirname "$0")/skip-in-distcheck.sh"
 dir=${TCIO_TEST_DIR:-${TMPDIR:-/tmp}}/tcio-mpiio.$$
 # Each run writes its files in a directory of its own: no run starts
@@ -155,6 +159,48 @@ bench m1 ./tests/run-mpi.sh $np ./bench/tcio_bench -m 1
 TCIO_MPIIO_VERBOSE=1 bench m2 ./tests/run-mpi.sh $np $preload ./bench/tcio_bench -m 2
 expect "$dir/m2.err" "m2.dat: served by libtcio" 2 "tcio_bench -m 2 served (write and read)"
 cmp "$dir/m1.dat" "$dir/m2.dat" || fail "tcio_bench -m 2 under the interposer wrote another file than -m 1"
+
+# Read sessions at collective reads (TCIO_MPIIO_READ_SESSIONS, doc/mpiio.md):
+# tcio_bench -m 0 (MPI_File_read_all through an interleaving view) on $np
+# "nodes" of one rank each (TCIO_TEST_NODES), 4 KiB segments.  On, every
+# segment of the read-back is read from the file once (TCIO_STATS' segment
+# loads of the read-back's open equal the file's segments) and each rank
+# declared one session; off, every node reads the segments itself.  A value
+# that is neither on nor off is said, and leaves them off.
+loads() {   # NAME: the read-back's segment loads, summed over the ranks
+    awk '/^tcio stats:/ { n++ } n == 2 && $1 == "segment" && $2 == "loads" { print $3; exit }' \
+        "$dir/$1.csv"
+}
+declared() {   # NAME: the read-back's read sessions, summed over the ranks
+    awk '/^tcio mpiio stats:/ { n++ } n == 2 && $1 == "read" && $2 == "sessions" { print $3; exit }' \
+        "$dir/$1.csv"
+}
+for v in on maybe; do
+    # shellcheck disable=SC2086
+    TCIO_SEGMENT_SIZE=4k TCIO_MPIIO_READ_SESSIONS=$v TCIO_TEST_NODES=$np TCIO_STATS=1 \
+        bench sessions-$v $guard ./tests/run-mpi.sh $np $preload ./bench/tcio_bench -m 0
+    cmp "$dir/m1.dat" "$dir/sessions-$v.dat" || fail "tcio_bench -m 0 (sessions $v) wrote another file than -m 1"
+done
+segments=$(( ($(wc -c < "$dir/m1.dat") + 4095) / 4096 ))
+[ "$(loads sessions-on)" = "$segments" ] && [ "$(declared sessions-on)" = "$np" ] ||
+    { show "$dir/sessions-on.csv"; fail "read sessions on: $(loads sessions-on) segment loads, expected $segments; $(declared sessions-on) sessions, expected $np"; }
+[ "$(loads sessions-maybe)" -ge $((2 * segments)) ] 2> /dev/null && [ "$(declared sessions-maybe)" = 0 ] ||
+    { show "$dir/sessions-maybe.csv"; fail "read sessions off: $(loads sessions-maybe) segment loads, expected at least $((2 * segments)); $(declared sessions-maybe) sessions, expected 0"; }
+expect "$dir/sessions-maybe.err" 'TCIO_MPIIO_READ_SESSIONS is neither on nor off on some rank' 2 "an invalid TCIO_MPIIO_READ_SESSIONS (said at each open)"
+# mpiio_prog's collective reads with sessions on: read_at_all, read_all_begin
+# through a view, and one rank's read far past the end of the file (its
+# span is left out of the session, which is only a hint)
+mkdir -p "$dir/sessions-prog"
+# shellcheck disable=SC2086
+MPIIO_PROG_ONLY=view,past_eof_all TCIO_MPIIO_READ_SESSIONS=on TCIO_TEST_NODES=$np TCIO_STATS=1 \
+    $guard ./tests/run-mpi.sh $np $preload ./tests/mpiio_prog "$dir/sessions-prog" interposed \
+    > "$dir/sessions-prog.out" 2> "$dir/sessions-prog.err" ||
+    { show "$dir/sessions-prog.out"; show "$dir/sessions-prog.err"; fail "mpiio_prog with read sessions"; }
+for f in view past-eof-all; do
+    grep -A 12 "tcio mpiio stats: .*mpiio-$f.dat" "$dir/sessions-prog.out" |
+        awk '$1 == "read" && $2 == "sessions" && $3 > 0 { ok = 1 } END { exit !ok }' ||
+        { show "$dir/sessions-prog.out"; fail "mpiio_prog with read sessions: none declared on $f"; }
+done
 
 if [ $failed -ne 0 ]; then
     echo "mpiio.sh: $failed check(s) failed"
