@@ -147,10 +147,19 @@ static void overlay_written(char *buf, const char *data, const unsigned char *bi
     }
 }
 
+/* Whether errno E, left by a read that came back short, is the read's
+ * failure rather than the end of the file: the errors of pread(2) on a
+ * file that exists, not what an MPI library's own calls may leave. */
+static bool read_error(int e)
+{
+    return e == EIO || e == ENXIO || e == EBADF || e == ESTALE || e == ETIMEDOUT;
+}
+
 /* The file's bytes [OFFSET, OFFSET+LEN) into BUF, zero past the end. */
 static int read_span(MPI_File file, MPI_Offset offset, char *buf, int len)
 {
     MPI_Status status;
+    errno = 0;
     int err = MPI_File_read_at(file, offset, buf, len, MPI_BYTE, &status);
     if (err != MPI_SUCCESS)            /* the reason names the MPI call */
         return tci_error_from_io_at(err, "MPI_File_read_at(file, offset, ...)", __func__);
@@ -158,6 +167,15 @@ static int read_span(MPI_File file, MPI_Offset offset, char *buf, int len)
     MPI_Get_count(&status, MPI_BYTE, &got);
     if (got < 0 || got == MPI_UNDEFINED || got > len)
         got = 0;
+    /* A short read reported as a success: Open MPI 4.1's OMPIO does that
+     * when pread fails (it prints the error and returns MPI_SUCCESS with
+     * the bytes read so far), as for writes (mpi_write).  Taken for the end
+     * of the file, it made the sieve write zeros over the file's bytes
+     * and loads return zeros. */
+    int saved = errno;
+    if (got < len && read_error(saved))
+        return tci_error_set(TCIO_ERR_IO, "MPI_File_read_at of %d bytes at offset %lld read "
+                             "%d: %s", len, (long long)offset, got, strerror(saved));
     memset(buf + got, 0, (size_t)(len - got));
     return TCIO_SUCCESS;
 }

@@ -1040,6 +1040,86 @@ START_TEST(test_sieve_without_stats)
 }
 END_TEST
 
+/* ---- 19: a failed read that the MPI library reports as a short one ---------------- */
+
+/* While set, MPI_File_read_at reads nothing and returns MPI_SUCCESS with a
+ * count of 0 and errno EIO: what Open MPI 4.1's OMPIO does when pread
+ * fails (it prints the error), whichever MPI runs the test. */
+static int reads_fail;
+
+int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
+                     MPI_Status *status)
+{
+    if (!reads_fail)
+        return PMPI_File_read_at(fh, offset, buf, count, type, status);
+    if (status != MPI_STATUS_IGNORE)
+        MPI_Status_set_elements(status, type, 0);
+    errno = EIO;
+    return MPI_SUCCESS;
+}
+
+/* Such a read was taken for the end of the file: a load gave zeros and
+ * success, and a sieved write put zeros over the file's bytes between the
+ * written runs.  Now the load fails with TCIO_ERR_IO, and the sieve falls
+ * back to writing the runs one by one, which keeps every byte. */
+START_TEST(test_short_read_failure)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    const char *path = tu_path("short-read");
+    const char *ctx = "reads that fail as short ones";
+    enum { SEG = 4096, RUN = 4 };
+    const int64_t size = (int64_t)2 * SEG * tu_nprocs;
+    unsigned char *pre = malloc(size), *data = malloc(SEG), buf[64];
+    CHECK_ALL(pre && data, "%s: out of memory", ctx);
+    tu_fill_pattern(pre, size, 81);
+    tu_fill_pattern(data, SEG, 82);
+    if (tu_rank == 0) {          /* the bytes the holes must keep */
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        CHECK_ALL(fd >= 0 && write(fd, pre, size) == size && close(fd) == 0,
+                  "%s: POSIX pre-fill", ctx);
+    } else {
+        CHECK_ALL(1, "%s", ctx);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    const char *const kv[] = { "tcio_early_drain", "off", NULL };
+    /* A load: each rank reads 64 bytes of a segment of its own. */
+    tcio_file *fh = NULL;
+    expect_all(tu_open_kv(path, MPI_MODE_RDWR, "4k", "4", kv, &fh), TCIO_SUCCESS, ctx, "open");
+    reads_fail = 1;
+    int rc = tcio_read_at(fh, (MPI_Offset)(2 * tu_rank + 1) * SEG, buf, (int)sizeof buf,
+                          MPI_BYTE);
+    if (rc == TCIO_SUCCESS)
+        rc = tcio_fetch(fh);
+    reads_fail = 0;
+    expect_all(rc, TCIO_ERR_IO, ctx, "tcio_read_at and tcio_fetch");
+    EXPLAINED(rc, "tcio_fetch", "MPI_File_read_at", "Input/output error");
+    expect_same_outcome(tu_close(fh), ctx, "tcio_close after the failed load");
+    /* A sieved write: rank 0 writes every other 4 bytes of segment 0 (512
+     * runs); the close drains it while every read fails. */
+    fh = NULL;
+    expect_all(tu_open_kv(path, MPI_MODE_RDWR, "4k", "4", kv, &fh), TCIO_SUCCESS, ctx, "open");
+    int wrc = TCIO_SUCCESS;
+    for (int off = 0; tu_rank == 0 && off < SEG && wrc == TCIO_SUCCESS; off += 2 * RUN)
+        wrc = tcio_write_at(fh, off, data + off, RUN, MPI_BYTE);
+    expect_all(wrc, TCIO_SUCCESS, ctx, "tcio_write_at");
+    reads_fail = 1;
+    rc = tu_close(fh);
+    reads_fail = 0;
+    expect_all(rc, TCIO_SUCCESS, ctx, "tcio_close (the sieve's reads fail)");
+    for (int off = 0; off < SEG; off += 2 * RUN)
+        memcpy(pre + off, data + off, RUN);
+    int64_t got_size = 0;
+    unsigned char *got = tu_rank == 0 ? tu_read_file(path, &got_size) : NULL;
+    CHECK_ALL(tu_rank != 0 || (got && got_size == size && memcmp(got, pre, size) == 0),
+              "%s: the file is not the written runs over the bytes it had (a sieve that took "
+              "the failed read for the end of the file writes zeros between them)", ctx);
+    free(got);
+    free(pre);
+    free(data);
+}
+END_TEST
+
 /* ---- 17: the sieve's own reader never reads another file --------------------------------- */
 
 /* Fill PATH with LEN bytes of VALUE (POSIX). */
@@ -1282,6 +1362,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "large_offsets_in_pieces", test_large_offsets_in_pieces);
     tu_add_case(s, "full_file_system", test_full_file_system);
     tu_add_case(s, "sieve_without_stats", test_sieve_without_stats);
+    tu_add_case(s, "short_read_failure", test_short_read_failure);
     tu_add_case(s, "fast_path_bounds", test_fast_path_bounds);
     tu_add_case(s, "sieve_reader_identity", test_sieve_reader_identity);
     tu_add_case(s, "sync_failures", test_sync_failures);
