@@ -147,12 +147,17 @@ static void overlay_written(char *buf, const char *data, const unsigned char *bi
     }
 }
 
-/* Whether errno E, left by a read that came back short, is the read's
- * failure rather than the end of the file: the errors of pread(2) on a
- * file that exists, not what an MPI library's own calls may leave. */
-static bool read_error(int e)
+/* Whether a read of FILE at OFFSET that came back GOT bytes short, with
+ * errno E (cleared before it), failed rather than met the end of the file:
+ * E is set, and the file goes on past OFFSET + GOT (or its size cannot be
+ * had).  A clean end of file leaves errno alone; the size tells a failure
+ * from an errno that some call inside the MPI library left behind. */
+static bool short_read_failed(MPI_File file, MPI_Offset offset, int got, int e)
 {
-    return e == EIO || e == ENXIO || e == EBADF || e == ESTALE || e == ETIMEDOUT;
+    if (e == 0)
+        return false;
+    MPI_Offset size = 0;
+    return MPI_File_get_size(file, &size) != MPI_SUCCESS || offset + got < size;
 }
 
 /* The file's bytes [OFFSET, OFFSET+LEN) into BUF, zero past the end. */
@@ -161,6 +166,7 @@ static int read_span(MPI_File file, MPI_Offset offset, char *buf, int len)
     MPI_Status status;
     errno = 0;
     int err = MPI_File_read_at(file, offset, buf, len, MPI_BYTE, &status);
+    int saved = errno;
     if (err != MPI_SUCCESS)            /* the reason names the MPI call */
         return tci_error_from_io_at(err, "MPI_File_read_at(file, offset, ...)", __func__);
     int got = 0;
@@ -172,8 +178,7 @@ static int read_span(MPI_File file, MPI_Offset offset, char *buf, int len)
      * the bytes read so far), as for writes (mpi_write).  Taken for the end
      * of the file, it made the sieve write zeros over the file's bytes
      * and loads return zeros. */
-    int saved = errno;
-    if (got < len && read_error(saved))
+    if (got < len && short_read_failed(file, offset, got, saved))
         return tci_error_set(TCIO_ERR_IO, "MPI_File_read_at of %d bytes at offset %lld read "
                              "%d: %s", len, (long long)offset, got, strerror(saved));
     memset(buf + got, 0, (size_t)(len - got));
