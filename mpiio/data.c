@@ -480,8 +480,11 @@ static void session_span(tmi_entry *e, int explicit_offset, MPI_Offset off, MPI_
     if (start >= stream_eof)
         return;
     MPI_Offset stream_end = bytes < stream_eof - start ? start + bytes : stream_eof;
-    /* Views are monotone (MPI requires it): the first and the last byte
-     * bound the access. */
+    /* MPI makes a filetype's displacements monotone, so the first and the
+     * last byte bound the access unless the tiles themselves interleave
+     * (data past the extent, followed by the next tile's): then the span
+     * comes out short, or negative and refused, and the session only
+     * loads less; the reads are its own either way. */
     *first = tmi_view_byte(&e->view, start);
     *length = tmi_view_byte(&e->view, stream_end - 1) + 1 - *first;
 }

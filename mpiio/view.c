@@ -337,8 +337,10 @@ MPI_Offset tmi_view_stream_end(const tmi_view *v, MPI_Offset size)
     /* Per run, over the tiles: a run may lie past the filetype's extent
      * (a positive lower bound, or an hindexed block beyond a resized
      * extent), so the tiles below SIZE are counted for each run, not once.
-     * MPI makes the displacements non-negative and the view monotone: the
-     * bytes below SIZE are a prefix of the stream. */
+     * MPI makes a filetype's displacements non-negative and monotone, so
+     * the bytes below SIZE are a prefix of the stream, unless the tiles
+     * interleave (data past the extent followed by the next tile's, which
+     * MPI does not forbid): the count is then only approximate. */
     MPI_Offset s = 0;
     for (size_t i = 0; i < v->nruns; i++) {
         MPI_Offset len = v->runs[i].len;
