@@ -973,6 +973,21 @@ int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count
     return PMPI_File_write_at(fh, offset, buf, count, type, status);
 }
 
+/* Rank 0 writes the SIZE bytes of PRE to PATH with POSIX calls (the bytes
+ * that the holes between written runs must keep); every rank waits for
+ * it.  Collective. */
+static void prefill(const char *path, const unsigned char *pre, int64_t size, const char *ctx)
+{
+    if (tu_rank == 0) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        CHECK_ALL(fd >= 0 && write(fd, pre, (size_t)size) == size && close(fd) == 0,
+                  "%s: POSIX pre-fill", ctx);
+    } else {
+        CHECK_ALL(1, "%s", ctx);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Rank 0 writes every other 4 bytes of segment 0 (8192 runs of a 64 KiB
  * segment), then one byte of segment 1, which takes the only slot and
  * spills segment 0: sieved, that is a few writes, not 8192.  A sieve of a
@@ -992,14 +1007,7 @@ START_TEST(test_sieve_without_stats)
     CHECK_ALL(pre && data && got, "%s: out of memory", ctx);
     tu_fill_pattern(pre, 2 * SEG, 71);
     tu_fill_pattern(data, SEG, 72);
-    if (tu_rank == 0) {          /* the bytes the holes must keep */
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        CHECK_ALL(fd >= 0 && write(fd, pre, 2 * SEG) == 2 * SEG && close(fd) == 0,
-                  "%s: POSIX pre-fill", ctx);
-    } else {
-        CHECK_ALL(1, "%s", ctx);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
+    prefill(path, pre, 2 * SEG, ctx);
     const char *const kv[] = { "tcio_aggregators", "1", "tcio_early_drain", "off", NULL };
     tcio_file *fh = NULL;
     expect_all(tu_open_kv(path, MPI_MODE_WRONLY, "64k", "1", kv, &fh), TCIO_SUCCESS, ctx,
@@ -1074,14 +1082,7 @@ START_TEST(test_short_read_failure)
     CHECK_ALL(pre && data, "%s: out of memory", ctx);
     tu_fill_pattern(pre, size, 81);
     tu_fill_pattern(data, SEG, 82);
-    if (tu_rank == 0) {          /* the bytes the holes must keep */
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        CHECK_ALL(fd >= 0 && write(fd, pre, size) == size && close(fd) == 0,
-                  "%s: POSIX pre-fill", ctx);
-    } else {
-        CHECK_ALL(1, "%s", ctx);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
+    prefill(path, pre, size, ctx);
     const char *const kv[] = { "tcio_early_drain", "off", NULL };
     /* A load: each rank reads 64 bytes of a segment of its own. */
     tcio_file *fh = NULL;
