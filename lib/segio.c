@@ -160,13 +160,18 @@ static bool short_read_failed(MPI_File file, MPI_Offset offset, int got, int e)
     return MPI_File_get_size(file, &size) != MPI_SUCCESS || offset + got < size;
 }
 
-/* The file's bytes [OFFSET, OFFSET+LEN) into BUF, zero past the end. */
-static int read_span(MPI_File file, MPI_Offset offset, char *buf, int len)
+/* The file's bytes [OFFSET, OFFSET+LEN) into BUF, zero past the end.
+ * EXPLAIN: a failure sets its reason (tci_error_set); a caller that
+ * recovers from it (the sieve) leaves the reason of another failure
+ * alone. */
+static int read_span(MPI_File file, MPI_Offset offset, char *buf, int len, bool explain)
 {
     MPI_Status status;
     errno = 0;
     int err = MPI_File_read_at(file, offset, buf, len, MPI_BYTE, &status);
     int saved = errno;
+    if (err != MPI_SUCCESS && !explain)
+        return TCIO_ERR_IO;
     if (err != MPI_SUCCESS)            /* the reason names the MPI call */
         return tci_error_from_io_at(err, "MPI_File_read_at(file, offset, ...)", __func__);
     int got = 0;
@@ -178,7 +183,10 @@ static int read_span(MPI_File file, MPI_Offset offset, char *buf, int len)
      * the bytes read so far), as for writes (mpi_write).  Taken for the end
      * of the file, it made the sieve write zeros over the file's bytes
      * and loads return zeros. */
-    if (got < len && short_read_failed(file, offset, got, saved))
+    bool failed = got < len && short_read_failed(file, offset, got, saved);
+    if (failed && !explain)
+        return TCIO_ERR_IO;
+    if (failed)
         return tci_error_set(TCIO_ERR_IO, "MPI_File_read_at of %d bytes at offset %lld read "
                              "%d: %s", len, (long long)offset, got, strerror(saved));
     memset(buf + got, 0, (size_t)(len - got));
@@ -305,9 +313,11 @@ static int segio_write_at(void *file, MPI_Offset offset, const char *data, int l
     return mpi_write(((tci_segio *)file)->file, offset, data, len);
 }
 
+/* The sieve's read: a failure is recovered from (the runs are written one
+ * by one), so it sets no reason. */
 static int segio_read_at(void *file, MPI_Offset offset, char *buf, int len)
 {
-    return read_span(sieve_reader(file), offset, buf, len);
+    return read_span(sieve_reader(file), offset, buf, len, false);
 }
 
 /* The sieve's buffer, once the file turned out readable. */
@@ -343,5 +353,5 @@ void tci_segio_close(tci_segio *io)
 int tci_segio_read_range(MPI_File file, const tci_segmap *map, int64_t segment, int lo, int hi,
                          char *buf)
 {
-    return read_span(file, segment_start(map, segment) + lo, buf + lo, hi - lo);
+    return read_span(file, segment_start(map, segment) + lo, buf + lo, hi - lo, true);
 }

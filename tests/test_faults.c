@@ -1116,6 +1116,26 @@ START_TEST(test_short_read_failure)
               "%s: the file is not the written runs over the bytes it had (a sieve that took "
               "the failed read for the end of the file writes zeros between them)", ctx);
     free(got);
+    /* Both at once: the failed load fails the close, whose reason must be
+     * the load's (its offset, that of segment 2R+1), not the sieve's read
+     * at offset 0, which the sieve recovered from. */
+    fh = NULL;
+    expect_all(tu_open_kv(path, MPI_MODE_RDWR, "4k", "4", kv, &fh), TCIO_SUCCESS, ctx, "open");
+    wrc = TCIO_SUCCESS;
+    for (int off = 0; tu_rank == 0 && off < SEG && wrc == TCIO_SUCCESS; off += 2 * RUN)
+        wrc = tcio_write_at(fh, off, data + off, RUN, MPI_BYTE);
+    expect_all(wrc, TCIO_SUCCESS, ctx, "tcio_write_at");
+    reads_fail = 1;
+    rc = tcio_read_at(fh, (MPI_Offset)(2 * tu_rank + 1) * SEG, buf, (int)sizeof buf, MPI_BYTE);
+    if (rc == TCIO_SUCCESS)
+        rc = tcio_fetch(fh);
+    expect_all(rc, TCIO_ERR_IO, ctx, "tcio_read_at and tcio_fetch, before the close");
+    rc = tu_close(fh);
+    reads_fail = 0;
+    char offset[64];
+    snprintf(offset, sizeof offset, "at offset %lld ", (long long)(2 * tu_rank + 1) * SEG);
+    expect_all(rc, TCIO_ERR_IO, ctx, "tcio_close after a failed load, the sieve's reads failing");
+    EXPLAINED(rc, "tcio_close", "MPI_File_read_at", offset);
     free(pre);
     free(data);
 }
