@@ -184,6 +184,14 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     }
     if (all[1]) {
         tmi_handover(first, "MPI_File_open", "the file was opened a second time");
+        /* MPI_MODE_APPEND put this handle's pointers at the end of the file
+         * before the handover wrote out the first handle's buffered bytes:
+         * at the end as it is now (collective, as the open is; where a
+         * seek fails the pointers stay as the real open left them). */
+        if (amode & MPI_MODE_APPEND) {
+            tmr_File_seek(*fh, 0, MPI_SEEK_END);
+            tmr_File_seek_shared(*fh, 0, MPI_SEEK_END);
+        }
         want = 0;
         why = "a second handle of a served file";
     } else if (all[0]) {

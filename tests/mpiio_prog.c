@@ -752,6 +752,31 @@ static void test_second_open(void)
     free(ref);
 }
 
+/* ---- a second open with MPI_MODE_APPEND of a served file ----
+ * Its pointers start at the end of the file, which holds the first
+ * handle's writes: the interposer hands the first handle over (writing
+ * its buffered bytes) after the real open had put them at the end it saw
+ * then. */
+static void test_append_second(void)
+{
+    enum { B = 100 };
+    MPI_File a = open_world("append-second", MPI_MODE_RDWR | MPI_MODE_CREATE), b;
+    unsigned char mine[B];
+    for (int i = 0; i < B; i++)
+        mine[i] = pat((long long)rank * B + i, 10);
+    MPI_Status st;
+    OK(MPI_File_write_at_all(a, (MPI_Offset)rank * B, mine, B, MPI_BYTE, &st));
+    char p[4096];
+    path(p, sizeof p, "append-second");
+    OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY | MPI_MODE_APPEND, MPI_INFO_NULL, &b));
+    MPI_Offset pos = -1;
+    OK(MPI_File_get_position(b, &pos));
+    CHECK(pos == (MPI_Offset)B * nprocs, "the second handle (MPI_MODE_APPEND) starts at %lld, "
+          "expected the end, %lld", (long long)pos, (long long)B * nprocs);
+    OK(MPI_File_close(&b));
+    OK(MPI_File_close(&a));
+}
+
 /* ---- a second open on MPI_COMM_SELF of a served file ----
  * Plain MPI-IO opens it; the interposer refuses it on every rank with
  * MPI_ERR_FILE_IN_USE, returned (Open MPI 4.1 refuses
@@ -1088,6 +1113,8 @@ int main(int argc, char **argv)
         test_self();
     if (section("self_second"))
         test_self_second();
+    if (section("append_second"))
+        test_append_second();
     if (section("memtypes"))
         test_memtypes();
     if (section("seek_end"))
