@@ -106,7 +106,7 @@ double tci_collective_waited(void)
 
 int tci_collective_wait(MPI_Request *req)
 {
-    double start = MPI_Wtime(), limit = timeout_seconds();
+    double start = MPI_Wtime();
     for (long polls = 0;; polls++) {
         int done = 0;
         int err = MPI_Test(req, &done, MPI_STATUS_IGNORE);
@@ -124,9 +124,8 @@ int tci_collective_wait(MPI_Request *req)
             sched_yield();
             continue;
         }
+        tci_collective_check_timeout(start);
         double waited = MPI_Wtime() - start;
-        if (limit > 0 && waited > limit)
-            give_up(waited);
         if (levels_served > 0 && waited < SHORT_SLEEP_TIME) {
             sched_yield();
             continue;

@@ -233,34 +233,6 @@ small_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset off, void *b
     return 1;
 }
 
-/* Whether TYPE's elements lie in memory in their typemap's order: a
- * predefined type, or (recursively) a contiguous or duplicated one.  MPI
- * moves data in typemap order, which a type without gaps may still walk
- * out of address order (a resized vector of columns: a transpose); the
- * rest goes through MPI_Pack, which gets that order right. */
-static int in_typemap_order(MPI_Datatype type, int depth)
-{
-    int ni, na, nd, combiner;
-    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
-        return 0;
-    if (combiner == MPI_COMBINER_NAMED)
-        return 1;
-    if ((combiner != MPI_COMBINER_CONTIGUOUS && combiner != MPI_COMBINER_DUP) || ni > 1 ||
-        na != 0 || nd != 1 || depth > 16)
-        return 0;
-    int ints[1];
-    MPI_Aint addrs[1];
-    MPI_Datatype old;
-    if (MPI_Type_get_contents(type, ni, na, nd, ints, addrs, &old) != MPI_SUCCESS)
-        return 0;
-    int ordered = in_typemap_order(old, depth + 1);
-    int old_ni, old_na, old_nd, old_combiner;
-    if (MPI_Type_get_envelope(old, &old_ni, &old_na, &old_nd, &old_combiner) == MPI_SUCCESS &&
-        old_combiner != MPI_COMBINER_NAMED)
-        MPI_Type_free(&old);
-    return ordered;
-}
-
 /* Every access small_access does not serve. */
 static int full_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset off, void *buf,
                        MPI_Count count, MPI_Datatype type, MPI_Offset *done, const char *call)
@@ -338,12 +310,12 @@ static int full_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset of
     }
     /* Everything else: the stream packed in memory. */
     piece_ctx c = { .e = e, .dir = dir, .start = start, .eof = eof };
-    /* Plain bytes in memory, in typemap order, need no packed copy. */
-    MPI_Count lb, ext, tlb, text;
-    MPI_Type_get_extent_x(type, &lb, &ext);
-    MPI_Type_get_true_extent_x(type, &tlb, &text);
-    if (buf != MPI_BOTTOM && lb == 0 && ext == tsize && tlb == 0 && text == tsize &&
-        in_typemap_order(type, 0)) {
+    /* A predefined type without gaps is plain bytes in memory and needs no
+     * packed copy.  A derived one goes through MPI_Pack even without gaps:
+     * MPI moves data in typemap order, which such a type may walk out of
+     * address order (a resized vector of columns: a transpose), and
+     * MPI_Pack gets that order right. */
+    if (buf != MPI_BOTTOM && psize) {
         c.packed = buf;
     } else if (bytes > INT_MAX) {
         return tmi_refuse(e, call, "a short read of more than 2 GiB into a non-contiguous "
