@@ -480,12 +480,19 @@ int tmi_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
     return tmr_File_seek_shared(fh, offset, whence);
 }
 
-#define TMI_REFUSED(name, buf_t, CT, last_t, last)                                      \
+/* A refused nonblocking call leaves MPI_REQUEST_NULL, which a program that
+ * waits on it anyway completes at once (the blocking forms' status is
+ * left alone, as MPI leaves it on errors). */
+static void refused_request(MPI_Request *request) { *request = MPI_REQUEST_NULL; }
+static void refused_status(MPI_Status *status) { (void)status; }
+
+#define TMI_REFUSED(name, buf_t, CT, last_t, last, refused)                             \
     int tmi_##name(MPI_File fh, buf_t buf, CT count, MPI_Datatype datatype, last_t last) \
     {                                                                                    \
         tmi_entry *e = tmi_served(fh);                                                   \
         if (!e)                                                                          \
             return tmr_##name(fh, buf, count, datatype, last);                          \
+        refused(last);                                                                   \
         return tmi_refuse(e, "MPI_" #name, "the shared file pointer is not served");     \
     }
 
@@ -514,10 +521,13 @@ int tmi_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
     }
 
 #define TMI_SHARED_FAMILY(SUF, CT)                                                       \
-    TMI_REFUSED(File_write_shared##SUF, const void *, CT, MPI_Status *, status)          \
-    TMI_REFUSED(File_read_shared##SUF, void *, CT, MPI_Status *, status)                 \
-    TMI_REFUSED(File_iwrite_shared##SUF, const void *, CT, MPI_Request *, request)       \
-    TMI_REFUSED(File_iread_shared##SUF, void *, CT, MPI_Request *, request)              \
+    TMI_REFUSED(File_write_shared##SUF, const void *, CT, MPI_Status *, status,          \
+                refused_status)                                                          \
+    TMI_REFUSED(File_read_shared##SUF, void *, CT, MPI_Status *, status, refused_status) \
+    TMI_REFUSED(File_iwrite_shared##SUF, const void *, CT, MPI_Request *, request,       \
+                refused_request)                                                         \
+    TMI_REFUSED(File_iread_shared##SUF, void *, CT, MPI_Request *, request,              \
+                refused_request)                                                         \
     TMI_ORDERED(File_write_ordered##SUF, const void *, CT, MPI_Status *, status)         \
     TMI_ORDERED(File_read_ordered##SUF, void *, CT, MPI_Status *, status)                \
     TMI_ORDERED_BEGIN(File_write_ordered_begin##SUF, const void *, CT)                   \

@@ -655,6 +655,17 @@ static void test_refusal(void)
         if (rc == MPI_SUCCESS)
             memset(ref, 0x5a, 7);   /* rank 0's 7 bytes at shared pointer 0 */
     }
+    if (interposed) {
+        /* refused, a nonblocking call leaves a request a program can wait
+         * on (MPI leaves a failed call's request undefined) */
+        MPI_Request req;
+        memset(&req, 0x5a, sizeof req);
+        rc = MPI_File_iwrite_shared(fh, junk, 7, MPI_BYTE, &req);
+        CHECK(rc != MPI_SUCCESS && req == MPI_REQUEST_NULL,
+              "iwrite_shared: rc %d, request not MPI_REQUEST_NULL", rc);
+        if (req == MPI_REQUEST_NULL)
+            OK(MPI_Wait(&req, &st));
+    }
     /* the real MPI-IO writes them at once; order it before the close */
     MPI_Barrier(MPI_COMM_WORLD);
     if (!interposed && rank == 0)
