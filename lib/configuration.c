@@ -273,25 +273,6 @@ int tci_parse_count(const char *text, int64_t *value)
     return 0;
 }
 
-int tci_parse_switch(const char *text, int *value)
-{
-    static const char *const on[] = { "1", "on", "yes", "true" };
-    static const char *const off[] = { "0", "off", "no", "false" };
-    if (!text)
-        return -1;
-    for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
-        if (strcasecmp(text, on[i]) == 0) {
-            *value = 1;
-            return 0;
-        }
-        if (strcasecmp(text, off[i]) == 0) {
-            *value = 0;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 /* Parse "r0,r1,..." into a new array; -1 for anything but distinct
  * non-negative decimal ranks separated by single commas. */
 static int parse_rank_list(const char *text, int **list, int *len)

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <mpi.h>
+#include "switch.h"
 
 #define TCI_DEFAULT_SEGMENT_SIZE      (1 << 20)  /* when no striping_unit */
 #define TCI_DEFAULT_SEGMENTS_PER_PROC 16         /* 16 MiB at 1 MiB, as ROMIO's cb_buffer_size */
@@ -80,9 +81,8 @@ int tci_parse_size(const char *text, int64_t *value);
  * stores it, or -1. */
 int tci_parse_count(const char *text, int64_t *value);
 
-/* Parse an on/off switch: 1/on/yes/true or 0/off/no/false.  Returns 0 and
- * stores 1 or 0, or -1. */
-int tci_parse_switch(const char *text, int *value);
+/* tci_parse_switch: switch.h (the MPI-IO interposer parses its own
+ * switches with it too). */
 
 /* Parse a transport name: "auto", "rma", "shm" or "mixed" (lower case).  Returns 0
  * and stores it; -1 for anything else. */

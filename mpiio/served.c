@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "switch.h"
 #include "tmi.h"
 
 /* ---- which files are served ---- */
@@ -73,18 +74,9 @@ static int may_serve(MPI_Comm comm, const char *name, int amode, MPI_Info info,
  * pass for a choice: the open says so). */
 static int read_sessions_wanted(void)
 {
-    static const char *const on[] = { "on", "1", "yes", "true" };
-    static const char *const off[] = { "off", "0", "no", "false" };
     const char *v = getenv("TCIO_MPIIO_READ_SESSIONS");
-    if (!v)
-        return 0;
-    for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
-        if (strcasecmp(v, on[i]) == 0)
-            return 1;
-        if (strcasecmp(v, off[i]) == 0)
-            return 0;
-    }
-    return -1;
+    int on = 0;
+    return !v ? 0 : tci_parse_switch(v, &on) == 0 ? on : -1;
 }
 
 /* Raise class CLS of a failed open on MPI_FILE_NULL's error handler, as
@@ -290,8 +282,10 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         tmi_say(comm, filename, "not served: libtcio could not open it: %s", msg);
         return MPI_SUCCESS;
     }
-    /* Out of memory on some rank: the open fails on every rank. */
+    /* Out of memory on some rank: the open fails on every rank, through
+     * MPI_FILE_NULL's error handler as every failed open. */
     tmr_File_close(fh);
+    raise_on_file_null(MPI_ERR_NO_MEM);
     return MPI_ERR_NO_MEM;
 }
 
