@@ -56,34 +56,44 @@ int tci_aggregators_test_nodes(void)
     return k > 1 && k <= INT_MAX ? (int)k : 0;
 }
 
-static int split_for_testing(int nprocs, int nnodes, int *node_of)
+static int split_for_testing(int nprocs, int nnodes, int *node_of, int *scratch)
 {
     long k = tci_aggregators_test_nodes();
     if (k <= 1 || k > nprocs)
         return nnodes;
-    int *renumber = malloc((size_t)nnodes * (size_t)k * sizeof *renumber);
-    if (!renumber)
-        return nnodes;             /* the real nodes: still correct */
-    for (long i = 0; i < nnodes * k; i++)
-        renumber[i] = -1;
-    int parts = 0;
+    /* A new node per (node, block of ranks), numbered in order of first
+     * appearance.  The blocks come in rank order, so a pair is new exactly
+     * when its node got no number yet in the current block: SCRATCH holds
+     * each node's last number, and the numbers of the current block are
+     * the ones from FIRST on (no allocation: a rank that could not cut as
+     * the others do would disagree with them on the nodes). */
+    int *last = scratch;
+    for (int n = 0; n < nnodes; n++)
+        last[n] = -1;
+    int parts = 0, first = 0;
+    long block = -1;
     for (int r = 0; r < nprocs; r++) {
-        long key = node_of[r] * k + (long)r * k / nprocs;
-        if (renumber[key] < 0)
-            renumber[key] = parts++;
-        node_of[r] = renumber[key];
+        long b = (long)r * k / nprocs;
+        if (b != block) {
+            block = b;
+            first = parts;
+        }
+        int n = node_of[r];
+        if (last[n] < first)
+            last[n] = parts++;
+        node_of[r] = last[n];
     }
-    free(renumber);
     return parts;
 }
 
 /* The node of every rank, numbered in order of first appearance: NODE_OF
- * gets P entries.  Returns the number of nodes, or -1 on an MPI error.  A
+ * gets P entries (SCRATCH: P more, for TCIO_TEST_NODES).  Returns the
+ * number of nodes, or -1 on an MPI error.  A
  * rank whose split or leader lookup failed still joins the gather, with -1
  * for its leader, so that every rank returns -1 alike and no rank goes on
  * to a collective the others skip (a failure of the gather itself cannot
  * be agreed on: MPI's errors there are fatal in practice). */
-static int find_nodes(MPI_Comm comm, int nprocs, int *node_of)
+static int find_nodes(MPI_Comm comm, int nprocs, int *node_of, int *scratch)
 {
     MPI_Comm local;
     int leader = -1;
@@ -108,7 +118,7 @@ static int find_nodes(MPI_Comm comm, int nprocs, int *node_of)
     int nnodes = 0;
     for (int r = 0; r < nprocs; r++)
         node_of[r] = node_of[r] == r ? nnodes++ : node_of[node_of[r]];
-    return split_for_testing(nprocs, nnodes, node_of);
+    return split_for_testing(nprocs, nnodes, node_of, scratch);
 }
 
 /* ---- the node map, cached on the user's communicator ----------------------
@@ -303,7 +313,8 @@ int tci_aggregators_find_nodes(MPI_Comm comm, MPI_Comm cache_comm, bool cached_e
         out->nnodes = cache->nnodes;
         return TCIO_SUCCESS;
     }
-    out->nnodes = find_nodes(comm, out->nprocs, out->node_of);
+    /* RANKS is the nodes' scratch until the aggregators are placed. */
+    out->nnodes = find_nodes(comm, out->nprocs, out->node_of, out->ranks);
     if (out->nnodes < 0)
         return TCIO_ERR_MPI;
     tci_aggregators_cache_nodes(cache_comm, out);   /* every rank has the map now */
