@@ -33,18 +33,19 @@
 #include "owner.h"
 
 
+/* A received forward, held until its turn, and then (its buffer given
+ * back) its acknowledgement until the send completes: the acknowledgement
+ * needs no memory of its own, which could run out between the merge and
+ * the send. */
 struct tci_held_message {
     tci_held_message *next;
     tci_forward_message *msg;    /* a receive buffer, or HEADER */
     int source;
     bool lost;                   /* only the header: no memory for the rest */
+    bool merged;                 /* (or dropped) and its acknowledgement refused */
     tci_forward_message header;
-};
-
-struct tci_ack {
-    tci_ack *next;
-    MPI_Request req;
-    int64_t entry;               /* the payload, alive until the send completes */
+    MPI_Request ack_req;
+    int64_t ack_entry;           /* the payload, alive until the send completes */
 };
 
 /* The forward words of an aggregator: the lock, then per node the last
@@ -320,20 +321,19 @@ static int take_acks(tcio_file *fh)
 
 /* ---- the aggregator's side ------------------------------------------------- */
 
-static int send_ack(tcio_file *fh, int source, int64_t entry)
+/* Acknowledge H (merged or dropped; its buffer given back) and move it
+ * to the acknowledgements on their way.  A send MPI refuses leaves H
+ * where it is: the next serve tries again. */
+static int send_ack(tcio_file *fh, tci_held_message *h)
 {
     tci_forwards *f = &fh->fwd;
-    tci_ack *a = malloc(sizeof *a);
-    if (!a)
-        return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory to acknowledge a forward");
-    a->entry = entry;
-    int err = MPI_Isend(&a->entry, 1, MPI_INT64_T, source, TCI_TAG_ACK, fh->comm, &a->req);
-    if (err != MPI_SUCCESS) {
-        free(a);
+    h->ack_entry = h->msg->entry;
+    int err = MPI_Isend(&h->ack_entry, 1, MPI_INT64_T, h->source, TCI_TAG_ACK, fh->comm,
+                        &h->ack_req);
+    if (err != MPI_SUCCESS)
         return tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Isend (a forward's acknowledgement)", err);
-    }
-    a->next = f->acks;
-    f->acks = a;
+    h->next = f->acks;
+    f->acks = h;
     return TCIO_SUCCESS;
 }
 
@@ -343,10 +343,10 @@ static int finish_acks(tcio_file *fh)
 {
     tci_forwards *f = &fh->fwd;
     int rc = TCIO_SUCCESS;
-    for (tci_ack **p = &f->acks; *p;) {
-        tci_ack *a = *p;
+    for (tci_held_message **p = &f->acks; *p;) {
+        tci_held_message *a = *p;
         int done = 0;
-        int err = MPI_Test(&a->req, &done, MPI_STATUS_IGNORE);
+        int err = MPI_Test(&a->ack_req, &done, MPI_STATUS_IGNORE);
         if (err != MPI_SUCCESS && rc == TCIO_SUCCESS)
             rc = tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Test (a forward's acknowledgement)", err);
         if (done || err != MPI_SUCCESS) {
@@ -386,6 +386,13 @@ static int receive_messages(tcio_file *fh)
 {
     tci_forwards *f = &fh->fwd;
     for (;;) {
+        /* The record of the next message first: a message taken from MPI
+         * without one would be lost for good (never merged, never
+         * acknowledged: its forwarder and this rank's settle would wait
+         * for ever); without memory it stays in MPI for a later turn. */
+        if (!f->next_held && !(f->next_held = malloc(sizeof *f->next_held)))
+            return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory to receive a forward (it "
+                                 "waits for a later turn)");
         int found = 0, bytes = 0;
         MPI_Message handle;
         MPI_Status status;
@@ -396,21 +403,19 @@ static int receive_messages(tcio_file *fh)
             err = MPI_Get_count(&status, MPI_BYTE, &bytes);
         if (err != MPI_SUCCESS)
             return tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Improbe (a forward)", err);
-        tci_held_message *h = malloc(sizeof *h);
         char *buf = (size_t)bytes <= f->staging.body_bytes ? take_buffer(f) : NULL;
         /* Without memory for it, the message goes into the spare buffer
          * and only its header is kept, to keep the order: its bytes are
          * lost (and the failure sticks). */
         bool lost = !buf;
         err = MPI_Mrecv(lost ? f->spare : buf, bytes, MPI_BYTE, &handle, MPI_STATUS_IGNORE);
-        if (err != MPI_SUCCESS || !h) {
-            free(h);
+        if (err != MPI_SUCCESS) {
             if (!lost)
                 give_buffer(f, buf);
-            return err != MPI_SUCCESS
-                       ? tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Mrecv (a forward)", err)
-                       : tci_error_set(TCIO_ERR_NO_MEMORY, "no memory to receive a forward");
+            return tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Mrecv (a forward)", err);
         }
+        tci_held_message *h = f->next_held;
+        f->next_held = NULL;
         if (lost)
             tci_note_failure(fh, tci_error_set(TCIO_ERR_NO_MEMORY, "no memory to receive a "
                                                "forward of %d bytes: its bytes are lost",
@@ -461,17 +466,27 @@ static int merge_held(tcio_file *fh)
                     fh->stats.count[TCI_C_OFF_NODE_MOVES]++;
                     fh->stats.count[TCI_C_OFF_NODE_BYTES] += bytes;
                 }
-            } else
+            } else if (!h->merged) {
                 fh->stats.count[TCI_C_FORWARDS_OVERTAKEN]++;
-            int ack_rc = send_ack(fh, h->source, h->msg->entry);
+            }
+            /* Out of the held list first: send_ack links H into the
+             * acknowledgements (or, refused, back here for the next
+             * serve, as the overtaken one it then is). */
+            *p = h->next;
+            if (h->msg != &h->header) {
+                h->header = *h->msg;
+                give_buffer(f, (char *)h->msg);
+                h->msg = &h->header;
+            }
+            int ack_rc = send_ack(fh, h);
             if (rc == TCIO_SUCCESS)
                 rc = step_rc != TCIO_SUCCESS ? step_rc : ack_rc;
-            if (ack_rc != TCIO_SUCCESS)
+            if (ack_rc != TCIO_SUCCESS) {
+                h->merged = true;
+                h->next = f->held;
+                f->held = h;
                 return rc;
-            *p = h->next;
-            if (!h->lost)
-                give_buffer(f, (char *)h->msg);
-            free(h);
+            }
             progress = true;
         }
     }
@@ -739,11 +754,12 @@ static int per_file(tcio_file *fh)
     f->spare = malloc(f->staging.body_bytes + 64);
     f->scatter = malloc((size_t)fh->map.segment_size);
     f->sent_to = calloc((size_t)fh->nprocs, sizeof *f->sent_to);
+    /* Null before anything can fail: tci_forward_free looks at them. */
+    for (int e = 0; f->sends && e < n; e++)
+        f->sends[e] = MPI_REQUEST_NULL;
     if (!f->sends || !f->acked || !f->found || !f->found_seq || !f->spare || !f->scatter ||
         !f->sent_to)
         return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for the forwards' bookkeeping");
-    for (int e = 0; e < n; e++)
-        f->sends[e] = MPI_REQUEST_NULL;
     return TCIO_SUCCESS;
 }
 
@@ -849,21 +865,45 @@ void tci_forward_free(tcio_file *fh)
     tci_forwards *f = &fh->fwd;
     for (tci_held_message *h = f->held, *next; h; h = next) {
         next = h->next;
-        if (!h->lost)
+        if (h->msg != &h->header)
             free(h->msg);
         free(h);
     }
     f->held = NULL;
+    free(f->next_held);
+    f->next_held = NULL;
     while (f->nfree > 0)
         free(f->free_buffers[--f->nfree]);
-    for (int e = 0; f->sends && e < f->staging.nentries; e++)
-        if (f->sends[e] != MPI_REQUEST_NULL)
-            MPI_Request_free(&f->sends[e]);   /* only after a failure */
-    for (tci_ack *a = f->acks, *next; a; a = next) {
+    /* Only after a failure can a send be in flight here (its receiver may
+     * never match it).  MPI may read its buffer after the free of its
+     * request, so then the staging's mapping stays until the process
+     * ends instead of being unmapped under it. */
+    bool in_flight = false;
+    for (int e = 0; f->sends && e < f->staging.nentries; e++) {
+        int done = 1;
+        if (f->sends[e] != MPI_REQUEST_NULL &&
+            MPI_Test(&f->sends[e], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            done = 0;
+        if (!done) {
+            MPI_Request_free(&f->sends[e]);
+            in_flight = true;
+        }
+    }
+    if (in_flight)
+        f->staging.segment = NULL;
+    for (tci_held_message *a = f->acks, *next; a; a = next) {
         next = a->next;
-        if (a->req != MPI_REQUEST_NULL)
-            MPI_Request_free(&a->req);     /* a free after a failure: let it finish */
-        free(a);
+        int done = 1;
+        if (a->ack_req != MPI_REQUEST_NULL && MPI_Test(&a->ack_req, &done,
+                                                         MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            done = 0;
+        if (done) {
+            free(a);
+        } else {
+            /* After a failure: MPI may still read the payload after the
+             * free of its request, so its few bytes stay allocated. */
+            MPI_Request_free(&a->ack_req);
+        }
     }
     f->acks = NULL;
     free(f->sends);

@@ -43,7 +43,6 @@ typedef struct tci_forward_kept {
 } tci_forward_kept;
 
 typedef struct tci_held_message tci_held_message;
-typedef struct tci_ack tci_ack;
 
 typedef struct tci_forwards {
     bool        on;           /* staged forwards (several nodes, staging > 0) */
@@ -67,11 +66,13 @@ typedef struct tci_forwards {
     int64_t    *sent_to;      /* per rank: messages sent since the last settle */
     int64_t     received;     /* messages received since the last settle */
     tci_held_message *held;   /* received, waiting for an earlier one */
+    tci_held_message *next_held; /* the next message's record, made before
+                                 the message is taken from MPI */
     char       *free_buffers[8];   /* receive buffers for the next messages */
     int         nfree;
     unsigned    polls;        /* tci_progress's polls, one in
                                  TCI_FORWARD_POLLS of which serves */
-    tci_ack    *acks;         /* acknowledgements on their way */
+    tci_held_message *acks;   /* merged, their acknowledgements on their way */
     tci_level1  view;         /* this rank's forward's bytes as a merge sees
                                  them (marks only: the data are a tier slot's) */
     tci_level1  message_view; /* a staged or received forward's */
