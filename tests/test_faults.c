@@ -394,6 +394,100 @@ START_TEST(test_allocation_sweep)
 }
 END_TEST
 
+/* One round of the read sweep: every rank writes its interleaved pieces
+ * and flushes, then on rank VICTIM the NTH allocation from there on fails
+ * while every rank reads the pieces back: each read either fails (with a
+ * reason) or returns exactly the bytes written.  On several nodes this
+ * walks the fetches from other nodes' aggregators.  Returns whether the
+ * fault was hit. */
+static int read_allocation_round(const char *path, int victim, long nth, tu_status *st)
+{
+    char ctx[160];
+    snprintf(ctx, sizeof ctx, "allocation %ld of the reads fails on rank %d", nth, victim);
+    const char *const kv[] = { "tcio_segment_size", "256", "tcio_segments_per_proc", "2",
+                               "tcio_aggregator_placement", "node", NULL };
+    MPI_Info info = settings(kv);
+    tcio_file *fh = NULL;
+    int rc = tcio_open_comm(MPI_COMM_WORLD, path, MODE_NEW_RDWR, info, &fh);
+    expect_all(rc, TCIO_SUCCESS, ctx, "tcio_open");
+    unsigned char piece[8];
+    for (int k = 0; rc == TCIO_SUCCESS && k < 48; k++) {
+        tu_fill_pattern(piece, sizeof piece, (uint64_t)(k * 64 + tu_rank));
+        int wrc = tcio_write_at(fh, ((MPI_Offset)k * tu_nprocs + tu_rank) * 8, piece, 8,
+                                MPI_BYTE);
+        if (wrc != TCIO_SUCCESS)
+            tu_fail(st, "%s: tcio_write_at returned %d before any fault", ctx, wrc);
+    }
+    if (rc == TCIO_SUCCESS)
+        expect_all(tcio_flush(fh), TCIO_SUCCESS, ctx, "tcio_flush before the faults");
+    if (tu_rank == victim)
+        fail_allocation(nth);
+    /* Each rank reads its right neighbour's pieces (bytes that other
+     * ranks, on another node where there are two, wrote), then fetches:
+     * where every call succeeded, the bytes are the ones written. */
+    int from = (tu_rank + 1) % tu_nprocs, all_ok = 1;
+    unsigned char got[48][8];
+    memset(got, 0, sizeof got);
+    for (int k = 0; rc == TCIO_SUCCESS && k < 48; k++) {
+        int rrc = LIB(tcio_read_at(fh, ((MPI_Offset)k * tu_nprocs + from) * 8, got[k], 8,
+                                   MPI_BYTE));
+        if (rrc != TCIO_SUCCESS)
+            all_ok = 0;
+        if (rrc != TCIO_SUCCESS && rrc != TCIO_ERR_NO_MEMORY && rrc != TCIO_ERR_MPI)
+            tu_fail(st, "%s: tcio_read_at returned %d (%s)", ctx, rrc, tcio_error_string(rrc));
+        else if (rrc != TCIO_SUCCESS)
+            tu_expect_reason(st, rrc, "tcio_read_at", NULL, ctx);
+    }
+    if (rc == TCIO_SUCCESS) {
+        int frc = LIB(tcio_fetch(fh));
+        if (frc != TCIO_SUCCESS) {
+            all_ok = 0;
+            tu_expect_reason(st, frc, "tcio_fetch", NULL, ctx);
+        }
+    }
+    for (int k = 0; rc == TCIO_SUCCESS && all_ok && k < 48; k++) {
+        tu_fill_pattern(piece, sizeof piece, (uint64_t)(k * 64 + from));
+        if (memcmp(got[k], piece, sizeof piece) != 0) {
+            tu_fail(st, "%s: piece %d of rank %d read back wrong after a successful fetch",
+                    ctx, k, from);
+            break;
+        }
+    }
+    if (rc == TCIO_SUCCESS) {
+        rc = LIB(tcio_close(fh));
+        expect_same_outcome(rc, ctx, "tcio_close");
+        if (rc != TCIO_SUCCESS)
+            tu_expect_reason(st, rc, "tcio_close", NULL, ctx);
+    }
+    int hit = malloc_failures > 0;
+    if (getenv("TCIO_TEST_VERBOSE"))
+        fprintf(stderr, "rank %d: victim %d, read allocation %ld: hit %d, close %d\n", tu_rank,
+                victim, nth, hit, rc);
+    no_faults();
+    MPI_Info_free(&info);
+    return tu_max_int(hit);
+}
+
+START_TEST(test_read_allocation_sweep)
+{
+    TU_BEGIN();
+    const char *path = tu_path("alloc-read");
+    int victims[2] = { 0, tu_nprocs - 1 };
+    int rounds = 0;
+    for (int v = 0; v < (tu_nprocs > 1 ? 2 : 1); v++) {
+        tu_status st;
+        tu_status_init(&st);
+        long nth = 1;
+        while (read_allocation_round(path, victims[v], nth, &st) && nth < 400)
+            nth++;
+        rounds += (int)nth;
+        CHECK_STATUS(st);
+    }
+    if (tu_rank == 0)
+        printf("test_read_allocation_sweep: %d rounds\n", rounds);
+}
+END_TEST
+
 /* ---- 3: a failed counter update in a write move ---------------------------------- */
 
 START_TEST(test_failed_counter_update)
@@ -1371,6 +1465,7 @@ int main(int argc, char **argv)
     Suite *s = suite_create("tcio_faults");
     tu_add_case(s, "type_keyval_failure", test_type_keyval_failure);
     tu_add_case(s, "allocation_sweep", test_allocation_sweep);
+    tu_add_case(s, "read_allocation_sweep", test_read_allocation_sweep);
     tu_add_case(s, "failed_counter_update", test_failed_counter_update);
     tu_add_case(s, "notice_not_lost", test_notice_not_lost);
     tu_add_case(s, "failed_pack", test_failed_pack);
