@@ -349,9 +349,13 @@ static int finish_acks(tcio_file *fh)
         int err = MPI_Test(&a->ack_req, &done, MPI_STATUS_IGNORE);
         if (err != MPI_SUCCESS && rc == TCIO_SUCCESS)
             rc = tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Test (a forward's acknowledgement)", err);
-        if (done || err != MPI_SUCCESS) {
+        if (done) {
             *p = a->next;
             free(a);
+        } else if (err != MPI_SUCCESS) {
+            /* MPI may still read the payload: the record stays allocated. */
+            *p = a->next;
+            MPI_Request_free(&a->ack_req);
         } else {
             p = &a->next;
         }
@@ -482,7 +486,11 @@ static int merge_held(tcio_file *fh)
             if (rc == TCIO_SUCCESS)
                 rc = step_rc != TCIO_SUCCESS ? step_rc : ack_rc;
             if (ack_rc != TCIO_SUCCESS) {
+                /* Only the header is left: should its number not be
+                 * used up (the raise failed), the next turn raises it
+                 * instead of merging bytes it no longer has. */
                 h->merged = true;
+                h->lost = true;
                 h->next = f->held;
                 f->held = h;
                 return rc;
