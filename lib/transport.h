@@ -253,7 +253,7 @@ struct tci_transport {
     /* The implementation's state, in place: open allocates nothing before
      * its collective steps, so that a rank out of memory cannot skip a
      * collective the others enter. */
-    alignas(max_align_t) unsigned char impl[256];
+    alignas(max_align_t) unsigned char impl[320];
 };
 
 /* The implementations. */

@@ -24,20 +24,24 @@
  * The counter is reset to 0 by a mover that claims the slot for another
  * segment (an MPI_REPLACE accumulate, rma_reset) and by the owner after an
  * early drain (a plain store into its own window, under the slot lock,
- * followed by MPI_Win_sync).  A forward's merge (level2.c) reads it with
- * MPI_NO_OP and sets it with MPI_REPLACE (rma_get_range, rma_put_range),
+ * followed by MPI_Win_sync).  A forward's merge (level2.c) gets it and
+ * puts it back (rma_get_range, rma_put_range),
  * or, in the owner's own slot, adds to it with plain loads and stores
  * between MPI_Win_syncs.  Mixing operations on one location (the bitmap:
- * MPI_REPLACE when a slot is claimed or a merge puts whole words back,
- * MPI_BOR for each write; the counter: MPI_REPLACE, MPI_SUM, MPI_NO_OP and
- * the owner's loads and stores) is legal under the
+ * MPI_REPLACE when a slot is claimed, puts when a merge puts whole words
+ * back, MPI_BOR for each write; the counter: MPI_REPLACE, MPI_SUM,
+ * MPI_NO_OP, puts and the owner's loads and stores) is legal under the
  * window's default accumulate_ops (same_op_no_op), which only forbids
  * different operations that are concurrent: all of them happen under the
  * slot lock, a holder's own accumulates are ordered (the default
- * accumulate_ordering), and a release completes them at the owner
- * (MPI_Win_flush) before the next holder can take the lock.  Only the lock
+ * accumulate_ordering; its puts are not, so it does not mix the two on
+ * one slot without a flush: held_slot.wrote), and a release completes
+ * them at the owner (MPI_Win_flush) before the next holder can take the
+ * lock.  Only the lock
  * word itself is touched by every rank at once, and only ever with
- * MPI_REPLACE (and MPI_NO_OP reads).  The one access outside the lock
+ * MPI_REPLACE (and MPI_NO_OP reads: the owner's snapshot of its state
+ * words reads those alone, rma_peek_states), and the notice word, with
+ * MPI_SUM and MPI_NO_OP.  The one access outside the lock
  * besides: a node's fetch (level2.c) gets a slot's data and bitmap
  * between two peeks, racing the holders' puts, and keeps the bytes only
  * if the state word did not change meanwhile (doc/design.md). */
@@ -62,6 +66,21 @@ typedef struct vector_cache {
     int          used, next;
 } vector_cache;
 
+/* How the holder of a slot has written its bitmap and counter since the
+ * take.  MPI orders one origin's accumulates to a location (the default
+ * accumulate_ordering) but nothing else: after its accumulates a holder
+ * writes them with accumulates again; after its puts it flushes before
+ * it writes or reads them again (rma_put_range, rma_get_range,
+ * before_accumulates). */
+enum { WROTE_NOTHING, WROTE_ACCUMULATES, WROTE_PUTS };
+
+/* A slot this rank holds. */
+typedef struct held_slot {
+    tci_location loc;
+    int64_t      version;      /* when taken */
+    int          wrote;        /* WROTE_*, since the take */
+} held_slot;
+
 typedef struct rma {
     MPI_Win  win;
     MPI_Comm comm;             /* the file's private communicator (not owned):
@@ -73,14 +92,15 @@ typedef struct rma {
     vector_cache vectors;
     int64_t  state_out;        /* origin of a release: lives until complete */
     unsigned char *mask;       /* one bitmap: zeros to clear, or an OR mask */
-    int64_t *headers;          /* an owner's snapshot of its headers, allocated
-                                  at the first look (peek_states) */
+    int64_t *headers;          /* an owner's snapshot of its state words,
+                                  allocated at the first look (peek_states) */
+    MPI_Datatype state_words;  /* the state words among its headers (a vector:
+                                  the counters beside them are not read
+                                  there, puts may be writing them) */
+    bool     state_words_made;
     /* The slots this rank holds and the version each had when taken, for
      * the release (at most one at a time today: level2.c). */
-    struct {
-        tci_location loc;
-        int64_t      version;
-    } held[4];
+    held_slot held[4];
     int      nheld;
 } rma;
 
@@ -307,6 +327,9 @@ static void rma_close(tci_transport *t)
     r->mask = NULL;
     free(r->headers);
     r->headers = NULL;
+    if (r->state_words_made)
+        MPI_Type_free(&r->state_words);
+    r->state_words_made = false;
 }
 
 static int rma_complete_all(tci_transport *t)
@@ -400,8 +423,32 @@ static bool remember_take(rma *r, tci_location loc, int64_t old)
         return false;
     r->held[r->nheld].loc = loc;
     r->held[r->nheld].version = (old & VERSION_MASK) >> VERSION_SHIFT;
+    r->held[r->nheld].wrote = WROTE_NOTHING;
     r->nheld++;
     return true;
+}
+
+/* The entry of held slot LOC, or NULL. */
+static held_slot *held_entry(rma *r, tci_location loc)
+{
+    for (int i = 0; i < r->nheld; i++)
+        if (r->held[i].loc.rank == loc.rank && r->held[i].loc.slot == loc.slot)
+            return &r->held[i];
+    return NULL;
+}
+
+/* Before accumulates on LOC's bitmap or counter: puts of this holder's
+ * to them complete first (no path writes them both ways in one take
+ * today; this keeps it correct if one does). */
+static int before_accumulates(tci_transport *t, tci_location loc)
+{
+    held_slot *e = held_entry(rma_of(t), loc);
+    int err = MPI_SUCCESS;
+    if (e && e->wrote == WROTE_PUTS)
+        err = flush_counted(t, loc.rank);
+    if (e)
+        e->wrote = WROTE_ACCUMULATES;
+    return err;
 }
 
 /* The version LOC had when this rank took it (forgotten now), or -1. */
@@ -539,16 +586,29 @@ static int rma_peek_states(tci_transport *t, int64_t *states)
     /* One atomic read of every header word (MPI_NO_OP is atomic per
      * element): a snapshot to decide which slots are worth locking. */
     const int words_per_slot = TCI_HEADER_BYTES / 8;
-    int count = (int)(t->local_slots * words_per_slot);
+    int count = (int)t->local_slots;
+    if (count == 0)
+        return TCIO_SUCCESS;
     if (!r->headers && !(r->headers = malloc((size_t)count * sizeof *r->headers)))
         return TCIO_ERR_NO_MEMORY;
+    /* Only the state words: a merge may be putting a slot's counter,
+     * beside them, and MPI allows concurrent accesses to a location only
+     * where all are accumulates (rma_put_range). */
+    int err = MPI_SUCCESS;
+    if (!r->state_words_made) {
+        err = MPI_Type_vector(count, 1, words_per_slot, MPI_INT64_T, &r->state_words);
+        if (err == MPI_SUCCESS && (err = MPI_Type_commit(&r->state_words)) != MPI_SUCCESS)
+            MPI_Type_free(&r->state_words);
+        r->state_words_made = err == MPI_SUCCESS;
+    }
     int64_t *words = r->headers;
-    int err = MPI_Get_accumulate(NULL, 0, MPI_INT64_T, words, count, MPI_INT64_T, t->self,
-                                 header_disp(r, 0), count, MPI_INT64_T, MPI_NO_OP, r->win);
+    if (err == MPI_SUCCESS)
+        err = MPI_Get_accumulate(NULL, 0, MPI_INT64_T, words, count, MPI_INT64_T, t->self,
+                                 header_disp(r, 0), 1, r->state_words, MPI_NO_OP, r->win);
     if (err == MPI_SUCCESS)
         err = MPI_Win_flush(t->self, r->win);   /* local: no wait counted */
-    for (int64_t s = 0; err == MPI_SUCCESS && s < t->local_slots; s++)
-        states[s] = without_version(words[s * words_per_slot]);
+    for (int64_t s = 0; err == MPI_SUCCESS && s < count; s++)
+        states[s] = without_version(words[s]);
     return tci_error_from_mpi(err);
 }
 
@@ -632,7 +692,9 @@ static int rma_reset(tci_transport *t, tci_location loc)
     memset(r->mask, 0, (size_t)bitmap_bytes(r));
     MPI_Request req[2];
     int n = 0;
-    int err = MPI_Raccumulate(r->mask, bitmap_bytes(r), MPI_UNSIGNED_CHAR, loc.rank,
+    int err = before_accumulates(t, loc);
+    if (err == MPI_SUCCESS)
+        err = MPI_Raccumulate(r->mask, bitmap_bytes(r), MPI_UNSIGNED_CHAR, loc.rank,
                               bitmap_disp(r, loc.slot), bitmap_bytes(r),
                               MPI_UNSIGNED_CHAR, MPI_REPLACE, r->win, &req[n]);
     if (err == MPI_SUCCESS && ++n)
@@ -641,7 +703,13 @@ static int rma_reset(tci_transport *t, tci_location loc)
                               MPI_INT64_T, MPI_REPLACE, r->win, &req[n]);
     if (err == MPI_SUCCESS)
         n++;
-    return tci_error_from_mpi(finish_started(t, n, req, err));   /* the mask is reused at once */
+    err = finish_started(t, n, req, err);   /* the mask is reused at once */
+    /* In its own slot the owner goes on with plain loads and stores
+     * (level2.c, merge_in_place), which MPI orders after the accumulates
+     * only once they are complete at the target: here, a local flush. */
+    if (err == MPI_SUCCESS && loc.rank == t->self)
+        err = MPI_Win_flush(t->self, r->win);
+    return tci_error_from_mpi(err);
 }
 
 /* OR the written extents into the slot's bitmap: one accumulate over the
@@ -666,7 +734,9 @@ static int rma_put(tci_transport *t, tci_location loc, const char *buf, const tc
     const move_type *mt = ctype_of(m);
     MPI_Request req[MAX_REQUESTS];
     int n = 0;
-    int err = MPI_Rput(buf + mt->offset, mt->count, mt->type, loc.rank,
+    int err = before_accumulates(t, loc);
+    if (err == MPI_SUCCESS)
+        err = MPI_Rput(buf + mt->offset, mt->count, mt->type, loc.rank,
                        data_disp(r, loc.slot) + mt->offset, mt->count, mt->type, r->win,
                        &req[n]);
     if (err == MPI_SUCCESS && ++n)
@@ -715,12 +785,24 @@ static int rma_get_range(tci_transport *t, tci_location loc, int nranges,
     rma *r = rma_of(t);
     MPI_Request req[MAX_REQUESTS];
     int n = 0, err = MPI_SUCCESS;
+    held_slot *e = held_entry(r, loc);
+    if (e && e->wrote == WROTE_PUTS && (bitmap || written))
+        err = flush_counted(t, loc.rank);   /* this holder's puts first (no path today) */
     if (written) {
-        /* The counter is written by accumulates (rma_reset, rma_put): read
-         * it with one too, as the state word is peeked. */
-        err = MPI_Rget_accumulate(NULL, 0, MPI_INT64_T, written, 1, MPI_INT64_T, loc.rank,
-                                  header_disp(r, loc.slot) + TCI_WRITTEN_OFFSET, 1,
-                                  MPI_INT64_T, MPI_NO_OP, r->win, &req[n]);
+        /* The counter, under the slot lock: the earlier holders' writes of
+         * it were flushed before their release, so a plain get reads it
+         * (a transfer, where an MPI_NO_OP accumulate may take a lock at
+         * the target: rma_put_range), unless this holder wrote it with
+         * accumulates, after which only an accumulate is ordered, or with
+         * puts, which a flush completes first. */
+        MPI_Aint disp = header_disp(r, loc.slot) + TCI_WRITTEN_OFFSET;
+        if (err == MPI_SUCCESS)
+            err = e && e->wrote != WROTE_ACCUMULATES
+                      ? MPI_Rget(written, 1, MPI_INT64_T, loc.rank, disp, 1, MPI_INT64_T, r->win,
+                                 &req[n])
+                      : MPI_Rget_accumulate(NULL, 0, MPI_INT64_T, written, 1, MPI_INT64_T,
+                                            loc.rank, disp, 1, MPI_INT64_T, MPI_NO_OP, r->win,
+                                            &req[n]);
         if (err == MPI_SUCCESS)
             n++;
     }
@@ -758,28 +840,43 @@ static int rma_put_range(tci_transport *t, tci_location loc, int nranges,
     rma *r = rma_of(t);
     MPI_Request req[MAX_REQUESTS];
     int n = 0, err = MPI_SUCCESS;
+    /* The bitmap's words and the counter go back with plain puts: under
+     * the slot lock nobody else writes them, and the release flushes them
+     * before the next holder can take the lock, so mixing puts with the
+     * other holders' accumulates (MPI_BOR, MPI_SUM, MPI_REPLACE) is not
+     * concurrent, which is all MPI asks.  Puts cost one transfer where
+     * some MPI libraries make an accumulate take a lock of their own and
+     * flush (Open MPI 4.1's osc/ucx and osc/rdma).  Only after this
+     * holder's own unflushed accumulates on them (a claim's rma_reset)
+     * are they accumulates too, ordered after those. */
+    held_slot *e = held_entry(r, loc);
+    bool puts = e && e->wrote != WROTE_ACCUMULATES;
+    if (puts && e->wrote == WROTE_PUTS && (bitmap || written))
+        err = flush_counted(t, loc.rank);   /* MPI orders no two puts (no path today) */
+    if (e && puts && (bitmap || written))
+        e->wrote = WROTE_PUTS;
     for (int i = 0; i < nranges && err == MPI_SUCCESS; i++) {
         int lo = range[i].lo, hi = range[i].hi;
         err = MPI_Rput(data + lo, hi - lo, MPI_BYTE, loc.rank, data_disp(r, loc.slot) + lo,
                        hi - lo, MPI_BYTE, r->win, &req[n]);
         if (err == MPI_SUCCESS && ++n && bitmap) {
-            /* The slot's bitmap is otherwise written by accumulates
-             * (MPI_BOR, MPI_REPLACE): a put would mix with them where they
-             * could be concurrent, which the lock rules out, but MPI only
-             * allows same_op_no_op mixing, so this is a MPI_REPLACE
-             * accumulate too. */
             int first = lo / 64 * 8, end = (hi + 63) / 64 * 8;
-            err = MPI_Raccumulate(bitmap + first, end - first, MPI_UNSIGNED_CHAR, loc.rank,
-                                  bitmap_disp(r, loc.slot) + first, end - first,
-                                  MPI_UNSIGNED_CHAR, MPI_REPLACE, r->win, &req[n]);
+            MPI_Aint disp = bitmap_disp(r, loc.slot) + first;
+            err = puts ? MPI_Rput(bitmap + first, end - first, MPI_UNSIGNED_CHAR, loc.rank, disp,
+                                  end - first, MPI_UNSIGNED_CHAR, r->win, &req[n])
+                       : MPI_Raccumulate(bitmap + first, end - first, MPI_UNSIGNED_CHAR,
+                                         loc.rank, disp, end - first, MPI_UNSIGNED_CHAR,
+                                         MPI_REPLACE, r->win, &req[n]);
             if (err == MPI_SUCCESS)
                 n++;
         }
     }
     if (err == MPI_SUCCESS && written) {
-        err = MPI_Raccumulate(written, 1, MPI_INT64_T, loc.rank,
-                              header_disp(r, loc.slot) + TCI_WRITTEN_OFFSET, 1, MPI_INT64_T,
-                              MPI_REPLACE, r->win, &req[n]);
+        MPI_Aint disp = header_disp(r, loc.slot) + TCI_WRITTEN_OFFSET;
+        err = puts ? MPI_Rput(written, 1, MPI_INT64_T, loc.rank, disp, 1, MPI_INT64_T, r->win,
+                              &req[n])
+                   : MPI_Raccumulate(written, 1, MPI_INT64_T, loc.rank, disp, 1, MPI_INT64_T,
+                                     MPI_REPLACE, r->win, &req[n]);
         if (err == MPI_SUCCESS)
             n++;
     }
