@@ -374,21 +374,34 @@ static int allocation_round(const char *path, int victim, long nth, tu_status *s
     return tu_max_int(hit);
 }
 
-START_TEST(test_allocation_sweep)
+/* A round of a sweep: on rank VICTIM the NTH allocation fails; returns
+ * whether (on any rank) the fault was hit. */
+typedef int (*allocation_round_fn)(const char *path, int victim, long nth, tu_status *st);
+
+/* Rounds of ROUND on the file NAME, with the first and then the last rank
+ * as the victim, the NTH allocation from 1 on until a round hits no
+ * fault (at most 400); returns how many rounds ran. */
+static int sweep_allocations(const char *name, allocation_round_fn round)
 {
-    TU_BEGIN();
-    const char *path = tu_path("alloc");
+    const char *path = tu_path(name);
     int victims[2] = { 0, tu_nprocs - 1 };
     int rounds = 0;
     for (int v = 0; v < (tu_nprocs > 1 ? 2 : 1); v++) {
         tu_status st;
         tu_status_init(&st);
         long nth = 1;
-        while (allocation_round(path, victims[v], nth, &st) && nth < 400)
+        while (round(path, victims[v], nth, &st) && nth < 400)
             nth++;
         rounds += (int)nth;
         CHECK_STATUS(st);
     }
+    return rounds;
+}
+
+START_TEST(test_allocation_sweep)
+{
+    TU_BEGIN();
+    int rounds = sweep_allocations("alloc", allocation_round);
     if (tu_rank == 0)
         printf("test_allocation_sweep: %d rounds\n", rounds);
 }
@@ -471,18 +484,7 @@ static int read_allocation_round(const char *path, int victim, long nth, tu_stat
 START_TEST(test_read_allocation_sweep)
 {
     TU_BEGIN();
-    const char *path = tu_path("alloc-read");
-    int victims[2] = { 0, tu_nprocs - 1 };
-    int rounds = 0;
-    for (int v = 0; v < (tu_nprocs > 1 ? 2 : 1); v++) {
-        tu_status st;
-        tu_status_init(&st);
-        long nth = 1;
-        while (read_allocation_round(path, victims[v], nth, &st) && nth < 400)
-            nth++;
-        rounds += (int)nth;
-        CHECK_STATUS(st);
-    }
+    int rounds = sweep_allocations("alloc-read", read_allocation_round);
     if (tu_rank == 0)
         printf("test_read_allocation_sweep: %d rounds\n", rounds);
 }
