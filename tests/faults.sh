@@ -4,7 +4,8 @@
 # MPIR_CVAR_NUM_CLIQUES=2; other MPIs: libtcio's testing-only
 # TCIO_TEST_NODES=2), where the segment refused is a node's combining
 # tier: auto must fall back to rma and mixed by name must fail.
-# Then the allocation sweeps (writes; reads after a flush) on the same two
+# Then the allocation sweeps (writes closed by tcio_close and by the
+# background close; reads after a flush) on the same two
 # "nodes", with locked and with staged forwards (TCIO_FORWARD_STAGING=1):
 # every allocation of the node map's cut, the tier, the forwards and the
 # fetches fails once on the first and on the last rank.
@@ -31,7 +32,7 @@ for c in shm_segment_refused shm_segment_no_space; do
     fi
 done
 for staging in 0 1; do
-    for c in allocation_sweep read_allocation_sweep; do
+    for c in allocation_sweep background_allocation_sweep read_allocation_sweep; do
         echo "=== $c on two nodes ($two_nodes), TCIO_FORWARD_STAGING=$staging"
         env "$two_nodes" TCIO_FORWARD_STAGING=$staging CK_RUN_CASE=$c \
             ./tests/run-mpi.sh 2 ./tests/test_faults || exit 1

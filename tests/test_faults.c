@@ -325,10 +325,40 @@ END_TEST
 /* One round: on rank VICTIM the NTH allocation from the open on fails.  A
  * fresh communicator each time, so that the node map is found anew (and
  * cached, or not, by the round).  Returns whether the fault was hit. */
-static int allocation_round(const char *path, int victim, long nth, tu_status *st)
+/* Rank 0 reads PATH with POSIX calls: every rank's 48 pieces of
+ * allocation_round must be there (called where every write and the close
+ * succeeded). */
+static void expect_pieces(const char *path, const char *ctx, tu_status *st)
+{
+    if (tu_rank != 0)
+        return;
+    int64_t size = 0;
+    unsigned char *got = tu_read_file(path, &size), piece[8];
+    if (!got || size < (int64_t)48 * tu_nprocs * 8) {
+        tu_fail(st, "%s: the file holds %lld bytes, not every piece", ctx, (long long)size);
+        free(got);
+        return;
+    }
+    for (int r = 0; r < tu_nprocs; r++)
+        for (int k = 0; k < 48; k++) {
+            tu_fill_pattern(piece, sizeof piece, (uint64_t)(k * 64 + r));
+            if (memcmp(got + ((int64_t)k * tu_nprocs + r) * 8, piece, sizeof piece) != 0) {
+                tu_fail(st, "%s: piece %d of rank %d is wrong in the file", ctx, k, r);
+                free(got);
+                return;
+            }
+        }
+    free(got);
+}
+
+/* One round of the write sweeps, closing with tcio_close or (BACKGROUND)
+ * tcio_close_begin and tcio_close_end. */
+static int write_allocation_round(const char *path, int victim, long nth, tu_status *st,
+                                  bool background)
 {
     char ctx[160];
-    snprintf(ctx, sizeof ctx, "allocation %ld fails on rank %d", nth, victim);
+    snprintf(ctx, sizeof ctx, "allocation %ld fails on rank %d%s", nth, victim,
+             background ? " (background close)" : "");
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     const char *const kv[] = { "tcio_segment_size", "256", "tcio_segments_per_proc", "2",
@@ -344,6 +374,7 @@ static int allocation_round(const char *path, int victim, long nth, tu_status *s
     if (rc == TCIO_SUCCESS) {
         /* Interleaved 8-byte pieces over 12 segments: moves, spills, drains. */
         unsigned char piece[8];
+        int writes_failed = 0;
         for (int k = 0; k < 48; k++) {
             tu_fill_pattern(piece, sizeof piece, (uint64_t)(k * 64 + tu_rank));
             int wrc = LIB(tcio_write_at(fh, ((MPI_Offset)k * tu_nprocs + tu_rank) * 8, piece,
@@ -351,13 +382,26 @@ static int allocation_round(const char *path, int victim, long nth, tu_status *s
             if (wrc != TCIO_SUCCESS && wrc != TCIO_ERR_NO_MEMORY && wrc != TCIO_ERR_MPI)
                 tu_fail(st, "%s: tcio_write_at returned %d (%s)", ctx, wrc,
                         tcio_error_string(wrc));
-            if (wrc != TCIO_SUCCESS)
+            if (wrc != TCIO_SUCCESS) {
+                writes_failed = 1;
                 tu_expect_reason(st, wrc, "tcio_write_at", NULL, ctx);
+            }
         }
-        rc = LIB(tcio_close(fh));
-        expect_same_outcome(rc, ctx, "tcio_close");
+        const char *call = background ? "tcio_close_end" : "tcio_close";
+        if (background) {
+            rc = LIB(tcio_close_begin(fh));
+            if (rc != TCIO_SUCCESS)
+                tu_fail(st, "%s: tcio_close_begin returned %d", ctx, rc);
+            rc = LIB(tcio_close_end(fh));
+        } else {
+            rc = LIB(tcio_close(fh));
+        }
+        expect_same_outcome(rc, ctx, call);
         if (rc != TCIO_SUCCESS)
-            tu_expect_reason(st, rc, "tcio_close", NULL, ctx);
+            tu_expect_reason(st, rc, call, NULL, ctx);
+        /* A close that succeeded after writes that all did: the bytes. */
+        if (tu_sum_int(rc != TCIO_SUCCESS || writes_failed) == 0)
+            expect_pieces(path, ctx, st);
     }
     int hit = malloc_failures > 0;
     if (getenv("TCIO_TEST_VERBOSE"))     /* which round hangs, if one does */
@@ -372,6 +416,16 @@ static int allocation_round(const char *path, int victim, long nth, tu_status *s
     MPI_Info_free(&info);
     MPI_Comm_free(&comm);
     return tu_max_int(hit);
+}
+
+static int allocation_round(const char *path, int victim, long nth, tu_status *st)
+{
+    return write_allocation_round(path, victim, nth, st, false);
+}
+
+static int background_allocation_round(const char *path, int victim, long nth, tu_status *st)
+{
+    return write_allocation_round(path, victim, nth, st, true);
 }
 
 /* A round of a sweep: on rank VICTIM the NTH allocation fails; returns
@@ -480,6 +534,15 @@ static int read_allocation_round(const char *path, int victim, long nth, tu_stat
     MPI_Info_free(&info);
     return tu_max_int(hit);
 }
+
+START_TEST(test_background_allocation_sweep)
+{
+    TU_BEGIN();
+    int rounds = sweep_allocations("alloc-background", background_allocation_round);
+    if (tu_rank == 0)
+        printf("test_background_allocation_sweep: %d rounds\n", rounds);
+}
+END_TEST
 
 START_TEST(test_read_allocation_sweep)
 {
@@ -1468,6 +1531,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "type_keyval_failure", test_type_keyval_failure);
     tu_add_case(s, "allocation_sweep", test_allocation_sweep);
     tu_add_case(s, "read_allocation_sweep", test_read_allocation_sweep);
+    tu_add_case(s, "background_allocation_sweep", test_background_allocation_sweep);
     tu_add_case(s, "failed_counter_update", test_failed_counter_update);
     tu_add_case(s, "notice_not_lost", test_notice_not_lost);
     tu_add_case(s, "failed_pack", test_failed_pack);
