@@ -67,11 +67,11 @@ typedef struct vector_cache {
 } vector_cache;
 
 /* How the holder of a slot has written its bitmap and counter since the
- * take.  MPI orders one origin's accumulates to a location (the default
- * accumulate_ordering) but nothing else: after its accumulates a holder
- * writes them with accumulates again; after its puts it flushes before
- * it writes or reads them again (rma_put_range, rma_get_range,
- * before_accumulates). */
+ * take or its last flush.  MPI orders one origin's accumulates to a
+ * location (the default accumulate_ordering) but nothing else: after its
+ * accumulates a holder writes them with accumulates again, and it
+ * flushes before any other access of its own to them
+ * (order_after_own_writes). */
 enum { WROTE_NOTHING, WROTE_ACCUMULATES, WROTE_PUTS };
 
 /* A slot this rank holds. */
@@ -437,18 +437,34 @@ static held_slot *held_entry(rma *r, tci_location loc)
     return NULL;
 }
 
-/* Before accumulates on LOC's bitmap or counter: puts of this holder's
- * to them complete first (no path writes them both ways in one take
- * today; this keeps it correct if one does). */
-static int before_accumulates(tci_transport *t, tci_location loc)
+/* This holder's unordered writes of LOC's bitmap and counter complete at
+ * the owner: a flush, after which any operation is ordered after them.
+ * Before a kind of access MPI does not order after what this holder
+ * wrote (WROTE_* KIND: the kind it is about to write, or WROTE_NOTHING
+ * for plain gets); no path needs the flush today, it keeps the rule. */
+static int order_after_own_writes(tci_transport *t, tci_location loc, int kind)
 {
     held_slot *e = held_entry(rma_of(t), loc);
+    if (!e)
+        return MPI_SUCCESS;
     int err = MPI_SUCCESS;
-    if (e && e->wrote == WROTE_PUTS)
+    bool ordered = e->wrote == WROTE_NOTHING ||
+                   (e->wrote == WROTE_ACCUMULATES && kind == WROTE_ACCUMULATES);
+    if (!ordered) {
         err = flush_counted(t, loc.rank);
-    if (e)
-        e->wrote = WROTE_ACCUMULATES;
+        if (err != MPI_SUCCESS)
+            return err;            /* not known to be complete: WROTE stays */
+        e->wrote = WROTE_NOTHING;
+    }
+    if (kind != WROTE_NOTHING)
+        e->wrote = kind;
     return err;
+}
+
+/* Before accumulates on LOC's bitmap or counter. */
+static int before_accumulates(tci_transport *t, tci_location loc)
+{
+    return order_after_own_writes(t, loc, WROTE_ACCUMULATES);
 }
 
 /* The version LOC had when this rank took it (forgotten now), or -1. */
@@ -583,8 +599,8 @@ static int rma_notices(tci_transport *t, int64_t *count)
 static int rma_peek_states(tci_transport *t, int64_t *states)
 {
     rma *r = rma_of(t);
-    /* One atomic read of every header word (MPI_NO_OP is atomic per
-     * element): a snapshot to decide which slots are worth locking. */
+    /* One read of every state word (MPI_NO_OP, atomic per word): a
+     * snapshot to decide which slots are worth locking. */
     const int words_per_slot = TCI_HEADER_BYTES / 8;
     int count = (int)t->local_slots;
     if (count == 0)
@@ -597,8 +613,8 @@ static int rma_peek_states(tci_transport *t, int64_t *states)
     int err = MPI_SUCCESS;
     if (!r->state_words_made) {
         err = MPI_Type_vector(count, 1, words_per_slot, MPI_INT64_T, &r->state_words);
-        if (err == MPI_SUCCESS && (err = MPI_Type_commit(&r->state_words)) != MPI_SUCCESS)
-            MPI_Type_free(&r->state_words);
+        if (err == MPI_SUCCESS)
+            err = commit_or_free(&r->state_words);
         r->state_words_made = err == MPI_SUCCESS;
     }
     int64_t *words = r->headers;
@@ -768,7 +784,9 @@ static int rma_get_all(tci_transport *t, tci_location loc, char *data, unsigned 
     rma *r = rma_of(t);
     MPI_Request req[2];
     int n = 0;
-    int err = MPI_Rget(bitmap, bitmap_bytes(r), MPI_BYTE, loc.rank, bitmap_disp(r, loc.slot),
+    int err = order_after_own_writes(t, loc, WROTE_NOTHING);
+    if (err == MPI_SUCCESS)
+        err = MPI_Rget(bitmap, bitmap_bytes(r), MPI_BYTE, loc.rank, bitmap_disp(r, loc.slot),
                        bitmap_bytes(r), MPI_BYTE, r->win, &req[n]);
     if (err == MPI_SUCCESS && ++n)
         err = MPI_Rget(data, segment_bytes(r), MPI_BYTE, loc.rank, data_disp(r, loc.slot),
@@ -786,23 +804,20 @@ static int rma_get_range(tci_transport *t, tci_location loc, int nranges,
     MPI_Request req[MAX_REQUESTS];
     int n = 0, err = MPI_SUCCESS;
     held_slot *e = held_entry(r, loc);
-    if (e && e->wrote == WROTE_PUTS && (bitmap || written))
-        err = flush_counted(t, loc.rank);   /* this holder's puts first (no path today) */
-    if (written) {
-        /* The counter, under the slot lock: the earlier holders' writes of
-         * it were flushed before their release, so a plain get reads it
-         * (a transfer, where an MPI_NO_OP accumulate may take a lock at
-         * the target: rma_put_range), unless this holder wrote it with
-         * accumulates, after which only an accumulate is ordered, or with
-         * puts, which a flush completes first. */
+    if (bitmap || written)
+        err = order_after_own_writes(t, loc, WROTE_NOTHING);
+    if (written && err == MPI_SUCCESS) {
+        /* The counter.  Under the slot lock (E) the earlier holders' writes
+         * of it were flushed before their release and this holder's are
+         * ordered above, so a plain get reads it: a transfer, where an
+         * MPI_NO_OP accumulate may take a lock at the target
+         * (rma_put_range).  Outside the lock, an MPI_NO_OP accumulate, as
+         * the state word is peeked. */
         MPI_Aint disp = header_disp(r, loc.slot) + TCI_WRITTEN_OFFSET;
-        if (err == MPI_SUCCESS)
-            err = e && e->wrote != WROTE_ACCUMULATES
-                      ? MPI_Rget(written, 1, MPI_INT64_T, loc.rank, disp, 1, MPI_INT64_T, r->win,
-                                 &req[n])
-                      : MPI_Rget_accumulate(NULL, 0, MPI_INT64_T, written, 1, MPI_INT64_T,
-                                            loc.rank, disp, 1, MPI_INT64_T, MPI_NO_OP, r->win,
-                                            &req[n]);
+        err = e ? MPI_Rget(written, 1, MPI_INT64_T, loc.rank, disp, 1, MPI_INT64_T, r->win,
+                           &req[n])
+                : MPI_Rget_accumulate(NULL, 0, MPI_INT64_T, written, 1, MPI_INT64_T, loc.rank,
+                                      disp, 1, MPI_INT64_T, MPI_NO_OP, r->win, &req[n]);
         if (err == MPI_SUCCESS)
             n++;
     }
@@ -851,10 +866,8 @@ static int rma_put_range(tci_transport *t, tci_location loc, int nranges,
      * are they accumulates too, ordered after those. */
     held_slot *e = held_entry(r, loc);
     bool puts = e && e->wrote != WROTE_ACCUMULATES;
-    if (puts && e->wrote == WROTE_PUTS && (bitmap || written))
-        err = flush_counted(t, loc.rank);   /* MPI orders no two puts (no path today) */
-    if (e && puts && (bitmap || written))
-        e->wrote = WROTE_PUTS;
+    if (puts && (bitmap || written))
+        err = order_after_own_writes(t, loc, WROTE_PUTS);   /* MPI orders no two puts */
     for (int i = 0; i < nranges && err == MPI_SUCCESS; i++) {
         int lo = range[i].lo, hi = range[i].hi;
         err = MPI_Rput(data + lo, hi - lo, MPI_BYTE, loc.rank, data_disp(r, loc.slot) + lo,
