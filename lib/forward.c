@@ -41,7 +41,8 @@ struct tci_held_message {
     tci_held_message *next;
     tci_forward_message *msg;    /* a receive buffer, or HEADER */
     int source;
-    bool lost;                   /* only the header: no memory for the rest */
+    bool lost;                   /* only the header is held: no memory for the
+                                    rest, or merged and its ack refused */
     bool merged;                 /* (or dropped) and its acknowledgement refused */
     tci_forward_message header;
     MPI_Request ack_req;
@@ -868,6 +869,18 @@ void tci_forward_kept_free(tci_forward_kept *kept)
     kept->win = MPI_WIN_NULL;
 }
 
+/* Whether REQ (a send) is complete or null; if not, it is freed to finish
+ * on its own, and its buffer must stay. */
+static bool done_or_let_go(MPI_Request *req)
+{
+    int done = 1;
+    if (*req != MPI_REQUEST_NULL && MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        done = 0;
+    if (!done)
+        MPI_Request_free(req);
+    return done;
+}
+
 void tci_forward_free(tcio_file *fh)
 {
     tci_forwards *f = &fh->fwd;
@@ -885,33 +898,18 @@ void tci_forward_free(tcio_file *fh)
     /* Only after a failure can a send be in flight here (its receiver may
      * never match it).  MPI may read its buffer after the free of its
      * request, so then the staging's mapping stays until the process
-     * ends instead of being unmapped under it. */
+     * ends instead of being unmapped under it, and an acknowledgement's
+     * record stays allocated. */
     bool in_flight = false;
-    for (int e = 0; f->sends && e < f->staging.nentries; e++) {
-        int done = 1;
-        if (f->sends[e] != MPI_REQUEST_NULL &&
-            MPI_Test(&f->sends[e], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            done = 0;
-        if (!done) {
-            MPI_Request_free(&f->sends[e]);
+    for (int e = 0; f->sends && e < f->staging.nentries; e++)
+        if (!done_or_let_go(&f->sends[e]))
             in_flight = true;
-        }
-    }
     if (in_flight)
         f->staging.segment = NULL;
     for (tci_held_message *a = f->acks, *next; a; a = next) {
         next = a->next;
-        int done = 1;
-        if (a->ack_req != MPI_REQUEST_NULL && MPI_Test(&a->ack_req, &done,
-                                                         MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            done = 0;
-        if (done) {
+        if (done_or_let_go(&a->ack_req))
             free(a);
-        } else {
-            /* After a failure: MPI may still read the payload after the
-             * free of its request, so its few bytes stay allocated. */
-            MPI_Request_free(&a->ack_req);
-        }
     }
     f->acks = NULL;
     free(f->sends);

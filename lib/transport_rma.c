@@ -37,11 +37,10 @@
  * accumulate_ordering; its puts are not, so it does not mix the two on
  * one slot without a flush: held_slot.wrote), and a release completes
  * them at the owner (MPI_Win_flush) before the next holder can take the
- * lock.  Only the lock
- * word itself is touched by every rank at once, and only ever with
- * MPI_REPLACE (and MPI_NO_OP reads: the owner's snapshot of its state
- * words reads those alone, rma_peek_states), and the notice word, with
- * MPI_SUM and MPI_NO_OP.  The one access outside the lock
+ * lock.  Only the lock word itself is touched by every rank at once, and
+ * only ever with MPI_REPLACE (and MPI_NO_OP reads: the owner's snapshot of
+ * its state words reads those alone, rma_peek_states), and the notice
+ * word, with MPI_SUM and MPI_NO_OP.  The one access outside the lock
  * besides: a node's fetch (level2.c) gets a slot's data and bitmap
  * between two peeks, racing the holders' puts, and keeps the bytes only
  * if the state word did not change meanwhile (doc/design.md). */
@@ -78,7 +77,7 @@ enum { WROTE_NOTHING, WROTE_ACCUMULATES, WROTE_PUTS };
 typedef struct held_slot {
     tci_location loc;
     int64_t      version;      /* when taken */
-    int          wrote;        /* WROTE_*, since the take */
+    int          wrote;        /* WROTE_*, since the take or the last flush */
 } held_slot;
 
 typedef struct rma {
@@ -461,23 +460,16 @@ static int order_after_own_writes(tci_transport *t, tci_location loc, int kind)
     return err;
 }
 
-/* Before accumulates on LOC's bitmap or counter. */
-static int before_accumulates(tci_transport *t, tci_location loc)
-{
-    return order_after_own_writes(t, loc, WROTE_ACCUMULATES);
-}
 
 /* The version LOC had when this rank took it (forgotten now), or -1. */
 static int64_t forget_take(rma *r, tci_location loc)
 {
-    for (int i = 0; i < r->nheld; i++) {
-        if (r->held[i].loc.rank != loc.rank || r->held[i].loc.slot != loc.slot)
-            continue;
-        int64_t version = r->held[i].version;
-        r->held[i] = r->held[--r->nheld];
-        return version;
-    }
-    return -1;
+    held_slot *e = held_entry(r, loc);
+    if (!e)
+        return -1;
+    int64_t version = e->version;
+    *e = r->held[--r->nheld];
+    return version;
 }
 
 /* ---- the slot lock ------------------------------------------------------- */
@@ -708,7 +700,7 @@ static int rma_reset(tci_transport *t, tci_location loc)
     memset(r->mask, 0, (size_t)bitmap_bytes(r));
     MPI_Request req[2];
     int n = 0;
-    int err = before_accumulates(t, loc);
+    int err = order_after_own_writes(t, loc, WROTE_ACCUMULATES);
     if (err == MPI_SUCCESS)
         err = MPI_Raccumulate(r->mask, bitmap_bytes(r), MPI_UNSIGNED_CHAR, loc.rank,
                               bitmap_disp(r, loc.slot), bitmap_bytes(r),
@@ -750,7 +742,7 @@ static int rma_put(tci_transport *t, tci_location loc, const char *buf, const tc
     const move_type *mt = ctype_of(m);
     MPI_Request req[MAX_REQUESTS];
     int n = 0;
-    int err = before_accumulates(t, loc);
+    int err = order_after_own_writes(t, loc, WROTE_ACCUMULATES);
     if (err == MPI_SUCCESS)
         err = MPI_Rput(buf + mt->offset, mt->count, mt->type, loc.rank,
                        data_disp(r, loc.slot) + mt->offset, mt->count, mt->type, r->win,

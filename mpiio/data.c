@@ -523,8 +523,6 @@ static void collective_read_session(tmi_entry *e, int explicit_offset, MPI_Offse
         if (rc == -1)                                                                  \
             return tmr_##name(fh, TMI_OFFA(expl) buf, count, datatype,      \
                               request);                                                \
-        if (rc != MPI_SUCCESS) /* nothing to wait for: a program that waits anyway */  \
-            *request = MPI_REQUEST_NULL;                                               \
         if (rc == MPI_SUCCESS) {                                                       \
             e->count[TMI_S_NONBLOCKING]++;                                             \
             if (tmi_request_done(done, request) != MPI_SUCCESS) {                      \
@@ -532,6 +530,8 @@ static void collective_read_session(tmi_entry *e, int explicit_offset, MPI_Offse
                 rc = tmi_fail(e, "MPI_" #name, MPI_ERR_NO_MEM,                         \
                               "the access is done but its request could not be made"); \
             }                                                                          \
+        } else {                                                                       \
+            *request = MPI_REQUEST_NULL; /* a program that waits anyway completes */   \
         }                                                                              \
         return rc;                                                                     \
     }
