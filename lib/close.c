@@ -139,6 +139,13 @@ static int end_close(tcio_file *fh)
      * a failed drain or forward left in its slots). */
     fh->window_reused = rc == TCIO_SUCCESS;
     tci_handle_return_window(fh);
+    /* A failed close may leave staged forwards or their acknowledgements
+     * on their way on the file's communicator (a settle that failed before
+     * it received them all): the next file on it must not receive them
+     * as its own (tci_comm_retire; the outcome and the settings are the
+     * same on every rank). */
+    fh->retire_comm = rc != TCIO_SUCCESS && fh->config.forward_staging > 0 &&
+                      fh->aggr.nnodes > 1;
     fh->stats.time[TCI_T_CLOSE] += MPI_Wtime() - t0;
     if (fh->config.stats)
         tci_stats_report(&fh->stats, fh->comm, fh->name, fh->aggr.count, transport_name,

@@ -179,6 +179,50 @@ void tci_comm_uncache(MPI_Comm comm, tci_comm_entry *entry)
         MPI_Comm_delete_attr(comm, comm_keyval);
 }
 
+/* The retired duplicates (tci_comm_retire), freed at MPI_Finalize. */
+typedef struct retired_comm {
+    MPI_Comm comm;
+    struct retired_comm *next;
+} retired_comm;
+
+static retired_comm *retired;
+
+static void free_retired(void)
+{
+    while (retired) {
+        retired_comm *r = retired;
+        retired = r->next;
+        MPI_Comm_free(&r->comm);
+        free(r);
+    }
+}
+
+void tci_comm_retire(MPI_Comm *dup, tci_comm_entry *entry)
+{
+    if (*dup == MPI_COMM_NULL)
+        return;
+    if (entry && !entry->orphaned)
+        tci_comm_uncache(entry->user, entry);
+    if (entry && !entry->orphaned) {
+        /* Still cached (MPI refused the attribute's deletion): the next
+         * open takes it on every rank alike; nothing better is left. */
+        tci_comm_release(dup, entry);
+        return;
+    }
+    free(entry);
+    static bool freed_at_finalize;
+    retired_comm *r = malloc(sizeof *r);
+    if (r && !freed_at_finalize)
+        freed_at_finalize = tci_at_finalize(free_retired) == 0;
+    if (r && freed_at_finalize) {
+        *r = (retired_comm){ .comm = *dup, .next = retired };
+        retired = r;
+    } else {
+        free(r);          /* never freed: MPI_Finalize takes it with the rest */
+    }
+    *dup = MPI_COMM_NULL;
+}
+
 void tci_comm_release(MPI_Comm *dup, tci_comm_entry *entry)
 {
     if (*dup == MPI_COMM_NULL)

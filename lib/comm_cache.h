@@ -38,6 +38,15 @@ int tci_comm_acquire(MPI_Comm comm, MPI_Comm *dup, tci_comm_entry **entry, int *
  * cache at the next open.  Its file keeps the duplicate to itself. */
 void tci_comm_uncache(MPI_Comm comm, tci_comm_entry *entry);
 
+/* Instead of tci_comm_release, for a file whose failed close may have
+ * left messages on their way on DUP, which no later file may receive:
+ * ENTRY (NULL: DUP is the file's own) leaves the cache for good, so the
+ * next open makes a new duplicate, and DUP is kept until MPI_Finalize, so
+ * that MPI cannot give its context to a new communicator on which the
+ * messages would match (MPICH and Open MPI reuse a freed communicator's
+ * context at once).  Every rank calls it alike, on an agreed outcome. */
+void tci_comm_retire(MPI_Comm *dup, tci_comm_entry *entry);
+
 /* Gives DUP back: to its cache entry ENTRY, where it waits for the next
  * open (or is freed if the user freed COMM meanwhile), or frees it when
  * ENTRY is NULL. */

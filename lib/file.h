@@ -38,6 +38,8 @@ struct tcio_file {
     MPI_Comm    comm;          /* private duplicate, errors returned */
     tci_comm_entry *comm_entry; /* where COMM is cached, NULL if it is the file's own */
     bool        window_reused; /* L2's slots came from COMM_ENTRY's cache */
+    bool        retire_comm;   /* COMM may carry messages no later file may
+                                  receive: retired, not released */
     bool        shm_refused;   /* auto's shm segment could not be made:
                                   level 2 fell back to rma (open.c) */
     int         rank;

@@ -107,7 +107,10 @@ void tci_handle_destroy(tcio_file *fh)
     tci_segio_close(&fh->io);
     if (fh->file != MPI_FILE_NULL)
         MPI_File_close(&fh->file);
-    tci_comm_release(&fh->comm, fh->comm_entry);
+    if (fh->retire_comm)
+        tci_comm_retire(&fh->comm, fh->comm_entry);
+    else
+        tci_comm_release(&fh->comm, fh->comm_entry);
     free(fh);
 }
 

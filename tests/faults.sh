@@ -8,7 +8,9 @@
 # background close; reads after a flush) on the same two
 # "nodes", with locked and with staged forwards (TCIO_FORWARD_STAGING=1):
 # every allocation of the node map's cut, the tier, the forwards and the
-# fetches fails once on the first and on the last rank.
+# fetches fails once on the first and on the last rank.  And a close whose
+# staged forwards' settle fails on every rank, on those two "nodes": the
+# next files on the communicator must not receive what it left on its way.
 # A hang fails the run through the test fixture's watchdog.
 . "$(dirname "$0")/skip-in-distcheck.sh"
 : "${TCIO_TEST_TIMEOUT:=60}"
@@ -31,6 +33,8 @@ for c in shm_segment_refused shm_segment_no_space; do
         exit 1
     fi
 done
+echo "=== failed_settle on two nodes ($two_nodes)"
+env "$two_nodes" CK_RUN_CASE=failed_settle ./tests/run-mpi.sh 2 ./tests/test_faults || exit 1
 for staging in 0 1; do
     for c in allocation_sweep background_allocation_sweep read_allocation_sweep; do
         echo "=== $c on two nodes ($two_nodes), TCIO_FORWARD_STAGING=$staging"

@@ -28,6 +28,7 @@
 #include <mpi.h>
 #include "tcio.h"
 #include "datatype.h"      /* tci_pack_piece_bytes */
+#include "transport.h"     /* TCI_TAG_FORWARD */
 #include "testutil.h"
 
 #define MODE_NEW_WRONLY (MPI_MODE_WRONLY | MPI_MODE_CREATE | TCIO_MODE_TRUNC)
@@ -128,6 +129,7 @@ enum fault_call {
     F_TYPE_KEYVAL,       /* MPI_Type_create_keyval */
     F_PACK,              /* MPI_Pack of a nonzero count */
     F_PEEK_LOCKED,       /* MPI_Get_accumulate with MPI_NO_OP: report every slot locked */
+    F_REDUCE_SCATTER,    /* MPI_Ireduce_scatter_block (the staged forwards' settle) */
     F_COUNT
 };
 
@@ -231,6 +233,25 @@ int MPI_Pack(const void *in, int count, MPI_Datatype type, void *out, int outsiz
     return PMPI_Pack(in, count, type, out, outsize, pos, comm);
 }
 
+/* Staged forwards sent (their tag, lib/transport.h), and settles begun. */
+static int forward_sends, reduce_scatters;
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    forward_sends += tag == TCI_TAG_FORWARD;
+    return PMPI_Isend(buf, count, type, dest, tag, comm, request);
+}
+
+int MPI_Ireduce_scatter_block(const void *in, void *out, int count, MPI_Datatype type,
+                              MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    reduce_scatters++;
+    if (call_fails(F_REDUCE_SCATTER))
+        return MPI_ERR_OTHER;
+    return PMPI_Ireduce_scatter_block(in, out, count, type, op, comm, request);
+}
+
 static void fail_mpi_call(enum fault_call c, int nth)
 {
     mpi_countdown[c] = nth;
@@ -326,9 +347,9 @@ END_TEST
  * fresh communicator each time, so that the node map is found anew (and
  * cached, or not, by the round).  Returns whether the fault was hit. */
 /* Rank 0 reads PATH with POSIX calls: every rank's 48 pieces of
- * allocation_round must be there (called where every write and the close
- * succeeded). */
-static void expect_pieces(const char *path, const char *ctx, tu_status *st)
+ * allocation_round, their patterns numbered from BASE, must be there
+ * (called where every write and the close succeeded). */
+static void expect_pieces(const char *path, uint64_t base, const char *ctx, tu_status *st)
 {
     if (tu_rank != 0)
         return;
@@ -341,7 +362,7 @@ static void expect_pieces(const char *path, const char *ctx, tu_status *st)
     }
     for (int r = 0; r < tu_nprocs; r++)
         for (int k = 0; k < 48; k++) {
-            tu_fill_pattern(piece, sizeof piece, (uint64_t)(k * 64 + r));
+            tu_fill_pattern(piece, sizeof piece, base + (uint64_t)(k * 64 + r));
             if (memcmp(got + ((int64_t)k * tu_nprocs + r) * 8, piece, sizeof piece) != 0) {
                 tu_fail(st, "%s: piece %d of rank %d is wrong in the file", ctx, k, r);
                 free(got);
@@ -401,7 +422,7 @@ static int write_allocation_round(const char *path, int victim, long nth, tu_sta
             tu_expect_reason(st, rc, call, NULL, ctx);
         /* A close that succeeded after writes that all did: the bytes. */
         if (tu_sum_int(rc != TCIO_SUCCESS || writes_failed) == 0)
-            expect_pieces(path, ctx, st);
+            expect_pieces(path, 0, ctx, st);
     }
     int hit = malloc_failures > 0;
     if (getenv("TCIO_TEST_VERBOSE"))     /* which round hangs, if one does */
@@ -554,6 +575,81 @@ START_TEST(test_read_allocation_sweep)
 END_TEST
 
 /* ---- 3: a failed counter update in a write move ---------------------------------- */
+
+/* ---- a close that fails with staged forwards on their way ----------------------- */
+
+/* One file of interleaved pieces (expect_pieces' layout, patterns from
+ * BASE) on COMM, closed with the settle's reduction failing on every rank
+ * when FAIL_SETTLE; the close's result. */
+static int pieces_file(MPI_Comm comm, const char *path, uint64_t base, bool fail_settle,
+                       tu_status *st)
+{
+    const char *const kv[] = { "tcio_segment_size", "256", "tcio_segments_per_proc", "2",
+                               "tcio_aggregator_placement", "node", "tcio_forward_staging",
+                               "4", NULL };
+    MPI_Info info = settings(kv);
+    tcio_file *fh = NULL;
+    int rc = tcio_open_comm(comm, path, MODE_NEW_WRONLY, info, &fh);
+    MPI_Info_free(&info);
+    expect_all(rc, TCIO_SUCCESS, "a file of pieces", "tcio_open_comm");
+    unsigned char piece[8];
+    for (int k = 0; k < 48; k++) {
+        tu_fill_pattern(piece, sizeof piece, base + (uint64_t)(k * 64 + tu_rank));
+        int wrc = tcio_write_at(fh, ((MPI_Offset)k * tu_nprocs + tu_rank) * 8, piece, 8,
+                                MPI_BYTE);
+        if (wrc != TCIO_SUCCESS)
+            tu_fail(st, "piece %d: tcio_write_at returned %d (%s)", k, wrc,
+                    tcio_error_string(wrc));
+    }
+    if (fail_settle)
+        fail_mpi_call(F_REDUCE_SCATTER, 1);
+    rc = tcio_close(fh);
+    no_faults();
+    return rc;
+}
+
+/* Two "nodes" with staged forwards (faults.sh): the settle's reduction
+ * fails on every rank, so the close fails with forwards sent and not
+ * received, or acknowledgements not taken.  The next file on the same
+ * communicator must neither receive them nor lose its own messages: its
+ * close succeeds and every byte is its own.  On one node there is no
+ * settle to fail, and the two files simply succeed. */
+START_TEST(test_failed_settle)
+{
+    TU_BEGIN();
+    tu_status st;
+    tu_status_init(&st);
+    const char *path = tu_path("settle");
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    int sends0 = forward_sends, settles0 = reduce_scatters;
+    int rc = pieces_file(comm, path, 0, true, &st);
+    int staged = tu_sum_int(forward_sends - sends0);
+    bool settled = tu_max_int(reduce_scatters - settles0) > 0;
+    expect_all(rc, settled ? TCIO_ERR_MPI : TCIO_SUCCESS, "the settle's reduction fails",
+               "tcio_close");
+    if (settled)
+        tu_expect_reason(&st, rc, "tcio_close", (const char *[]){ "MPI_Ireduce_scatter_block",
+                                                                  NULL }, "the failed settle");
+    /* Several files: the stale messages of one may meet any of the next. */
+    for (int file = 1; file <= 3; file++) {
+        rc = pieces_file(comm, path, (uint64_t)file << 20, false, &st);
+        expect_all(rc, TCIO_SUCCESS, "a file after the failed settle", "tcio_close");
+        char ctx[64];
+        snprintf(ctx, sizeof ctx, "file %d after the failed settle", file);
+        expect_pieces(path, (uint64_t)file << 20, ctx, &st);
+    }
+    MPI_Comm_free(&comm);
+    CHECK_STATUS(st);
+    /* Where faults.sh made two "nodes", the case must have had forwards
+     * on their way to test. */
+    if (getenv("MPIR_CVAR_NUM_CLIQUES") || getenv("TCIO_TEST_NODES"))
+        CHECK_ALL(settled && staged > 0, "two \"nodes\": %d staged forwards and %s settle",
+                  staged, settled ? "a" : "no");
+    if (tu_rank == 0)
+        printf("test_failed_settle: %d staged forwards in the failed file\n", staged);
+}
+END_TEST
 
 START_TEST(test_failed_counter_update)
 {
@@ -1533,6 +1629,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "read_allocation_sweep", test_read_allocation_sweep);
     tu_add_case(s, "background_allocation_sweep", test_background_allocation_sweep);
     tu_add_case(s, "failed_counter_update", test_failed_counter_update);
+    tu_add_case(s, "failed_settle", test_failed_settle);
     tu_add_case(s, "notice_not_lost", test_notice_not_lost);
     tu_add_case(s, "failed_pack", test_failed_pack);
     tu_add_case(s, "level2_too_large", test_level2_too_large);
