@@ -5219,7 +5219,8 @@ static void sp_read_pieces(tcio_file *fh, const unsigned char *image, int at, in
 }
 
 /* Open PATH with rank 0 the only aggregator, statistics as JSON in STATS
- * (emptied first), NSLOTS slots per rank. */
+ * (emptied first), NSLOTS slots per rank in the file's level 2 and in the
+ * node's tier (so that a node of one rank holds every segment too). */
 static int sp_open(const char *path, const char *stats, int mode, int nslots, tcio_file **fh)
 {
     char slots[16];
@@ -5227,7 +5228,8 @@ static int sp_open(const char *path, const char *stats, int mode, int nslots, tc
     if (tu_rank == 0)
         unlink(stats);
     const char *kv[] = { "tcio_stats", "json", "tcio_stats_file", stats,
-                         "tcio_aggregators", "1", "tcio_aggregator_placement", "0", NULL };
+                         "tcio_aggregators", "1", "tcio_aggregator_placement", "0",
+                         "tcio_node_segments", slots, NULL };
     return tu_open_kv(path, mode, "4k", slots, kv, fh);
 }
 
@@ -5243,6 +5245,49 @@ static void sp_close(tcio_file *fh, tu_status *st, const char *ctx)
 static long sp_count(const char *stats, const char *name)
 {
     return tu_rank == 0 ? stats_sum(stats, name) : 0;
+}
+
+/* A flush between two reads of a read-only file (collective: every rank
+ * flushes; the node's first rank reads): the tier keeps what it fetched,
+ * nobody having written the file, so the second reads fetch nothing.
+ * Then with tcio_prefetch of the whole file before the flush: the reads
+ * after it fetch nothing either (the prefetch's own loads are counted as
+ * in the same file without the flush).  The tier holds every segment
+ * (tcio_node_segments). */
+static void sp_flush_keeps_tier(const char *path, const unsigned char *image, int at,
+                                int first_rank_of_node, int nodes)
+{
+    const char *ctx = "span fetches: a flush between two reads of a read-only file";
+    long fetches[3];
+    for (int variant = 0; variant < 3; variant++) {
+        const char *stats = tu_path("spans-stats-flush");
+        if (tu_rank == 0)
+            unlink(stats);
+        const char *kv[] = { "tcio_stats", "json", "tcio_stats_file", stats,
+                             "tcio_aggregators", "1", "tcio_aggregator_placement", "0",
+                             "tcio_node_segments", "8", NULL };
+        tcio_file *fh = NULL;
+        expect_success(tu_open_kv(path, MPI_MODE_RDONLY, "4k", "8", kv, &fh), ctx,
+                       "tcio_open_comm");
+        tu_status st;
+        tu_status_init(&st);
+        bool reads_first = variant == 0, prefetch = variant > 0, flush = variant != 1;
+        if (prefetch && first_rank_of_node)
+            tu_expect_rc(&st, tcio_prefetch(fh, 0, (MPI_Offset)SP_NSEG * SP_SEG), 0,
+                         "%s: tcio_prefetch", ctx);
+        if (reads_first && first_rank_of_node)
+            sp_read_pieces(fh, image, at, SP_PIECE, &st, ctx);
+        if (flush)
+            tu_expect_rc(&st, tcio_flush(fh), 0, "%s: tcio_flush", ctx);
+        if (first_rank_of_node)
+            sp_read_pieces(fh, image, at, SP_PIECE, &st, ctx);
+        sp_close(fh, &st, ctx);
+        fetches[variant] = sp_count(stats, "fetches");
+    }
+    CHECK_ALL(tu_rank != 0 || (fetches[0] == (long)nodes * SP_NSEG && fetches[2] == fetches[1]),
+              "%s: %ld fetches for reads before and after a flush, expected %ld (one per node "
+              "and segment); after a prefetch %ld with a flush before the reads, %ld without",
+              ctx, fetches[0], (long)nodes * SP_NSEG, fetches[2], fetches[1]);
 }
 
 /* Each rank writes the middle of its piece (at AT of every segment) and,
@@ -5397,6 +5442,7 @@ START_TEST(test_span_fetches)
               "a chunk, then the whole segment)", ctx, fetches, got, 2L * nodes * SP_NSEG,
               whole);
 
+    sp_flush_keeps_tier(path, image, at, w.rank == 0, nodes);
     sp_own_writes(path, image, at);
 
     /* One slot per rank: the tier's slots change segments between the
