@@ -142,10 +142,11 @@ static int end_close(tcio_file *fh)
     /* A failed close may leave staged forwards or their acknowledgements
      * on their way on the file's communicator (a settle that failed before
      * it received them all): the next file on it must not receive them
-     * as its own (tci_comm_retire; the outcome and the settings are the
-     * same on every rank). */
-    fh->retire_comm = rc != TCIO_SUCCESS && fh->config.forward_staging > 0 &&
-                      fh->aggr.nnodes > 1;
+     * as its own (tci_comm_retire; the outcome, the access mode and the
+     * settings are the same on every rank; nobody forwards into a
+     * read-only file). */
+    fh->retire_comm = rc != TCIO_SUCCESS && fh->can_write &&
+                      fh->config.forward_staging > 0 && fh->aggr.nnodes > 1;
     fh->stats.time[TCI_T_CLOSE] += MPI_Wtime() - t0;
     if (fh->config.stats)
         tci_stats_report(&fh->stats, fh->comm, fh->name, fh->aggr.count, transport_name,

@@ -9,7 +9,7 @@
  * the previous one is closed.  Files open at the same time on one
  * communicator get duplicates of their own.  The entry is freed with the
  * user's communicator; a duplicate still in use then is freed at its
- * file's close.
+ * file's close, or (retired after a failed close) at MPI_Finalize.
  *
  * The entry also keeps the level-2 window of the last file closed on the
  * duplicate (MPI_Win_allocate and MPI_Win_free are the dearest collectives
@@ -186,7 +186,11 @@ typedef struct retired_comm {
 } retired_comm;
 
 static retired_comm *retired;
+static bool retired_hooked;      /* free_retired is registered to run */
 
+/* A close that MPI_Finalize ends (a tcio_close_begin never ended) may
+ * retire a duplicate after this ran: it registers the hook again, which
+ * finalize.c allows while its hooks run. */
 static void free_retired(void)
 {
     while (retired) {
@@ -195,6 +199,7 @@ static void free_retired(void)
         MPI_Comm_free(&r->comm);
         free(r);
     }
+    retired_hooked = false;
 }
 
 void tci_comm_retire(MPI_Comm *dup, tci_comm_entry *entry)
@@ -204,17 +209,18 @@ void tci_comm_retire(MPI_Comm *dup, tci_comm_entry *entry)
     if (entry && !entry->orphaned)
         tci_comm_uncache(entry->user, entry);
     if (entry && !entry->orphaned) {
-        /* Still cached (MPI refused the attribute's deletion): the next
-         * open takes it on every rank alike; nothing better is left. */
+        /* Still cached: MPI refused the deletion of a valid attribute,
+         * which the standard gives no reason for.  Nothing consistent is
+         * left (the other ranks may have deleted theirs): the duplicate
+         * goes back to the cache as after a close that succeeded. */
         tci_comm_release(dup, entry);
         return;
     }
     free(entry);
-    static bool freed_at_finalize;
     retired_comm *r = malloc(sizeof *r);
-    if (r && !freed_at_finalize)
-        freed_at_finalize = tci_at_finalize(free_retired) == 0;
-    if (r && freed_at_finalize) {
+    if (r && !retired_hooked)
+        retired_hooked = tci_at_finalize(free_retired) == 0;
+    if (r && retired_hooked) {
         *r = (retired_comm){ .comm = *dup, .next = retired };
         retired = r;
     } else {

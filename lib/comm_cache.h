@@ -43,8 +43,9 @@ void tci_comm_uncache(MPI_Comm comm, tci_comm_entry *entry);
  * ENTRY (NULL: DUP is the file's own) leaves the cache for good, so the
  * next open makes a new duplicate, and DUP is kept until MPI_Finalize, so
  * that MPI cannot give its context to a new communicator on which the
- * messages would match (MPICH and Open MPI reuse a freed communicator's
- * context at once).  Every rank calls it alike, on an agreed outcome. */
+ * messages would match (MPICH gives a freed communicator's context to the
+ * next duplicate at once; Open MPI 4.1's ob1 did not match them there, and
+ * other MPIs may).  Every rank calls it alike, on an agreed outcome. */
 void tci_comm_retire(MPI_Comm *dup, tci_comm_entry *entry);
 
 /* Gives DUP back: to its cache entry ENTRY, where it waits for the next

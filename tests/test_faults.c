@@ -215,8 +215,30 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out)
     return err;
 }
 
+/* The library's private duplicates (MPI_Comm_idup) not freed yet, and
+ * how many it made and freed: MPI_Finalize must leave none (retired ones
+ * included, comm_cache.c). */
+static MPI_Comm live_idups[64];
+static int nlive_idups, idups, idup_frees;
+
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *out, MPI_Request *request)
+{
+    int err = PMPI_Comm_idup(comm, out, request);
+    if (err == MPI_SUCCESS && nlive_idups < 64) {
+        idups++;
+        live_idups[nlive_idups++] = *out;
+    }
+    return err;
+}
+
 int MPI_Comm_free(MPI_Comm *comm)
 {
+    for (int i = 0; i < nlive_idups; i++)
+        if (live_idups[i] == *comm) {
+            live_idups[i] = live_idups[--nlive_idups];
+            idup_frees++;
+            break;
+        }
     for (int i = 0; i < comm_self_dups; i++)
         if (self_dups[i] == *comm && self_dups[i] != MPI_COMM_NULL) {
             self_dups[i] = MPI_COMM_NULL;
@@ -578,11 +600,15 @@ END_TEST
 
 /* ---- a close that fails with staged forwards on their way ----------------------- */
 
+/* How pieces_file closes: tcio_close, tcio_close_begin and _end, or
+ * tcio_close_begin alone (MPI_Finalize ends it). */
+enum pieces_close { CLOSE, BEGIN_AND_END, BEGIN_ONLY };
+
 /* One file of interleaved pieces (expect_pieces' layout, patterns from
- * BASE) on COMM, closed with the settle's reduction failing on every rank
- * when FAIL_SETTLE; the close's result. */
+ * BASE) on COMM, closed HOW with the settle's reduction failing on every
+ * rank when FAIL_SETTLE; the close's result (the begin's for BEGIN_ONLY). */
 static int pieces_file(MPI_Comm comm, const char *path, uint64_t base, bool fail_settle,
-                       tu_status *st)
+                       enum pieces_close how, tu_status *st)
 {
     const char *const kv[] = { "tcio_segment_size", "256", "tcio_segments_per_proc", "2",
                                "tcio_aggregator_placement", "node", "tcio_forward_staging",
@@ -603,8 +629,10 @@ static int pieces_file(MPI_Comm comm, const char *path, uint64_t base, bool fail
     }
     if (fail_settle)
         fail_mpi_call(F_REDUCE_SCATTER, 1);
-    rc = tcio_close(fh);
+    rc = how == CLOSE ? tcio_close(fh) : tcio_close_begin(fh);
     no_faults();
+    if (how == BEGIN_AND_END && rc == TCIO_SUCCESS)
+        rc = tcio_close_end(fh);
     return rc;
 }
 
@@ -612,8 +640,12 @@ static int pieces_file(MPI_Comm comm, const char *path, uint64_t base, bool fail
  * fails on every rank, so the close fails with forwards sent and not
  * received, or acknowledgements not taken.  The next file on the same
  * communicator must neither receive them nor lose its own messages: its
- * close succeeds and every byte is its own.  On one node there is no
- * settle to fail, and the two files simply succeed. */
+ * close succeeds and every byte is its own.  Last, a close begun with the
+ * same failure and never ended: MPI_Finalize ends it after the retired
+ * communicators were freed (the first file's close_begin registered its
+ * hook before them), and must free its communicator too (main counts the
+ * private duplicates after MPI_Finalize).  On one node there is no settle
+ * to fail, and the files simply succeed. */
 START_TEST(test_failed_settle)
 {
     TU_BEGIN();
@@ -622,8 +654,10 @@ START_TEST(test_failed_settle)
     const char *path = tu_path("settle");
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    int rc = pieces_file(comm, path, 0, false, BEGIN_AND_END, &st);
+    expect_all(rc, TCIO_SUCCESS, "a background close", "tcio_close_end");
     int sends0 = forward_sends, settles0 = reduce_scatters;
-    int rc = pieces_file(comm, path, 0, true, &st);
+    rc = pieces_file(comm, path, 0, true, CLOSE, &st);
     int staged = tu_sum_int(forward_sends - sends0);
     bool settled = tu_max_int(reduce_scatters - settles0) > 0;
     expect_all(rc, settled ? TCIO_ERR_MPI : TCIO_SUCCESS, "the settle's reduction fails",
@@ -633,17 +667,19 @@ START_TEST(test_failed_settle)
                                                                   NULL }, "the failed settle");
     /* Several files: the stale messages of one may meet any of the next. */
     for (int file = 1; file <= 3; file++) {
-        rc = pieces_file(comm, path, (uint64_t)file << 20, false, &st);
+        rc = pieces_file(comm, path, (uint64_t)file << 20, false, CLOSE, &st);
         expect_all(rc, TCIO_SUCCESS, "a file after the failed settle", "tcio_close");
         char ctx[64];
         snprintf(ctx, sizeof ctx, "file %d after the failed settle", file);
         expect_pieces(path, (uint64_t)file << 20, ctx, &st);
     }
+    rc = pieces_file(comm, tu_path("settle-unended"), 0, true, BEGIN_ONLY, &st);
+    expect_all(rc, TCIO_SUCCESS, "a close begun and never ended", "tcio_close_begin");
     MPI_Comm_free(&comm);
     CHECK_STATUS(st);
-    /* Where faults.sh made two "nodes", the case must have had forwards
-     * on their way to test. */
-    if (getenv("MPIR_CVAR_NUM_CLIQUES") || getenv("TCIO_TEST_NODES"))
+    /* On several "nodes" (faults.sh makes two), the case must have had
+     * forwards on their way to test. */
+    if (tu_count_nodes() > 1)
         CHECK_ALL(settled && staged > 0, "two \"nodes\": %d staged forwards and %s settle",
                   staged, settled ? "a" : "no");
     if (tu_rank == 0)
@@ -1656,13 +1692,16 @@ int main(int argc, char **argv)
     int any = tu_max_int(failed);
     MPI_Finalize();
     /* MPI_Finalize deleted MPI_COMM_SELF's attributes: the library must
-     * have freed what it created for the life of the process (12). */
+     * have freed what it created for the life of the process (12), and
+     * every private duplicate of a file's communicator. */
     int leaks = comm_self_dups != comm_self_dup_frees || type_keyvals != type_keyval_frees ||
+                idups != idup_frees ||
                 comm_keyvals != comm_keyval_frees;
     if (leaks)
         fprintf(stderr, "test_faults: rank %d: after MPI_Finalize: %d of %d MPI_COMM_SELF "
-                "duplicates freed, %d of %d datatype keyvals, %d of %d communicator keyvals\n",
-                tu_rank, comm_self_dup_frees, comm_self_dups, type_keyval_frees, type_keyvals,
-                comm_keyval_frees, comm_keyvals);
+                "duplicates freed, %d of %d datatype keyvals, %d of %d communicator keyvals, "
+                "%d of %d private duplicates\n", tu_rank, comm_self_dup_frees, comm_self_dups,
+                type_keyval_frees, type_keyvals, comm_keyval_frees, comm_keyvals, idup_frees,
+                idups);
     return any || leaks ? EXIT_FAILURE : EXIT_SUCCESS;
 }
