@@ -507,8 +507,8 @@ int tcio_close_end(tcio_file *fh);
  * x tcio_node_segments): there the reads of that node's ranks find
  * them, while the other nodes read the file themselves (the aggregators of
  * such a file serve no reads unless a read session is declared); they
- * stay there across tcio_flush (nobody writes such a file) until the
- * tier needs their slots for other segments.  A slot holding
+ * stay there across tcio_flush and tcio_sync (nobody writes such a file)
+ * until the tier needs their slots for other segments.  A slot holding
  * another segment with unwritten-out data is left alone (a hint never
  * makes the library write).  Reads of the range need not follow; reads
  * that come before or without it still work.  On a read-only handle the

@@ -274,13 +274,9 @@ void tci_combiner_free(tcio_file *fh)
  * sticks to the handle). */
 static int forward_slot(tcio_file *fh, tci_location loc, bool only_full)
 {
-    /* A read-only file's tier holds only segments loaded from the file,
-     * which nobody changes while it is open (doc/semantics.md): they stay
-     * for later reads, tcio_prefetch's among them. */
     bool forwarded;
     return tci_slot_drain(fh, &fh->node, loc,
-                          (tci_drain_rule){ .only_complete = only_full,
-                                            .keep = !fh->can_write },
+                          (tci_drain_rule){ .only_complete = only_full, .keep = false },
                           &forwarded);
 }
 
@@ -311,13 +307,16 @@ static bool stagger_applies(const tcio_file *fh)
 
 /* Forward every dirty slot this rank holds in the tier and empty all of
  * them (loaded ones too, so that later reads fetch what other nodes wrote
- * meanwhile; on a read-only file nobody wrote, and they stay).  Each node starts at its own share of the slots where that
+ * meanwhile).  A read-only file's tier holds only segments loaded from
+ * the file, which nobody changes while it is open (doc/semantics.md):
+ * they stay for later reads, tcio_prefetch's among them (the close's
+ * keep or free of the tier empties them).  Each node starts at its own share of the slots where that
  * is safe (stagger_applies): every node maps the segments alike, so in
  * one order all nodes would forward the same segment at once, into the
  * same aggregator's same slot, and wait for each other's lock on it. */
 static int drain_all(tcio_file *fh)
 {
-    if (!fh->node.t.ops)
+    if (!fh->node.t.ops || !fh->can_write)
         return TCIO_SUCCESS;
     int rc = TCIO_SUCCESS;
     int64_t nslots = fh->comb.map.nslots;

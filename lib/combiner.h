@@ -56,7 +56,8 @@ void tci_combiner_keep(struct tcio_file *fh);
  * tier, once every rank of the node has moved its level 1 into the
  * node's tier (a barrier over the node's communicator: the tier holds
  * only their bytes), each rank forwards the dirty segments its slots of
- * the tier hold, empties them and completes its moves into the file's
+ * the tier hold, empties them (on a writable file: a read-only file's
+ * keep what they loaded) and completes its moves into the file's
  * level 2.  The caller's next collective step over FH->comm (a barrier
  * or an agreement) orders every node's forwards before what needs them
  * all.  Returns SETTLED if it is a failure, else the first

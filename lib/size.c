@@ -141,7 +141,9 @@ static int resize(tcio_file *fh, MPI_Offset size)
     /* Every rank's level 1 into level 2.  The agreement is also the
      * barrier after which no rank moves into another's slots or writes
      * the file until the final one; if a move failed anywhere nothing is
-     * cut (the failure sticks to the rank that met it). */
+     * cut (the failure sticks to the rank that met it).  Only the file's
+     * level 2 is cut below: the settle emptied the node's tier (a
+     * read-only file's keeps its loads, but check_size refused it). */
     int rc = tci_collective_result(fh->comm, tci_combiner_settle(fh, tci_access_settle(fh)));
     if (rc != TCIO_SUCCESS)
         return rc;

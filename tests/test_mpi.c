@@ -5247,27 +5247,36 @@ static long sp_count(const char *stats, const char *name)
     return tu_rank == 0 ? stats_sum(stats, name) : 0;
 }
 
+/* Open PATH read-only or (RDWR) for update, with sp_flush_keeps_tier's
+ * layout: its tier holds every segment (tcio_node_segments). */
+static int sp_open_whole_tier(const char *path, const char *stats, int mode, tcio_file **fh)
+{
+    if (tu_rank == 0)
+        unlink(stats);
+    const char *kv[] = { "tcio_stats", "json", "tcio_stats_file", stats,
+                         "tcio_aggregators", "1", "tcio_aggregator_placement", "0",
+                         "tcio_node_segments", "8", NULL };
+    return tu_open_kv(path, mode, "4k", "8", kv, fh);
+}
+
 /* A flush between two reads of a read-only file (collective: every rank
  * flushes; the node's first rank reads): the tier keeps what it fetched,
  * nobody having written the file, so the second reads fetch nothing.
- * Then with tcio_prefetch of the whole file before the flush: the reads
- * after it fetch nothing either (the prefetch's own loads are counted as
- * in the same file without the flush).  The tier holds every segment
- * (tcio_node_segments). */
+ * Then tcio_prefetch of the whole file by the node's first rank, which
+ * loads every segment into the tier, with and without a flush before the
+ * reads: they fetch nothing either way.  Last, another file of other
+ * bytes opened read-only and for update with the same layout, which takes
+ * the tier over: the close must have emptied what it kept, or the reads
+ * would see the first file's bytes. */
 static void sp_flush_keeps_tier(const char *path, const unsigned char *image, int at,
                                 int first_rank_of_node, int nodes)
 {
     const char *ctx = "span fetches: a flush between two reads of a read-only file";
-    long fetches[3];
+    const char *stats = tu_path("spans-stats-flush");
+    long fetches[3], prefetched[3];
     for (int variant = 0; variant < 3; variant++) {
-        const char *stats = tu_path("spans-stats-flush");
-        if (tu_rank == 0)
-            unlink(stats);
-        const char *kv[] = { "tcio_stats", "json", "tcio_stats_file", stats,
-                             "tcio_aggregators", "1", "tcio_aggregator_placement", "0",
-                             "tcio_node_segments", "8", NULL };
         tcio_file *fh = NULL;
-        expect_success(tu_open_kv(path, MPI_MODE_RDONLY, "4k", "8", kv, &fh), ctx,
+        expect_success(sp_open_whole_tier(path, stats, MPI_MODE_RDONLY, &fh), ctx,
                        "tcio_open_comm");
         tu_status st;
         tu_status_init(&st);
@@ -5283,11 +5292,35 @@ static void sp_flush_keeps_tier(const char *path, const unsigned char *image, in
             sp_read_pieces(fh, image, at, SP_PIECE, &st, ctx);
         sp_close(fh, &st, ctx);
         fetches[variant] = sp_count(stats, "fetches");
+        prefetched[variant] = sp_count(stats, "segments_prefetched");
     }
-    CHECK_ALL(tu_rank != 0 || (fetches[0] == (long)nodes * SP_NSEG && fetches[2] == fetches[1]),
+    long each = (long)nodes * SP_NSEG;      /* one per node and segment */
+    CHECK_ALL(tu_rank != 0 || (fetches[0] == each && fetches[1] == each && fetches[2] == each &&
+                               prefetched[1] == each && prefetched[2] == each),
               "%s: %ld fetches for reads before and after a flush, expected %ld (one per node "
-              "and segment); after a prefetch %ld with a flush before the reads, %ld without",
-              ctx, fetches[0], (long)nodes * SP_NSEG, fetches[2], fetches[1]);
+              "and segment); after a prefetch of %ld segments without a flush %ld fetches, "
+              "after a prefetch of %ld with a flush %ld (expected %ld, %ld each)", ctx,
+              fetches[0], each, prefetched[1], fetches[1], prefetched[2], fetches[2], each, each);
+
+    ctx = "span fetches: another file over the kept tier";
+    const char *other = tu_path("spans-other");
+    static unsigned char image2[SP_NSEG * SP_SEG];
+    tu_fill_pattern(image2, sizeof image2, 4712);
+    int ok = tu_rank != 0 || tu_posix_create(other, image2, sizeof image2) == 0;
+    CHECK_ALL(ok, "%s: creating %s", ctx, other);
+    for (int rdwr = 0; rdwr < 2; rdwr++) {
+        tcio_file *fh = NULL;
+        expect_success(sp_open_whole_tier(other, stats, rdwr ? MPI_MODE_RDWR : MPI_MODE_RDONLY,
+                                          &fh), ctx, "tcio_open_comm");
+        tu_status st;
+        tu_status_init(&st);
+        if (first_rank_of_node)
+            sp_read_pieces(fh, image2, at, SP_PIECE, &st, ctx);
+        sp_close(fh, &st, ctx);
+        long reused = sp_count(stats, "reused_tiers");
+        CHECK_ALL(tu_rank != 0 || reused > 0, "%s: the tier was not taken over (%ld)", ctx,
+                  reused);
+    }
 }
 
 /* Each rank writes the middle of its piece (at AT of every segment) and,
