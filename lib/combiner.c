@@ -307,13 +307,14 @@ static bool stagger_applies(const tcio_file *fh)
 
 /* Forward every dirty slot this rank holds in the tier and empty all of
  * them (loaded ones too, so that later reads fetch what other nodes wrote
- * meanwhile).  A read-only file's tier holds only segments loaded from
- * the file, which nobody changes while it is open (doc/semantics.md):
- * they stay for later reads, tcio_prefetch's among them (the close's
- * keep or free of the tier empties them).  Each node starts at its own share of the slots where that
+ * meanwhile).  Each node starts at its own share of the slots where that
  * is safe (stagger_applies): every node maps the segments alike, so in
  * one order all nodes would forward the same segment at once, into the
- * same aggregator's same slot, and wait for each other's lock on it. */
+ * same aggregator's same slot, and wait for each other's lock on it.
+ * A read-only file's tier holds only segments loaded from the file, which
+ * nobody changes while it is open (doc/semantics.md): they stay for later
+ * reads, tcio_prefetch's among them (the close's keep or free of the tier
+ * empties them). */
 static int drain_all(tcio_file *fh)
 {
     if (!fh->node.t.ops || !fh->can_write)
