@@ -204,7 +204,13 @@ static tci_level1 *view_message(tcio_file *fh, const tci_forward_message *m)
      * read where the message holds them ([lo * 64, ...)); several ranges'
      * are laid out at their places in the segment first. */
     if (n == 1) {
-        v->buf = (char *)tci_forward_message_data(m, 0, size) - m->lo[0] * 64;
+        /* The view's base lies before the message (the merge reads only
+         * from [lo * 64, ...) on): formed as an integer, since pointer
+         * arithmetic past the start of an object is undefined; every
+         * access through it lands inside the message (GCC documents such
+         * integer-made pointers as valid for the object they came from). */
+        uintptr_t data = (uintptr_t)tci_forward_message_data(m, 0, size);
+        v->buf = (char *)(data - (uintptr_t)(m->lo[0] * 64));
         return v;
     }
     for (int r = 0; r < n; r++)
