@@ -4581,6 +4581,77 @@ static void sf_unmerged_reads(int near)
               "one overlay and no forward waits", ctx, staged, locked, overlays, waited, staging);
 }
 
+/* A later write wins over earlier forwards of its segment still on their
+ * way (issue 25's order rule; doc/design.md, "Forwards that wait for no
+ * other rank").  Rank 0, the only aggregator, waits in a barrier, outside
+ * the library, while the far node's ranks take turns: in round K the far
+ * rank K mod F writes the whole of segment 1 with pattern K and moves its
+ * level 1 on with a byte in segment 4 + K, which completes segment 1 in
+ * the tier and forwards it at once.  With one staged copy per rank, the
+ * first forwards are staged and unmerged (rank 0 is in no library call),
+ * and a later one finds the staging full and merges under rank 0's lock,
+ * the staged ones first; rank 0 then receives the staged messages at the
+ * close and must not merge them again.  Segment 1 must hold the last
+ * round's pattern, whichever order the messages of different ranks
+ * arrive in.  The statistics must show both kinds of forward. */
+static void sf_later_write_wins(int near)
+{
+    enum { SEG = 4096, ROUNDS = 3 };
+    const char *ctx = "staged forwards: a later write wins over forwards on their way";
+    const char *path = tu_path("staged-order");
+    const char *stats = tu_path("staged-order-stats");
+    if (tu_rank == 0)
+        unlink(stats);
+    const char *kv[] = { "tcio_forward_staging", "1", "tcio_aggregators", "1",
+                         "tcio_aggregator_placement", "0", "tcio_stats", "json",
+                         "tcio_stats_file", stats, NULL };
+    int nfar = tu_sum_int(!near);
+    int far = !near, far_index = 0;
+    MPI_Exscan(&far, &far_index, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (tu_rank == 0)
+        far_index = 0;                     /* MPI_Exscan leaves rank 0's undefined */
+    static unsigned char pattern[ROUNDS][SEG];
+    for (int k = 0; k < ROUNDS; k++)
+        tu_fill_pattern(pattern[k], SEG, 2800 + (uint64_t)k);
+    MPI_Comm node = tu_node_comm();        /* collective: every rank */
+    tcio_file *fh = NULL;
+    expect_success(tu_open_kv(path, MPI_MODE_WRONLY | MPI_MODE_CREATE | TCIO_MODE_TRUNC, "4k",
+                              "8", kv, &fh), ctx, "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    for (int k = 0; k < ROUNDS && !near; k++) {
+        if (far_index == k % nfar) {
+            tu_expect_rc(&st, tcio_write_at(fh, SEG, pattern[k], SEG, MPI_BYTE), 0,
+                         "%s: round %d: write of segment 1", ctx, k);
+            unsigned char mark = (unsigned char)(10 + k);
+            tu_expect_rc(&st, tcio_write_at(fh, (MPI_Offset)(4 + k) * SEG, &mark, 1, MPI_BYTE),
+                         0, "%s: round %d: write of segment %d", ctx, k, 4 + k);
+        }
+        MPI_Barrier(node);                 /* the far node's ranks take turns */
+    }
+    MPI_Comm_free(&node);
+    MPI_Barrier(MPI_COMM_WORLD);           /* rank 0 waits here, outside the library */
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    int ok = 1;
+    if (tu_rank == 0) {
+        int64_t size = 0;
+        unsigned char *file = tu_read_file(path, &size);
+        ok = file && size == (int64_t)(4 + ROUNDS - 1) * SEG + 1 &&
+             memcmp(file + SEG, pattern[ROUNDS - 1], SEG) == 0;
+        for (int k = 0; ok && k < ROUNDS; k++)
+            ok = file[(4 + k) * SEG] == 10 + k;
+        free(file);
+    }
+    CHECK_ALL(ok, "%s: the file differs from the last round's writes", ctx);
+    long staged = tu_rank == 0 ? stats_sum(stats, "staged_forwards") : 0;
+    long locked = tu_rank == 0 ? stats_sum(stats, "locked_forwards") : 0;
+    CHECK_ALL(tu_rank != 0 || (staged >= 1 && locked >= 1),
+              "%s: %ld staged and %ld locked forwards, expected at least one of each (the "
+              "staging full while rank 0 is away)", ctx, staged, locked);
+}
+
 /* Two nodes or more: rank 0, the only aggregator, computes for a second
  * without calling MPI while the others write interleaved blocks through a
  * tier of two slots per rank and one staged copy per rank (staging fills,
@@ -4628,6 +4699,7 @@ START_TEST(test_staged_forwards)
         if (nodes == 2) {
             sf_unmerged_reads(near);
             sf_unmerged_ranges(near);
+            sf_later_write_wins(near);
         } else if (tu_rank == 0) {
             printf("staged_forwards: %d nodes: the reads of unmerged forwards need two\n",
                    nodes);
