@@ -9,7 +9,10 @@
  * pwrite; then the file is opened again, PREFETCH (off, local or session)
  * declares ranges, and 200 random reads per rank (some past the end) are
  * compared with the reference.  Aggregators, placement and early drain
- * come from the TCIO_* environment.  Exit 0 when everything matched. */
+ * come from the TCIO_* environment.  SOAK_EXPECT_NODES=N (soak.sh's
+ * two-node leg) fails the run unless the ranks span N nodes as libtcio
+ * sees them (MPICH's cliques, TCIO_TEST_NODES).  Exit 0 when everything
+ * matched. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,10 +113,17 @@ int main(int argc, char **argv)
     const char *seg_text = argv[2], *slots = argv[3], *prefetch = argv[4];
     char why[512] = "";
     int ok = 1;
+    const char *expect_nodes = getenv("SOAK_EXPECT_NODES");
+    int nodes = tu_count_nodes();
+    if (expect_nodes && nodes != atoi(expect_nodes)) {
+        ok = 0;
+        snprintf(why, sizeof why, "the ranks span %d node(s), not SOAK_EXPECT_NODES=%s: the "
+                 "run would not test what it should", nodes, expect_nodes);
+    }
     const char *path = tu_path("soak"), *ref = tu_path("soak-ref");
     tu_plan plan;
     tu_plan_random(&plan, seed, bytes, 2 * seg, 64, tu_nprocs);
-    if (tu_plan_write_reference(&plan, ref) != 0) {
+    if (ok && tu_plan_write_reference(&plan, ref) != 0) {
         ok = 0;
         snprintf(why, sizeof why, "cannot write the reference %s", ref);
     }

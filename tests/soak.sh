@@ -78,6 +78,7 @@ while [ "$seed" -lt $((first + runs)) ]; do
         2) settings="$settings MPIR_CVAR_NOLOCAL=1" ;;
         3) if [ "$flavor" = mpich ]; then settings="$settings MPIR_CVAR_NUM_CLIQUES=2"
            else settings="$settings TCIO_TEST_NODES=2"; fi
+           settings="$settings SOAK_EXPECT_NODES=2"     # the split must have happened
            # every other run stages its forwards, one copy per rank: the
            # staging fills and locked forwards overtake staged ones
            [ $((seed % 2)) -eq 1 ] && settings="$settings TCIO_FORWARD_STAGING=1" ;;
