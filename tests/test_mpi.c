@@ -4361,6 +4361,30 @@ static int near_rank0(void)
     return leader == 0;
 }
 
+/* Collective: this rank's index among the ranks off rank 0's node (0 on
+ * rank 0's node), and in *NFAR how many they are. */
+static int far_rank_index(int near, int *nfar)
+{
+    *nfar = tu_sum_int(!near);
+    int far = !near, index = 0;
+    MPI_Exscan(&far, &index, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return tu_rank == 0 ? 0 : index;       /* MPI_Exscan leaves rank 0's undefined */
+}
+
+/* Open PATH (MODE, segments SEG, SLOTS per rank) with rank 0 the only
+ * aggregator, STAGING staged copies per rank and JSON statistics in STATS
+ * (emptied first). */
+static int sf_open(const char *path, const char *stats, const char *staging, int mode,
+                   const char *seg, const char *slots, tcio_file **fh)
+{
+    if (tu_rank == 0)
+        unlink(stats);
+    const char *kv[] = { "tcio_forward_staging", staging, "tcio_aggregators", "1",
+                         "tcio_aggregator_placement", "0", "tcio_stats", "json",
+                         "tcio_stats_file", stats, NULL };
+    return tu_open_kv(path, mode, seg, slots, kv, fh);
+}
+
 /* Reads of a staged forward of several ranges that its aggregator has
  * not merged: rank 0 the aggregator, waiting in a barrier; the far ranks
  * write their shares of two parts of segment 1 (128 KiB segments, the
@@ -4374,21 +4398,12 @@ static void sf_unmerged_ranges(int near)
     const char *ctx = "staged forwards: reads of a forward of two ranges not merged yet";
     const char *path = tu_path("staged-ranges");
     const char *stats = tu_path("staged-ranges-stats");
-    if (tu_rank == 0)
-        unlink(stats);
     char slots[8];
     snprintf(slots, sizeof slots, "%d", SLOTS);
-    const char *kv[] = { "tcio_forward_staging", "4", "tcio_aggregators", "1",
-                         "tcio_aggregator_placement", "0", "tcio_stats", "json",
-                         "tcio_stats_file", stats, NULL };
     MPI_Comm node = tu_node_comm();        /* collective: every rank */
     int node_size;
     MPI_Comm_size(node, &node_size);
-    int nfar = tu_sum_int(!near);
-    int far = !near, far_index = 0;
-    MPI_Exscan(&far, &far_index, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (tu_rank == 0)
-        far_index = 0;                     /* MPI_Exscan leaves rank 0's undefined */
+    int nfar, far_index = far_rank_index(near, &nfar);
     /* Segment 1's tier slot is node rank 1 mod P's, slot (1 / P) mod SLOTS:
      * segment 1 + P * SLOTS takes it (P: the far node's ranks). */
     int far_size = tu_max_int(near ? 0 : node_size);
@@ -4406,8 +4421,8 @@ static void sf_unmerged_ranges(int near)
         image[other * SEG] = 7;
     }
     tcio_file *fh = NULL;
-    expect_success(tu_open_kv(path, MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC, "128k",
-                              slots, kv, &fh), ctx, "tcio_open_comm");
+    expect_success(sf_open(path, stats, "4", MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC,
+                           "128k", slots, &fh), ctx, "tcio_open_comm");
     if (!near) {
         int lo = PART * far_index / nfar, hi = PART * (far_index + 1) / nfar;
         for (int p = 0; p < 2 && st.ok; p++) {
@@ -4519,21 +4534,12 @@ static void sf_unmerged_reads(int near)
     const char *ctx = "staged forwards: reads of a segment its aggregator has not merged";
     const char *path = tu_path("staged-reads");
     const char *stats = tu_path("staged-reads-stats");
-    if (tu_rank == 0)
-        unlink(stats);
-    const char *kv[] = { "tcio_forward_staging", "4", "tcio_aggregators", "1",
-                         "tcio_aggregator_placement", "0", "tcio_stats", "json",
-                         "tcio_stats_file", stats, NULL };
     static unsigned char image[4 * SEG], got[SEG];
     tu_fill_pattern(image, sizeof image, 2626);
-    int nfar = tu_sum_int(!near);
-    int far = !near, far_index = 0;        /* this rank's index among the far ranks */
-    MPI_Exscan(&far, &far_index, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (tu_rank == 0)
-        far_index = 0;                     /* MPI_Exscan leaves rank 0's undefined */
+    int nfar, far_index = far_rank_index(near, &nfar);
     tcio_file *fh = NULL;
-    expect_success(tu_open_kv(path, MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC, "4k", "8",
-                              kv, &fh), ctx, "tcio_open_comm");
+    expect_success(sf_open(path, stats, "4", MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC,
+                           "4k", "8", &fh), ctx, "tcio_open_comm");
     tu_status st;
     tu_status_init(&st);
     MPI_Comm node = tu_node_comm();        /* collective: every rank */
@@ -4600,23 +4606,14 @@ static void sf_later_write_wins(int near)
     const char *ctx = "staged forwards: a later write wins over forwards on their way";
     const char *path = tu_path("staged-order");
     const char *stats = tu_path("staged-order-stats");
-    if (tu_rank == 0)
-        unlink(stats);
-    const char *kv[] = { "tcio_forward_staging", "1", "tcio_aggregators", "1",
-                         "tcio_aggregator_placement", "0", "tcio_stats", "json",
-                         "tcio_stats_file", stats, NULL };
-    int nfar = tu_sum_int(!near);
-    int far = !near, far_index = 0;
-    MPI_Exscan(&far, &far_index, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (tu_rank == 0)
-        far_index = 0;                     /* MPI_Exscan leaves rank 0's undefined */
+    int nfar, far_index = far_rank_index(near, &nfar);
     static unsigned char pattern[ROUNDS][SEG];
     for (int k = 0; k < ROUNDS; k++)
         tu_fill_pattern(pattern[k], SEG, 2800 + (uint64_t)k);
     MPI_Comm node = tu_node_comm();        /* collective: every rank */
     tcio_file *fh = NULL;
-    expect_success(tu_open_kv(path, MPI_MODE_WRONLY | MPI_MODE_CREATE | TCIO_MODE_TRUNC, "4k",
-                              "8", kv, &fh), ctx, "tcio_open_comm");
+    expect_success(sf_open(path, stats, "1", MPI_MODE_WRONLY | MPI_MODE_CREATE | TCIO_MODE_TRUNC,
+                           "4k", "8", &fh), ctx, "tcio_open_comm");
     tu_status st;
     tu_status_init(&st);
     for (int k = 0; k < ROUNDS && !near; k++) {
