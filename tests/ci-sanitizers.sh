@@ -14,8 +14,10 @@
 #      on, with tests/lsan-mpi.supp); leaks are checked by step 3.
 #   2. -fsanitize=thread (ThreadSanitizer): tests/test_background at 2
 #      ranks, every case of the background close, whose helper thread
-#      shares jobs, slot memory and a descriptor with the main thread; any
-#      report fails the run.
+#      shares jobs, slot memory and a descriptor with the main thread, on
+#      one node and on two "nodes" (there with locked and with staged
+#      forwards: the close forwards the tiers before the thread takes the
+#      aggregators' slots); any report fails the run.
 #   3. A plain static build: one MPI test (the paper's example) at 2 ranks
 #      under valgrind memcheck; MPI's own noise is suppressed by
 #      tests/valgrind-mpi.supp, and any remaining error or leak (definitely
@@ -109,18 +111,32 @@ if mkdir "$work/tsan" && cd "$work/tsan" &&
     # memory hook then runs after ThreadSanitizer has let go of the thread:
     # MPI_Finalize died of SIGSEGV in ucm_event_enter (UCX's own "async"
     # thread; libtcio's thread has a stack of its own).
-    UCX_MEM_EVENTS=no TSAN_OPTIONS="halt_on_error=0 exitcode=66" TCIO_TEST_TIMEOUT=600 \
-        TCIO_TEST_DIR=${TCIO_TEST_DIR:-/tmp} "$mpiexec" -n 2 ./tests/test_background >tsan.log 2>&1
-    rc=$?
-    grep -E "^[0-9]+%: Checks|MPI_Finalize with a close" tsan.log
-    if [ $rc -ne 0 ] || grep -q "WARNING: ThreadSanitizer" tsan.log; then
-        grep -A30 "WARNING: ThreadSanitizer" tsan.log | head -80
-        tail -20 tsan.log
-        echo "=== ci-sanitizers.sh: $mpi: ThreadSanitizer: FAILED (exit $rc)"
-        failed=1
-    else
-        echo "=== ci-sanitizers.sh: $mpi: ThreadSanitizer: the background close is clean"
-    fi
+    # Where: one node, then two "nodes" (the split checked: the round
+    # trips must have run under mixed) with locked and staged forwards.
+    for where in "one node" "two nodes" "two nodes, staged"; do
+        case $where in
+            "one node") settings="" ;;
+            "two nodes") settings="$two_nodes" ;;
+            *) settings="$two_nodes TCIO_FORWARD_STAGING=2" ;;
+        esac
+        # shellcheck disable=SC2086 # settings is a list of NAME=VALUE words
+        env $settings UCX_MEM_EVENTS=no TSAN_OPTIONS="halt_on_error=0 exitcode=66" \
+            TCIO_TEST_TIMEOUT=600 TCIO_TEST_DIR=${TCIO_TEST_DIR:-/tmp} \
+            "$mpiexec" -n 2 ./tests/test_background >tsan.log 2>&1
+        rc=$?
+        grep -E "^[0-9]+%: Checks|MPI_Finalize with a close" tsan.log
+        split=yes
+        [ "$where" = "one node" ] || grep -q "round trips under rma and mixed" tsan.log || split=no
+        if [ $rc -ne 0 ] || [ $split = no ] || grep -q "WARNING: ThreadSanitizer" tsan.log; then
+            grep -A30 "WARNING: ThreadSanitizer" tsan.log | head -80
+            tail -20 tsan.log
+            [ $split = yes ] || echo "ci-sanitizers.sh: $two_nodes did not make two nodes"
+            echo "=== ci-sanitizers.sh: $mpi: ThreadSanitizer ($where): FAILED (exit $rc)"
+            failed=1
+        else
+            echo "=== ci-sanitizers.sh: $mpi: ThreadSanitizer ($where): the background close is clean"
+        fi
+    done
 else
     tail -30 "$work/tsan/configure.log" "$work/tsan/make.log" 2>/dev/null
     echo "=== ci-sanitizers.sh: $mpi: the ThreadSanitizer build failed"
