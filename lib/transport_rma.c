@@ -460,7 +460,6 @@ static int order_after_own_writes(tci_transport *t, tci_location loc, int kind)
     return err;
 }
 
-
 /* The version LOC had when this rank took it (forgotten now), or -1. */
 static int64_t forget_take(rma *r, tci_location loc)
 {

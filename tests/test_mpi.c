@@ -58,6 +58,15 @@ static void expect_success(int rc, const char *ctx, const char *call)
     expect_all(rc, TCIO_SUCCESS, ctx, call);
 }
 
+/* tu_close FH, then check the phase's status ST and that the close
+ * succeeded (collective). */
+static void close_checked(tcio_file *fh, tu_status *st, const char *ctx)
+{
+    int rc = tu_close(fh);
+    CHECK_STATUS(*st);
+    expect_success(rc, ctx, "tcio_close");
+}
+
 /* Collective: rank 0 compares file GOT with reference file REF. */
 static void expect_files_equal(const char *got, const char *ref, const char *ctx)
 {
@@ -4628,9 +4637,7 @@ static void sf_later_write_wins(int near)
     }
     MPI_Comm_free(&node);
     MPI_Barrier(MPI_COMM_WORLD);           /* rank 0 waits here, outside the library */
-    int rc = tu_close(fh);
-    CHECK_STATUS(st);
-    expect_success(rc, ctx, "tcio_close");
+    close_checked(fh, &st, ctx);
     int ok = 1;
     if (tu_rank == 0) {
         int64_t size = 0;
@@ -5305,14 +5312,6 @@ static int sp_open(const char *path, const char *stats, int mode, int nslots, tc
     return tu_open_kv(path, mode, "4k", slots, kv, fh);
 }
 
-/* Close FH and check the phase (collective). */
-static void sp_close(tcio_file *fh, tu_status *st, const char *ctx)
-{
-    int rc = tu_close(fh);
-    CHECK_STATUS(*st);
-    expect_success(rc, ctx, "tcio_close");
-}
-
 /* Counter NAME of the file's close, on rank 0 (else 0). */
 static long sp_count(const char *stats, const char *name)
 {
@@ -5362,7 +5361,7 @@ static void sp_flush_keeps_tier(const char *path, const unsigned char *image, in
             tu_expect_rc(&st, tcio_flush(fh), 0, "%s: tcio_flush", ctx);
         if (first_rank_of_node)
             sp_read_pieces(fh, image, at, SP_PIECE, &st, ctx);
-        sp_close(fh, &st, ctx);
+        close_checked(fh, &st, ctx);
         fetches[variant] = sp_count(stats, "fetches");
         prefetched[variant] = sp_count(stats, "segments_prefetched");
     }
@@ -5388,7 +5387,7 @@ static void sp_flush_keeps_tier(const char *path, const unsigned char *image, in
         tu_status_init(&st);
         if (first_rank_of_node)
             sp_read_pieces(fh, image2, at, SP_PIECE, &st, ctx);
-        sp_close(fh, &st, ctx);
+        close_checked(fh, &st, ctx);
         long reused = sp_count(stats, "reused_tiers");
         CHECK_ALL(tu_rank != 0 || reused > 0, "%s: the tier was not taken over (%ld)", ctx,
                   reused);
@@ -5421,7 +5420,7 @@ static void sp_own_writes(const char *path, unsigned char *image, int at)
         memcpy(expect + SP_PIECE / 4, mine, sizeof mine);
         tu_expect_mem(&st, around, expect, SP_PIECE, "%s: segment %d", ctx, k);
     }
-    sp_close(fh, &st, ctx);
+    close_checked(fh, &st, ctx);
     for (int r = 0; r < tu_nprocs; r++) {       /* every rank's pieces over the image */
         int where[2] = { at, tu_rank };
         MPI_Bcast(where, 2, MPI_INT, r, MPI_COMM_WORLD);
@@ -5471,7 +5470,7 @@ START_TEST(test_span_fetches)
     tu_status_init(&st);
     if (w.rank == 0)
         sp_read_pieces(fh, image, at, SP_PIECE, &st, ctx);
-    sp_close(fh, &st, ctx);
+    close_checked(fh, &st, ctx);
     long got = sp_count(stats, "fetch_bytes");
     long want = (long)nodes * SP_NSEG * SP_PIECE;
     CHECK_ALL(tu_rank != 0 || got == want, "%s: %ld bytes fetched, expected %ld (%d nodes, %d "
@@ -5485,7 +5484,7 @@ START_TEST(test_span_fetches)
         sp_read_pieces(fh, image, at + SP_GAP, SP_PIECE, &st, ctx);
         sp_read_pieces(fh, image, at, SP_PIECE, &st, ctx);
     }
-    sp_close(fh, &st, ctx);
+    close_checked(fh, &st, ctx);
     got = sp_count(stats, "fetch_bytes");
     want = (long)nodes * SP_NSEG * (SP_GAP + SP_PIECE);
     CHECK_ALL(tu_rank != 0 || got == want, "%s: %ld bytes fetched, expected %ld (%d nodes, %d "
@@ -5504,7 +5503,7 @@ START_TEST(test_span_fetches)
         sp_read_pieces(fh, image, at + 110, 10, &st, ctx);
         sp_read_pieces(fh, image, at + 190, 10, &st, ctx);
     }
-    sp_close(fh, &st, ctx);
+    close_checked(fh, &st, ctx);
     got = sp_count(stats, "fetch_bytes");
     long fetches = sp_count(stats, "fetches");
     want = (long)nodes * SP_NSEG * 200;
@@ -5518,7 +5517,7 @@ START_TEST(test_span_fetches)
     tu_status_init(&st);
     sp_read_pieces(fh, image, at + SP_GAP, SP_PIECE, &st, ctx);   /* far end first */
     sp_read_pieces(fh, image, at, SP_PIECE, &st, ctx);
-    sp_close(fh, &st, ctx);
+    close_checked(fh, &st, ctx);
 
     ctx = "span fetches: a piece, then most of a segment";
     stats = tu_path("spans-stats-most");
@@ -5528,7 +5527,7 @@ START_TEST(test_span_fetches)
         sp_read_pieces(fh, image, at, SP_PIECE, &st, ctx);
         sp_read_pieces(fh, image, 0, SP_SEG / 2 + 1, &st, ctx);
     }
-    sp_close(fh, &st, ctx);
+    close_checked(fh, &st, ctx);
     got = sp_count(stats, "fetch_bytes");
     CHECK_ALL(tu_rank != 0 || got == whole, "%s: %ld bytes fetched, expected %ld (every node "
               "every segment whole, no byte twice)", ctx, got, whole);
@@ -5539,7 +5538,7 @@ START_TEST(test_span_fetches)
     tu_status_init(&st);
     for (int c = 0; c < SP_CHUNKS && w.rank == 0; c++)
         sp_read_pieces(fh, image, c * (SP_SEG / SP_CHUNKS), SP_SEG / SP_CHUNKS, &st, ctx);
-    sp_close(fh, &st, ctx);
+    close_checked(fh, &st, ctx);
     got = sp_count(stats, "fetch_bytes");
     fetches = sp_count(stats, "fetches");
     CHECK_ALL(tu_rank != 0 || (got == whole && fetches == 2L * nodes * SP_NSEG),
@@ -5560,7 +5559,7 @@ START_TEST(test_span_fetches)
         sp_read_pieces(fh, image, at + SP_GAP, SP_PIECE, &st, ctx);
         sp_read_pieces(fh, image, at, SP_PIECE, &st, ctx);
     }
-    sp_close(fh, &st, ctx);
+    close_checked(fh, &st, ctx);
     stats_env_restore(&saved);
 }
 END_TEST
