@@ -399,8 +399,13 @@ static int set_up(tcio_file *fh, const char *fname, const opened *o, int mode)
     fh->stats.count[TCI_C_REUSED_WINDOWS] = a.facts[0] == 0;
     /* A reused window needs no agreement: its slots were emptied before
      * the agreement that ended the previous close. */
-    if (a.facts[0] && (rc = new_window(fh)) != TCIO_SUCCESS)
-        return rc;
+    if (a.facts[0]) {
+        double made = MPI_Wtime();
+        rc = new_window(fh);
+        fh->stats.time[TCI_T_OPEN_LEVEL2] = MPI_Wtime() - made;
+        if (rc != TCIO_SUCCESS)
+            return rc;
+    }
     /* On several nodes, the node's combining tier in front of it (every
      * rank has the same node map, so every rank decides alike).  If its
      * shared memory cannot be made (agreed), auto goes on with rma alone,
@@ -410,13 +415,16 @@ static int set_up(tcio_file *fh, const char *fname, const opened *o, int mode)
      * (the plan and the cache are alike on every rank). */
     if (!tci_handle_plan(fh).tier)
         tci_comm_drop_tier(fh->comm_entry);
-    if (tci_handle_plan(fh).tier &&
-        (rc = tci_combiner_open(fh, a.facts[0] == 0 && a.facts[2] == 0)) != TCIO_SUCCESS) {
+    bool tier_reused = a.facts[0] == 0 && a.facts[2] == 0;
+    double made = MPI_Wtime();
+    if (tci_handle_plan(fh).tier && (rc = tci_combiner_open(fh, tier_reused)) != TCIO_SUCCESS) {
         tci_combiner_free(fh);
         if (fh->config.transport != TCI_TRANSPORT_AUTO)
             return rc;
         rc = TCIO_SUCCESS;
     }
+    if (tci_handle_plan(fh).tier && !tier_reused)
+        fh->stats.time[TCI_T_OPEN_TIER] = MPI_Wtime() - made;
     fh->max_end = addressable_end(fh->map.segment_size);
     /* Truncate last, once nothing else can fail, so that a failed open
      * leaves the file as it was: rank 0, the others learn the outcome.

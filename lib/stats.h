@@ -76,7 +76,10 @@
  * tcio_close, or tcio_close_begin and tcio_close_end together, SYNC and
  * SET_SIZE the time inside tcio_sync and tcio_set_size; BACKGROUND
  * the drain thread's, which no call waits for unless tcio_close_end comes
- * before it is done.  The *_WAITS phases are time spent waiting for
+ * before it is done.  OPEN_LEVEL2 and OPEN_TIER are the part of OPEN that
+ * made a new level 2 (window or shared segment, with the progress probe)
+ * and, on several nodes, a new combining tier: 0 where the open took over
+ * the ones the previous file kept.  The *_WAITS phases are time spent waiting for
  * other ranks (doc/configuration.md): for a slot another rank held, for
  * one-sided operations to complete at their target (inside every kind of
  * move; FORWARD_WAITS and FETCH_WAITS are the part of it inside a node's
@@ -86,6 +89,8 @@
  * the library's collective steps. */
 #define TCI_PHASES(X)                                                                \
     X(OPEN, "open", "open")                                                          \
+    X(OPEN_LEVEL2, "  of it making level 2", "open_level2")                          \
+    X(OPEN_TIER, "  of it making the node tier", "open_tier")                        \
     X(WRITE_MOVES, "write moves", "write_moves")                                     \
     X(READ_MOVES, "read moves", "read_moves")                                        \
     X(LOADS, "loads", "loads")                                                       \

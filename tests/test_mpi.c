@@ -3663,6 +3663,24 @@ static double stats_seconds(const char *path, const char *name, bool *shm)
     return sum;
 }
 
+/* The open's making of level 2 and of the node tier in the TCIO_STATS
+ * JSON of PATH agrees with what it reused: time where it made them
+ * (every rank made a new one or none, agreed at open), none where it took
+ * over the previous file's.  NODES: the nodes libtcio sees (a tier only on
+ * several).  Rank 0 only. */
+static bool open_phases_consistent(const char *path, int nodes, char *why, size_t len)
+{
+    bool shm = false;
+    long windows = stats_sum(path, "reused_windows"), tiers = stats_sum(path, "reused_tiers");
+    double level2 = stats_seconds(path, "open_level2", &shm);
+    double tier = stats_seconds(path, "open_tier", &shm);
+    bool made_level2 = windows == 0, made_tier = nodes > 1 && tiers == 0;
+    snprintf(why, len, "reused_windows %ld, open_level2 %g s, reused_tiers %ld, open_tier %g s",
+             windows, level2, tiers, tier);
+    return (windows == 0 || windows == tu_nprocs) && (tiers == 0 || tiers == tu_nprocs) &&
+           (made_level2 ? level2 > 0 : level2 == 0) && (made_tier ? tier > 0 : tier == 0);
+}
+
 /* The waits for other ranks in the TCIO_STATS JSON of PATH are
  * consistent: every one present and not negative, the forwards' and
  * fetches' share of the one-sided waits within them (the printed sums
@@ -4092,6 +4110,9 @@ START_TEST(test_node_combining)
               why);
     if (tu_rank == 0)
         printf("node_combining: waits: %s\n", why);
+    ok = tu_rank != 0 || open_phases_consistent(stats, nodes, why, sizeof why);
+    CHECK_ALL(ok, "%s: the open's time making level 2 and the tier disagrees with what it "
+              "reused: %s", ctx, why);
     /* Reopened for reading: no segment is in level 2, and each node's
      * fetch reads the file without taking the aggregator's slot (peek). */
     const char *stats2 = tu_path("combining-stats2");
@@ -4126,6 +4147,9 @@ START_TEST(test_node_combining)
     CHECK_ALL(tu_rank != 0 || (windows == tu_nprocs && tiers == (nodes > 1 ? tu_nprocs : 0)),
               "%s, reopened: %ld ranks reused the window and %ld the node's tier, expected %d "
               "and %d", ctx, windows, tiers, tu_nprocs, nodes > 1 ? tu_nprocs : 0);
+    ok = tu_rank != 0 || open_phases_consistent(stats2, nodes, why, sizeof why);
+    CHECK_ALL(ok, "%s, reopened: the open's time making level 2 and the tier disagrees with "
+              "what it reused: %s", ctx, why);
     /* A file of the same geometry without the tier (rma asked for) takes
      * the window over but frees the kept tier, so the next file on
      * several nodes makes a new one (unless TCIO_TRANSPORT, which takes
