@@ -77,9 +77,10 @@
  * SET_SIZE the time inside tcio_sync and tcio_set_size; BACKGROUND
  * the drain thread's, which no call waits for unless tcio_close_end comes
  * before it is done.  OPEN_LEVEL2 and OPEN_TIER are the part of OPEN that
- * made a new level 2 (window or shared segment, with the progress probe)
- * and, on several nodes, a new combining tier: 0 where the open took over
- * the ones the previous file kept.  The *_WAITS phases are time spent waiting for
+ * made a new level 2 (window or shared segment, with the progress probe,
+ * after freeing a kept one of another geometry) and, on several nodes, a
+ * new combining tier or a failed try at one: 0 where the open took over
+ * the ones the previous file kept, and OPEN_TIER 0 without a tier.  The *_WAITS phases are time spent waiting for
  * other ranks (doc/configuration.md): for a slot another rank held, for
  * one-sided operations to complete at their target (inside every kind of
  * move; FORWARD_WAITS and FETCH_WAITS are the part of it inside a node's

@@ -4171,6 +4171,9 @@ START_TEST(test_node_combining)
     CHECK_ALL(tu_rank != 0 || getenv("TCIO_TRANSPORT") || tiers == 0,
               "%s: %ld ranks reused a node's tier that an rma file in between should have "
               "freed", ctx, tiers);
+    ok = tu_rank != 0 || open_phases_consistent(stats3, nodes, why, sizeof why);
+    CHECK_ALL(ok, "%s, the file after rma: the open's time making level 2 and the tier "
+              "disagrees with what it reused: %s", ctx, why);
     /* One slot per aggregator and per node rank: every segment written is
      * spilled by the next one's claim, in the tier and in the file's level
      * 2, so after the flush the fetches of all but the last find the
