@@ -250,7 +250,8 @@ tcio_file *tcio_open(const char *fname, int mode);
  * error about each TCIO_* variable the library does not know (a typo
  * would otherwise be ignored); TCIO_WARN_UNKNOWN=off silences it.
  * TCIO_COLLECTIVE_TIMEOUT=<seconds> (environment only) makes a rank that
- * waits longer than that in a collective call for the other ranks print a
+ * waits longer than that in a collective call for the other ranks (in a
+ * collective step, or for one rank's MPI progress or slot) print a
  * message naming the call and abort the job (doc/semantics.md, Misuse).
  * Every other info key passes through to MPI_File_open:
  * striping_unit and striping_factor set the striping of a file created

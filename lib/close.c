@@ -168,6 +168,7 @@ static void end_unended_closes(void)
         snprintf(shown, sizeof shown, "%s", name);
         tci_collective_enter("MPI_Finalize (tcio_close_end never called)");
         int rc = end_close(fh);
+        tci_collective_leave();
         if (rc != TCIO_SUCCESS && rc != TCIO_ERR_REMOTE) {
             char why[TCIO_MAX_ERROR_STRING];
             tci_error_note_failure("tcio_close_end", rc);
@@ -215,20 +216,27 @@ static int close_end_call(tcio_file *fh)
 int tcio_flush(tcio_file *fh)
 {
     int rc = fh && !tci_handle_is_open(fh) ? tci_handle_refuse(fh, "tcio_flush") : flush_call(fh);
+    tci_collective_leave();
     return tci_error_note("tcio_flush", rc);
 }
 
 int tcio_close(tcio_file *fh)
 {
-    return tci_error_note("tcio_close", close_call(fh));
+    int rc = close_call(fh);
+    tci_collective_leave();
+    return tci_error_note("tcio_close", rc);
 }
 
 int tcio_close_begin(tcio_file *fh)
 {
-    return tci_error_note("tcio_close_begin", close_begin_call(fh));
+    int rc = close_begin_call(fh);
+    tci_collective_leave();
+    return tci_error_note("tcio_close_begin", rc);
 }
 
 int tcio_close_end(tcio_file *fh)
 {
-    return tci_error_note("tcio_close_end", close_end_call(fh));
+    int rc = close_end_call(fh);
+    tci_collective_leave();
+    return tci_error_note("tcio_close_end", rc);
 }

@@ -30,10 +30,17 @@
 #define LONG_SLEEP_NS    1000000L
 
 static const char *current_call = "tcio";
+static bool in_call;
 
 void tci_collective_enter(const char *call)
 {
     current_call = call;
+    in_call = true;
+}
+
+void tci_collective_leave(void)
+{
+    in_call = false;
 }
 
 /* TCIO_COLLECTIVE_TIMEOUT in seconds, 0 when unset or not a positive
@@ -81,6 +88,12 @@ void tci_collective_check_timeout(double start)
     double limit = timeout_seconds(), waited = MPI_Wtime() - start;
     if (limit > 0 && waited > limit)
         give_up(waited);
+}
+
+void tci_collective_check_wait(double start)
+{
+    if (in_call && timeout_seconds() > 0)
+        tci_collective_check_timeout(start);
 }
 
 static int levels_served;

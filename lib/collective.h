@@ -8,8 +8,13 @@
 #include <mpi.h>
 
 /* Name the public call whose collective steps follow ("tcio_close"), for
- * the timeout's message. */
+ * the timeout's message; until tci_collective_leave, this process is
+ * inside that collective call (tci_collective_check_wait). */
 void tci_collective_enter(const char *call);
+
+/* The collective call named by tci_collective_enter has ended (each
+ * public collective call leaves on every path, its result noted). */
+void tci_collective_leave(void);
 
 /* MPI_Allreduce and MPI_Barrier through their nonblocking forms, waited
  * for with tci_collective_wait.  Return an MPI error code. */
@@ -45,6 +50,15 @@ int tci_collective_wait(MPI_Request *req);
  * TCIO_COLLECTIVE_TIMEOUT seconds since START (MPI_Wtime), the same
  * message and MPI_Abort as tci_collective_wait; otherwise nothing. */
 void tci_collective_check_timeout(double start);
+
+/* For a wait for another rank that is not itself a collective step (a
+ * one-sided operation that waits for its target's progress, a slot
+ * another rank holds), polled since START: inside a collective call, the
+ * same as tci_collective_check_timeout (a rank that skipped the call and
+ * left MPI, an aggregator whose slot a forward at tcio_close needs, must
+ * not hold the others for ever); outside one nothing, since an
+ * aggregator may compute for as long as it likes between its calls. */
+void tci_collective_check_wait(double start);
 
 /* Count (DELTA +1 or -1) the open level 2s whose slots other ranks reach
  * through moves that wait for this rank's MPI progress (level2.c): while

@@ -547,6 +547,7 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
 int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tcio_file **fh)
 {
     int rc = open_comm_call(comm, fname, mode, info, fh);
+    tci_collective_leave();
     /* Every failure after the first check is agreed by all ranks: let
      * each rank explain it, also those where it did not happen. */
     if (rc != TCIO_SUCCESS && comm != MPI_COMM_NULL)

@@ -225,5 +225,7 @@ int tcio_prefetch(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
 
 int tcio_read_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length)
 {
-    return tci_error_note("tcio_read_session", read_session_call(fh, offset, length));
+    int rc = read_session_call(fh, offset, length);
+    tci_collective_leave();
+    return tci_error_note("tcio_read_session", rc);
 }

@@ -180,5 +180,7 @@ static int set_size_call(tcio_file *fh, MPI_Offset size)
 
 int tcio_set_size(tcio_file *fh, MPI_Offset size)
 {
-    return tci_error_note("tcio_set_size", set_size_call(fh, size));
+    int rc = set_size_call(fh, size);
+    tci_collective_leave();
+    return tci_error_note("tcio_set_size", rc);
 }

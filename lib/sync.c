@@ -85,5 +85,7 @@ static int sync_call(tcio_file *fh)
 
 int tcio_sync(tcio_file *fh)
 {
-    return tci_error_note("tcio_sync", sync_call(fh));
+    int rc = sync_call(fh);
+    tci_collective_leave();
+    return tci_error_note("tcio_sync", rc);
 }

@@ -364,6 +364,8 @@ static int wait_yielding(tci_transport *t, int count, MPI_Request *requests)
         }
         if (polls == 0)
             start = MPI_Wtime();
+        else
+            tci_collective_check_wait(start);
         tci_back_off(polls);
     }
 }
@@ -531,6 +533,8 @@ static int rma_take(tci_transport *t, tci_location loc, tci_slot_header *h)
         if (tries == 0) {
             t->busy_takes++;
             busy_since = MPI_Wtime();
+        } else {
+            tci_collective_check_wait(busy_since);
         }
         let_others_progress(r);
         tci_back_off(tries);

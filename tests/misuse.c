@@ -7,7 +7,12 @@
  *                           report the processor time they spent waiting
  *                           in it, and fail if it is over half the time
  *   misuse DIR skip CALL    the last rank never calls CALL and sleeps
- *                           instead (TCIO_COLLECTIVE_TIMEOUT must end it) */
+ *                           instead (TCIO_COLLECTIVE_TIMEOUT must end it)
+ *   misuse DIR skip CALL write
+ *                           the same after every rank wrote 64 KiB blocks,
+ *                           interleaved, over 4 MiB: on several nodes the
+ *                           others' forwards at CALL need the last rank's
+ *                           segments, and wait for it there */
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,6 +28,19 @@ static double cpu_seconds(void)
     struct timespec t;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* 64 KiB blocks, rank R's at blocks R, R + P, R + 2P, ... of 4 MiB. */
+static void write_blocks(tcio_file *fh, int rank, int nprocs)
+{
+    enum { BLOCK = 65536, BLOCKS = 64 };
+    static unsigned char block[BLOCK];
+    memset(block, 'a' + rank % 26, sizeof block);
+    for (int b = rank; b < BLOCKS; b += nprocs)
+        if (tcio_write_at(fh, (MPI_Offset)b * BLOCK, block, BLOCK, MPI_BYTE) != TCIO_SUCCESS) {
+            fprintf(stderr, "misuse: rank %d: tcio_write_at failed\n", rank);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
 }
 
 static int call(tcio_file *fh, const char *name)
@@ -101,6 +119,8 @@ int main(int argc, char **argv)
         if (strcmp(argv[3], "close") != 0)
             tcio_close(fh);
     } else if (strcmp(argv[2], "skip") == 0) {
+        if (argc >= 5 && strcmp(argv[4], "write") == 0)
+            write_blocks(fh, rank, nprocs);
         if (rank == last)
             sleep(60);                  /* the others must give up first */
         rc = call(fh, argv[3]);
