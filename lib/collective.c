@@ -172,14 +172,15 @@ int tci_agree(MPI_Comm comm, int rc)
 }
 
 /* The end of every agreement on an outcome: GLOBAL is the largest code
- * of all ranks (ERR: the allreduce that found it failed). */
+ * of all ranks (ERR: the allreduce that found it failed, which is this
+ * rank's own MPI failure: nothing says another rank failed). */
 static int collective_outcome(MPI_Comm comm, int local, int64_t global, int err)
 {
     if (err != MPI_SUCCESS)
         return local != TCIO_SUCCESS
                    ? local
-                   : tci_error_set_mpi(TCIO_ERR_REMOTE, "MPI_Iallreduce (the agreement on the "
-                                                        "outcome)", err);
+                   : tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Iallreduce (the agreement on the "
+                                                     "outcome)", err);
     if (global == TCIO_SUCCESS)
         return TCIO_SUCCESS;
     /* Every rank knows of the failure: the ranks whose part succeeded

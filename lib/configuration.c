@@ -178,7 +178,7 @@ static int read_stats_file(MPI_Info info, char **path)
     if (text[0] == '\0')
         return bad_setting(source, text, "expected a file name");
     if (!(*path = strdup(text)))
-        return tci_error_set(TCIO_ERR_BAD_CONFIG, "out of memory for %s", source);
+        return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory to keep %s", source);
     return 0;
 }
 
@@ -257,7 +257,10 @@ static int read_placement(MPI_Info info, tci_config *cfg)
 {
     char buf[MPI_MAX_INFO_VAL + 1], source[64];
     const char *text = setting_text(info, KEY_PLACEMENT, ENV_PLACEMENT, buf, source);
-    if (text && tci_parse_placement(text, &cfg->placement, &cfg->list, &cfg->list_len) != 0)
+    int rc = text ? tci_parse_placement(text, &cfg->placement, &cfg->list, &cfg->list_len) : 0;
+    if (rc == -2)       /* not -1: the caller tells a bad setting from this */
+        return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for the rank list of %s", source);
+    if (rc != 0)
         return bad_setting(source, text,
                            "expected spread, node or a comma-separated list of distinct ranks");
     return 0;
@@ -274,12 +277,13 @@ int tci_parse_count(const char *text, int64_t *value)
 }
 
 /* Parse "r0,r1,..." into a new array; -1 for anything but distinct
- * non-negative decimal ranks separated by single commas. */
+ * non-negative decimal ranks separated by single commas, -2 without
+ * memory for the array. */
 static int parse_rank_list(const char *text, int **list, int *len)
 {
     int *ranks = malloc(TCI_MAX_AGGREGATOR_LIST * sizeof *ranks);
     if (!ranks)
-        return -1;
+        return -2;
     int n = 0;
     const char *p = text;
     for (;;) {
@@ -320,8 +324,9 @@ int tci_parse_placement(const char *text, tci_placement_kind *kind, int **list, 
         *kind = TCI_PLACE_NODE;
         return 0;
     }
-    if (parse_rank_list(text, list, len) != 0)
-        return -1;
+    int rc = parse_rank_list(text, list, len);
+    if (rc != 0)
+        return rc;
     *kind = TCI_PLACE_LIST;
     return 0;
 }
@@ -363,21 +368,24 @@ int tci_config_from_user(MPI_Info info, tci_config *cfg)
 {
     *cfg = (tci_config){ .placement = TCI_PLACE_SPREAD, .early_drain = -1,
                          .background_memory = -1, .forward_staging = -1 };
-    int rc = TCIO_SUCCESS;
-    if (read_size(info, KEY_SEGMENT_SIZE, ENV_SEGMENT_SIZE, TCI_MAX_SEGMENT_SIZE,
-                  &cfg->segment_size) != 0 ||
-        read_size(info, KEY_SEGMENTS_PER_PROC, ENV_SEGMENTS_PER_PROC, TCI_MAX_SEGMENTS_PER_PROC,
-                  &cfg->segments_per_proc) != 0 ||
-        read_size(info, KEY_NODE_SEGMENTS, ENV_NODE_SEGMENTS, TCI_MAX_SEGMENTS_PER_PROC,
-                  &cfg->node_segments) != 0 ||
-        read_count(info, KEY_AGGREGATORS, ENV_AGGREGATORS, &cfg->aggregators) != 0 ||
-        read_placement(info, cfg) != 0 ||
-        read_early_drain(info, &cfg->early_drain) != 0 ||
-        read_stats(info, &cfg->stats) != 0 || read_stats_file(info, &cfg->stats_file) != 0 ||
-        read_transport(info, &cfg->transport) != 0 ||
-        read_background_memory(info, &cfg->background_memory) != 0 ||
-        read_forward_staging(info, &cfg->forward_staging) != 0)
-        rc = TCIO_ERR_BAD_CONFIG;
+    /* Each reader returns 0, -1 for a bad setting (its reason set), or a
+     * library code where its own resources failed (TCIO_ERR_NO_MEMORY). */
+    int rc = TCIO_SUCCESS, r = 0;
+    if ((r = read_size(info, KEY_SEGMENT_SIZE, ENV_SEGMENT_SIZE, TCI_MAX_SEGMENT_SIZE,
+                       &cfg->segment_size)) != 0 ||
+        (r = read_size(info, KEY_SEGMENTS_PER_PROC, ENV_SEGMENTS_PER_PROC,
+                       TCI_MAX_SEGMENTS_PER_PROC, &cfg->segments_per_proc)) != 0 ||
+        (r = read_size(info, KEY_NODE_SEGMENTS, ENV_NODE_SEGMENTS, TCI_MAX_SEGMENTS_PER_PROC,
+                       &cfg->node_segments)) != 0 ||
+        (r = read_count(info, KEY_AGGREGATORS, ENV_AGGREGATORS, &cfg->aggregators)) != 0 ||
+        (r = read_placement(info, cfg)) != 0 ||
+        (r = read_early_drain(info, &cfg->early_drain)) != 0 ||
+        (r = read_stats(info, &cfg->stats)) != 0 ||
+        (r = read_stats_file(info, &cfg->stats_file)) != 0 ||
+        (r = read_transport(info, &cfg->transport)) != 0 ||
+        (r = read_background_memory(info, &cfg->background_memory)) != 0 ||
+        (r = read_forward_staging(info, &cfg->forward_staging)) != 0)
+        rc = r > 0 ? r : TCIO_ERR_BAD_CONFIG;
     if (rc == TCIO_SUCCESS)
         rc = check_limits(cfg);
     if (rc == TCIO_SUCCESS)

@@ -90,8 +90,9 @@ int tci_parse_transport(const char *text, tci_transport_kind *kind);
 
 /* Parse an aggregator placement: "spread", "node", or a comma-separated
  * list of distinct non-negative ranks ("0,4,8").  For a list, stores a
- * malloc'ed array in *LIST and its length in *LEN.  Returns 0 or -1 (also
- * for duplicates and lists longer than TCI_MAX_AGGREGATOR_LIST). */
+ * malloc'ed array in *LIST and its length in *LEN.  Returns 0, -1 (also
+ * for duplicates and lists longer than TCI_MAX_AGGREGATOR_LIST) or -2 (no
+ * memory for the list). */
 int tci_parse_placement(const char *text, tci_placement_kind *kind, int **list, int *len);
 
 /* Settings given explicitly: the environment (TCIO_SEGMENT_SIZE, ...)

@@ -32,34 +32,32 @@ static void free_keyval(void)
 
 /* The keyval and the private communicator, made once for the process and
  * freed at MPI_Finalize; a failure leaves neither behind, so the next call
- * tries afresh. */
+ * tries afresh.  TCIO_SUCCESS, or TCIO_ERR_MPI or TCIO_ERR_NO_MEMORY: the
+ * library's resources failed, not the caller's datatype. */
 static int ensure_keyval(void)
 {
     if (type_keyval != MPI_KEYVAL_INVALID)
-        return 0;
+        return TCIO_SUCCESS;
     int err = MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, free_cached_info, &type_keyval,
                                      NULL);
     if (err != MPI_SUCCESS) {
         type_keyval = MPI_KEYVAL_INVALID;
-        tci_error_set_mpi(TCIO_ERR_BAD_TYPE, "MPI_Type_create_keyval (for the datatype "
-                          "cache)", err);
-        return -1;
+        return tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Type_create_keyval (for the datatype "
+                                 "cache)", err);
     }
     if ((err = MPI_Comm_dup(MPI_COMM_SELF, &check_comm)) != MPI_SUCCESS) {
         check_comm = MPI_COMM_NULL;
         free_keyval();
-        tci_error_set_mpi(TCIO_ERR_BAD_TYPE, "MPI_Comm_dup(MPI_COMM_SELF) (for the datatype "
-                          "checks)", err);
-        return -1;
+        return tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Comm_dup(MPI_COMM_SELF) (for the "
+                                 "datatype checks)", err);
     }
     MPI_Comm_set_errhandler(check_comm, MPI_ERRORS_RETURN);
     if (tci_at_finalize(free_keyval) != 0) {
         free_keyval();
-        tci_error_set(TCIO_ERR_BAD_TYPE, "no memory to register the datatype cache for "
-                      "MPI_Finalize");
-        return -1;
+        return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory to register the datatype cache "
+                             "for MPI_Finalize");
     }
-    return 0;
+    return TCIO_SUCCESS;
 }
 
 static bool is_predefined(MPI_Datatype type)
@@ -253,8 +251,9 @@ int tci_type_inspect_slow(MPI_Datatype type, tci_type_info *info)
         return TCIO_SUCCESS;
     if (type == MPI_DATATYPE_NULL)
         return tci_error_set(TCIO_ERR_BAD_TYPE, "the datatype is MPI_DATATYPE_NULL");
-    if (ensure_keyval() != 0)
-        return TCIO_ERR_BAD_TYPE;
+    int rc = ensure_keyval();
+    if (rc != TCIO_SUCCESS)
+        return rc;
     if (is_predefined(type)) {
         if (describe(type, info) != TCIO_SUCCESS)
             return tci_error_set(TCIO_ERR_BAD_TYPE, "MPI cannot tell the size and extent of "

@@ -400,10 +400,11 @@ static int receive_messages(tcio_file *fh)
         /* The record of the next message first: a message taken from MPI
          * without one would be lost for good (never merged, never
          * acknowledged: its forwarder and this rank's settle would wait
-         * for ever); without memory it stays in MPI for a later turn. */
+         * for ever); without memory it stays in MPI for a later turn.
+         * Nothing is lost, so nothing fails (as an owner's snapshot that
+         * finds no memory, owner.c). */
         if (!f->next_held && !(f->next_held = malloc(sizeof *f->next_held)))
-            return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory to receive a forward (it "
-                                 "waits for a later turn)");
+            return TCIO_SUCCESS;
         int found = 0, bytes = 0;
         MPI_Message handle;
         MPI_Status status;

@@ -130,6 +130,7 @@ enum fault_call {
     F_PACK,              /* MPI_Pack of a nonzero count */
     F_PEEK_LOCKED,       /* MPI_Get_accumulate with MPI_NO_OP: report every slot locked */
     F_REDUCE_SCATTER,    /* MPI_Ireduce_scatter_block (the staged forwards' settle) */
+    F_AGREEMENT,         /* MPI_Iallreduce of one int with MPI_MAX (the agreements) */
     F_COUNT
 };
 
@@ -274,6 +275,14 @@ int MPI_Ireduce_scatter_block(const void *in, void *out, int count, MPI_Datatype
     return PMPI_Ireduce_scatter_block(in, out, count, type, op, comm, request);
 }
 
+int MPI_Iallreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    if (count == 1 && type == MPI_INT && op == MPI_MAX && call_fails(F_AGREEMENT))
+        return MPI_ERR_OTHER;
+    return PMPI_Iallreduce(in, out, count, type, op, comm, request);
+}
+
 static void fail_mpi_call(enum fault_call c, int nth)
 {
     mpi_countdown[c] = nth;
@@ -354,7 +363,7 @@ START_TEST(test_type_keyval_failure)
     int rc3 = tcio_write_at(fh, 8 * tu_rank, data, 1, pair);
     MPI_Type_free(&pair);
     int rc = tu_close(fh);
-    expect_all(rc1, TCIO_ERR_BAD_TYPE, "keyval creation fails", "tcio_write_at");
+    expect_all(rc1, TCIO_ERR_MPI, "keyval creation fails", "tcio_write_at");
     expect_all(rc2, TCIO_SUCCESS, "after a failed keyval creation", "tcio_write_at");
     expect_all(rc3, TCIO_SUCCESS, "after a failed keyval creation", "second tcio_write_at");
     expect_all(rc, TCIO_SUCCESS, "after a failed keyval creation", "tcio_close");
@@ -1607,6 +1616,46 @@ int MPI_File_set_size(MPI_File fh, MPI_Offset size)
  * storage), so a later sync and the close fail too.  Then rank 0's
  * MPI_File_set_size fails inside tcio_set_size, which sticks the same
  * way. */
+/* ---- a failed agreement on the outcome ------------------------------------------ */
+
+/* The agreement at the end of tcio_read_session fails on every rank (its
+ * MPI_Iallreduce, the second of one int with MPI_MAX in the call after
+ * the session's agreement on what is missing, made to fail before it
+ * starts, so no rank is left in it): each rank's own MPI failure, TCIO_ERR_MPI with MPI's reason, not
+ * TCIO_ERR_REMOTE, which says that this rank's part succeeded and another
+ * rank's failed, when no rank knows of another's failure.  Nothing sticks:
+ * the session again and the close succeed, and the bytes read are the
+ * file's. */
+START_TEST(test_failed_agreement)
+{
+    TU_BEGIN();
+    enum { SIZE = 4096 };
+    const char *path = tu_path("agreement");
+    static unsigned char image[SIZE];
+    tu_fill_pattern(image, sizeof image, 77);
+    if (tu_rank == 0)
+        tu_posix_create(path, image, sizeof image);
+    MPI_Barrier(MPI_COMM_WORLD);
+    tcio_file *fh = NULL;
+    expect_all(tu_open(path, MPI_MODE_RDONLY, "1k", "2", &fh), TCIO_SUCCESS, "agreement",
+               "open");
+    fail_mpi_call(F_AGREEMENT, 2);
+    int rc1 = tcio_read_session(fh, 0, SIZE);
+    no_faults();
+    EXPLAINED(rc1, "tcio_read_session", "the agreement on the outcome");
+    int rc2 = tcio_read_session(fh, 0, SIZE);
+    unsigned char got[SIZE];
+    int rc3 = tcio_read_at(fh, 0, got, SIZE, MPI_BYTE);
+    int rc = tu_close(fh);
+    expect_all(rc1, TCIO_ERR_MPI, "the agreement fails", "tcio_read_session");
+    expect_all(rc2, TCIO_SUCCESS, "after a failed agreement", "tcio_read_session");
+    expect_all(rc3, TCIO_SUCCESS, "after a failed agreement", "tcio_read_at");
+    expect_all(rc, TCIO_SUCCESS, "after a failed agreement", "tcio_close");
+    CHECK_ALL(memcmp(got, image, SIZE) == 0, "after a failed agreement: the bytes read differ "
+              "from the file's");
+}
+END_TEST
+
 START_TEST(test_sync_failures)
 {
     TU_BEGIN();
@@ -1681,6 +1730,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "fast_path_bounds", test_fast_path_bounds);
     tu_add_case(s, "sieve_reader_identity", test_sieve_reader_identity);
     tu_add_case(s, "sync_failures", test_sync_failures);
+    tu_add_case(s, "failed_agreement", test_failed_agreement);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
     if (tu_rank == 0)
