@@ -77,10 +77,14 @@
  *   tcio_last_error tells why the last failure on this rank happened.  The
  *   library reports errors only through these codes and never aborts on its
  *   own (the two exceptions are opt-in or silenceable: see "Misuse" in
- *   doc/semantics.md).  A rejected call changes nothing:
+ *   doc/semantics.md; and a close that MPI_Finalize ends, because the
+ *   program never called tcio_close_end, writes its failure to standard
+ *   error, having no call to return it to).  A rejected call changes nothing:
  *   no data moves and the file position stays.  A file-system or MPI error
- *   while data is being moved or written (a spill, an early drain) sticks
- *   to the handle: every later call on it that can fail (tcio_write*,
+ *   while data is being moved or written (a spill, an early drain), or a
+ *   lack of memory there (TCIO_ERR_NO_MEMORY: a move's list of extents, a
+ *   spill's buffer, a forward received on several nodes), sticks to the
+ *   handle: every later call on it that can fail (tcio_write*,
  *   tcio_read*, tcio_fetch, tcio_prefetch, tcio_progress, and the
  *   collective tcio_flush, tcio_sync, tcio_set_size, tcio_read_session
  *   and tcio_close) returns it,
@@ -127,7 +131,7 @@ enum tcio_error {
                               with CREATE/EXCL/TRUNC, SEQUENTIAL, unknown bit;
                               or ranks that give different modes (the
                               access mode or any flag) */
-    TCIO_ERR_READ_ONLY,    /* write to a file opened MPI_MODE_RDONLY       */
+    TCIO_ERR_READ_ONLY,    /* write or set size: file opened MPI_MODE_RDONLY */
     TCIO_ERR_WRITE_ONLY,   /* read from a file opened MPI_MODE_WRONLY      */
     TCIO_ERR_BAD_CONFIG,   /* an invalid tcio_* setting (info key or TCIO_*
                               environment variable): a size or count that is
@@ -144,7 +148,9 @@ enum tcio_error {
                               plain I/O error, from its message)           */
     TCIO_ERR_IO,           /* the file system failed a read or write       */
     TCIO_ERR_MPI,          /* an MPI call inside the library failed        */
-    TCIO_ERR_REMOTE,       /* tcio_close/flush: another rank failed; this
+    TCIO_ERR_REMOTE,       /* a collective call (tcio_flush, tcio_sync,
+                              tcio_set_size, tcio_read_session, tcio_close,
+                              tcio_close_end): another rank failed; this
                               rank's own part succeeded                    */
     TCIO_ERR_COUNT         /* number of codes; not an error itself         */
 };
@@ -264,7 +270,11 @@ tcio_file *tcio_open(const char *fname, int mode);
  * On success stores the handle in *FH and returns TCIO_SUCCESS; otherwise
  * returns TCIO_ERR_BAD_ARG, TCIO_ERR_BAD_MODE, TCIO_ERR_BAD_CONFIG,
  * TCIO_ERR_NO_MEMORY, TCIO_ERR_NO_SUCH_FILE, TCIO_ERR_ACCESS,
- * TCIO_ERR_FILE_EXISTS, TCIO_ERR_OPEN or TCIO_ERR_MPI, the same code on every
+ * TCIO_ERR_FILE_EXISTS, TCIO_ERR_OPEN, TCIO_ERR_NO_SPACE (the file system
+ * or the quota full when MPI_File_open created the file),
+ * TCIO_ERR_IO (MPI_File_get_size, or the truncation of TCIO_MODE_TRUNC,
+ * failed: then also TCIO_ERR_NO_SPACE or TCIO_ERR_NO_MEMORY as MPI says)
+ * or TCIO_ERR_MPI, the same code on every
  * rank, with *FH set to NULL and no file created or changed by the library.
  * Bad arguments, modes and settings (also settings or modes that differ
  * between ranks, where MPI wants one mode on every rank, or settings that
@@ -349,7 +359,9 @@ int tcio_seek(tcio_file *fh, MPI_Offset offset, int whence);
  * rank, every rank's reads see every write made before it.  The data is not
  * necessarily in the file yet (tcio_sync or tcio_close writes it).  The
  * ranks also agree on the end of the file (see tcio_get_size).  Returns
- * TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE, TCIO_ERR_IO, TCIO_ERR_NO_SPACE,
+ * TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE (FH NULL, closed or closing: nothing
+ * happened, and the other ranks wait, as for any collective call a rank
+ * skips), TCIO_ERR_IO, TCIO_ERR_NO_SPACE, TCIO_ERR_NO_MEMORY,
  * TCIO_ERR_MPI (also a failure that an earlier call of this rank met and
  * that stuck to the handle), or TCIO_ERR_REMOTE if only another rank
  * failed.
@@ -379,11 +391,11 @@ int tcio_flush(tcio_file *fh);
  * Returns TCIO_SUCCESS on every rank, or this rank's own error:
  * TCIO_ERR_BAD_HANDLE (FH NULL, closed or closing: nothing happened, and
  * the other ranks wait, as for any collective call a rank skips),
- * TCIO_ERR_IO, TCIO_ERR_NO_SPACE or TCIO_ERR_MPI (a segment or the
- * MPI_File_sync failed: the failure sticks to the handle, and tcio_close
- * fails too; a segment that could not be written stays buffered, and the
- * close tries again; also a failure that an earlier call of this rank
- * met), or
+ * TCIO_ERR_IO, TCIO_ERR_NO_SPACE, TCIO_ERR_NO_MEMORY or TCIO_ERR_MPI (a
+ * segment or the MPI_File_sync failed: the failure sticks to the handle,
+ * and tcio_close fails too; a segment that could not be written stays
+ * buffered, and the close tries again; also a failure that an earlier
+ * call of this rank met), or
  * TCIO_ERR_REMOTE if only another rank failed.
  */
 int tcio_sync(tcio_file *fh);
@@ -423,8 +435,8 @@ int tcio_get_size(tcio_file *fh, MPI_Offset *size);
  * TCIO_ERR_BAD_ARG (SIZE negative or past the largest addressable offset,
  * on this rank; or SIZE differs between ranks: then every rank returns
  * it); TCIO_ERR_READ_ONLY (opened MPI_MODE_RDONLY, the same on every
- * rank); TCIO_ERR_IO, TCIO_ERR_NO_SPACE or TCIO_ERR_MPI (moving buffered
- * data failed: nothing was cut; or the truncation itself failed: the
+ * rank); TCIO_ERR_IO, TCIO_ERR_NO_SPACE, TCIO_ERR_NO_MEMORY or
+ * TCIO_ERR_MPI (moving buffered data failed: nothing was cut; or the truncation itself failed: the
  * failure sticks to the handle, and tcio_close fails too; also a failure
  * that an earlier call of this rank met, which refuses the call);
  * TCIO_ERR_REMOTE where
@@ -435,7 +447,8 @@ int tcio_set_size(tcio_file *fh, MPI_Offset size);
 /*
  * Local.  Complete this rank's pending reads: on return every buffer given
  * to tcio_read/tcio_read_at holds its data.  Returns TCIO_SUCCESS,
- * TCIO_ERR_BAD_HANDLE, TCIO_ERR_IO, TCIO_ERR_NO_SPACE or TCIO_ERR_MPI.
+ * TCIO_ERR_BAD_HANDLE, TCIO_ERR_IO, TCIO_ERR_NO_SPACE, TCIO_ERR_NO_MEMORY
+ * or TCIO_ERR_MPI (also a failure that stuck to the handle earlier).
  */
 int tcio_fetch(tcio_file *fh);
 
@@ -448,6 +461,8 @@ int tcio_fetch(tcio_file *fh);
  * Returns TCIO_SUCCESS only if every rank's data reached the file; otherwise
  * the same failure on every rank: this rank's own error code, or
  * TCIO_ERR_REMOTE if this rank's part succeeded but another rank's failed.
+ * TCIO_ERR_BAD_HANDLE if FH is NULL, closed or closing (nothing happened,
+ * and the other ranks wait, as for any collective call a rank skips).
  */
 int tcio_close(tcio_file *fh);
 
@@ -519,7 +534,9 @@ int tcio_close_end(tcio_file *fh);
  * TCIO_ERR_BAD_ARG (OFFSET or LENGTH < 0, end past the addressable range),
  * TCIO_ERR_NO_MEMORY (one segment-sized buffer is allocated at the first
  * prefetch), TCIO_ERR_IO or TCIO_ERR_MPI (a failed load leaves the segment
- * to be loaded by its first read; it does not stick to the handle).
+ * to be loaded by its first read; it does not stick to the handle), or a
+ * failure that stuck to the handle earlier (TCIO_ERR_NO_SPACE and
+ * TCIO_ERR_NO_MEMORY included).
  */
 int tcio_prefetch(tcio_file *fh, MPI_Offset offset, MPI_Offset length);
 
@@ -539,6 +556,9 @@ int tcio_prefetch(tcio_file *fh, MPI_Offset offset, MPI_Offset length);
  * Returns TCIO_SUCCESS or, the same on every rank in kind, this rank's
  * own error (as for tcio_prefetch; a rank with bad arguments takes part
  * declaring nothing) or TCIO_ERR_REMOTE if only another rank failed.
+ * TCIO_ERR_BAD_HANDLE if FH is NULL, closed or closing: that rank takes
+ * no part, and the other ranks wait, as for any collective call a rank
+ * skips.
  */
 int tcio_read_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length);
 
@@ -548,7 +568,9 @@ int tcio_read_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length);
  * rma; with shm the moves are copies that need nobody's progress),
  * complete early drains and start the drain of segments that other ranks
  * have filled (aggregators only; on other ranks it only drives MPI
- * progress, with rma).  The library's own polls skip MPI's progress
+ * progress, with rma), and with tcio_forward_staging on several nodes,
+ * on every rank, merge the staged forwards that reached this rank and
+ * free this rank's copies that their aggregators acknowledged.  The library's own polls skip MPI's progress
  * engine while no file open in this process has rma level-2 slots that
  * others reach (a file opened MPI_MODE_RDONLY on several nodes without a
  * read session has none: its reads go past the aggregators; nor has one
@@ -559,8 +581,9 @@ int tcio_read_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length);
  * computations between I/O phases (say every few milliseconds of work) on
  * MPI libraries without asynchronous progress, where a busy aggregator
  * otherwise delays every rank that moves data to it.  Returns TCIO_SUCCESS,
- * TCIO_ERR_BAD_HANDLE, or the first file-system or MPI error that a
- * data movement of this handle met so far (it also sticks for close).
+ * TCIO_ERR_BAD_HANDLE, or the first file-system, MPI or memory error
+ * (TCIO_ERR_NO_MEMORY) that a data movement of this handle met so far (it
+ * also sticks for close).
  */
 int tcio_progress(tcio_file *fh);
 
@@ -590,8 +613,9 @@ const char *tcio_error_string(int code);
  * tcio_open_comm, which tcio_open calls).  After a failed collective call
  * every rank can explain the failure, also the ranks where it did not
  * happen: after an open they get the reason of the lowest rank where it
- * did; after tcio_flush, tcio_close and tcio_read_session the ranks that
- * return TCIO_ERR_REMOTE get that rank's code and reason.
+ * did; after tcio_flush, tcio_sync, tcio_set_size, tcio_read_session,
+ * tcio_close and tcio_close_end the ranks that return TCIO_ERR_REMOTE get
+ * that rank's code and reason.
  * Messages have at most TCIO_MAX_ERROR_STRING - 1 bytes.  Never fails; callable before MPI_Init and
  * after MPI_Finalize.
  */
@@ -620,11 +644,14 @@ int tcio_last_error(char *buf, int len);
  *                              (MPI one-sided operations), "shm" (node-
  *                              shared memory: auto on one node, or asked
  *                              for) or "mixed" (auto on several nodes, or
- *                              asked for there)
+ *                              asked for there; auto there is "rma" when
+ *                              the node's tier could not be made)
  *   tcio_background_memory     bytes per node of level 2 that may wait for
  *                              tcio_close_begin's helper thread (this
  *                              rank's value)
- *   tcio_forward_staging       staged forwards per rank of a node (0: off)
+ *   tcio_forward_staging       staged forwards per rank of a node (0: off),
+ *                              the setting: they are staged only with
+ *                              "mixed" (several nodes)
  *   tcio_target_progress       "needed" or "not needed": whether other
  *                              ranks' moves into an aggregator's slots
  *                              wait for its MPI progress, as the open
