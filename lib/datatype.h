@@ -22,7 +22,9 @@ typedef struct tci_type_info {
 extern int64_t tci_pack_piece_bytes;
 
 /* Check that TYPE is a committed datatype and describe it (the slow path
- * of tci_type_inspect).  Returns TCIO_SUCCESS or TCIO_ERR_BAD_TYPE. */
+ * of tci_type_inspect).  Returns TCIO_SUCCESS or TCIO_ERR_BAD_TYPE, or
+ * TCIO_ERR_MPI or TCIO_ERR_NO_MEMORY where the library's own cache could
+ * not be set up (its keyval, communicator or finalize hook). */
 int tci_type_inspect_slow(MPI_Datatype type, tci_type_info *info);
 
 /* The two predefined types most recently inspected, most recent first
@@ -58,7 +60,8 @@ static inline const tci_type_info *tci_type_recent(MPI_Datatype type)
 }
 
 /* Check that TYPE is a committed datatype and describe it.  Returns
- * TCIO_SUCCESS or TCIO_ERR_BAD_TYPE.  Predefined types are cached in the
+ * TCIO_SUCCESS or TCIO_ERR_BAD_TYPE (or, as tci_type_inspect_slow,
+ * TCIO_ERR_MPI or TCIO_ERR_NO_MEMORY).  Predefined types are cached in the
  * library, derived ones in an attribute on the type itself, so repeated
  * calls with one type are cheap; the two most recent predefined types
  * cost two comparisons. */

@@ -77,6 +77,8 @@ static int wait_request(tcio_file *fh, MPI_Request *req)
         }
         if (polls == 0)
             start = MPI_Wtime();
+        else
+            tci_collective_check_wait(start);
         tci_back_off(polls);
     }
 }
@@ -107,11 +109,13 @@ static int word_op(tcio_file *fh, int owner, MPI_Aint disp, int64_t value, MPI_O
  * it, so the swap's wait alone would not). */
 static int lock_owner(tcio_file *fh, int owner)
 {
+    double since = MPI_Wtime();
     for (int tries = 0;; tries++) {
         int64_t old = 1;
         int rc = word_op(fh, owner, lock_disp(), 1, MPI_REPLACE, &old);
         if (rc != TCIO_SUCCESS || old == 0)
             return rc;
+        tci_collective_check_wait(since);
         tci_mpi_progress(fh->comm);
         tci_back_off(tries);
     }
@@ -745,8 +749,10 @@ int tci_forward_settle(tcio_file *fh)
         int serve_rc = serve(fh);
         if (rc == TCIO_SUCCESS)
             rc = serve_rc;
-        if (!settled(f, expected))
+        if (!settled(f, expected)) {
             tci_back_off(polls);
+            tci_collective_check_timeout(start);
+        }
     }
     /* Waiting for the copies still on their way to this aggregator and
      * for the aggregators' acknowledgements (and merging what came). */

@@ -245,6 +245,8 @@ static int shm_take(tci_transport *t, tci_location loc, tci_slot_header *h)
         if (tries == 0) {
             t->busy_takes++;
             busy_since = MPI_Wtime();
+        } else {
+            tci_collective_check_wait(busy_since);
         }
         /* The holder and the sharers need nobody's progress to finish
          * their moves and leave, except a combining tier's forwarder
@@ -296,6 +298,8 @@ static int shm_take_shared(tci_transport *t, tci_location loc, int64_t segment, 
             if (tries == 0) {
                 t->busy_takes++;
                 busy_since = MPI_Wtime();
+            } else {
+                tci_collective_check_wait(busy_since);
             }
             tci_transport_wait_progress(t, tries);
             tci_back_off(tries++);

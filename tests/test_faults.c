@@ -1610,19 +1610,13 @@ int MPI_File_set_size(MPI_File fh, MPI_Offset size)
     return PMPI_File_set_size(fh, size);
 }
 
-/* The last rank's MPI_File_sync fails inside tcio_sync: that rank returns
- * TCIO_ERR_IO naming it, the others TCIO_ERR_REMOTE with its reason; the
- * failure sticks (after a failed fsync the bytes may never reach the
- * storage), so a later sync and the close fail too.  Then rank 0's
- * MPI_File_set_size fails inside tcio_set_size, which sticks the same
- * way. */
 /* ---- a failed agreement on the outcome ------------------------------------------ */
 
 /* The agreement at the end of tcio_read_session fails on every rank (its
  * MPI_Iallreduce, the second of one int with MPI_MAX in the call after
  * the session's agreement on what is missing, made to fail before it
- * starts, so no rank is left in it): each rank's own MPI failure, TCIO_ERR_MPI with MPI's reason, not
- * TCIO_ERR_REMOTE, which says that this rank's part succeeded and another
+ * starts, so no rank is left in it): each rank's own MPI failure,
+ * TCIO_ERR_MPI with MPI's reason, not TCIO_ERR_REMOTE, which says that this rank's part succeeded and another
  * rank's failed, when no rank knows of another's failure.  Nothing sticks:
  * the session again and the close succeed, and the bytes read are the
  * file's. */
@@ -1656,6 +1650,12 @@ START_TEST(test_failed_agreement)
 }
 END_TEST
 
+/* The last rank's MPI_File_sync fails inside tcio_sync: that rank returns
+ * TCIO_ERR_IO naming it, the others TCIO_ERR_REMOTE with its reason; the
+ * failure sticks (after a failed fsync the bytes may never reach the
+ * storage), so a later sync and the close fail too.  Then rank 0's
+ * MPI_File_set_size fails inside tcio_set_size, which sticks the same
+ * way. */
 START_TEST(test_sync_failures)
 {
     TU_BEGIN();
