@@ -12,7 +12,15 @@
  *                           the same after every rank wrote 64 KiB blocks,
  *                           interleaved, over 4 MiB: on several nodes the
  *                           others' forwards at CALL need the last rank's
- *                           segments, and wait for it there */
+ *                           segments, and wait for it there
+ *   misuse DIR busy         the last rank, an aggregator, computes for 4 s
+ *                           outside MPI after the open while the others
+ *                           write 64 KiB blocks over 32 MiB (on several
+ *                           nodes their forwards wait for it inside
+ *                           tcio_write_at, under MPICH), then every rank
+ *                           meets in MPI_Barrier and closes: a long wait
+ *                           outside a collective call, which
+ *                           TCIO_COLLECTIVE_TIMEOUT must leave alone */
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
 #include <stdio.h>
@@ -30,13 +38,13 @@ static double cpu_seconds(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* 64 KiB blocks, rank R's at blocks R, R + P, R + 2P, ... of 4 MiB. */
-static void write_blocks(tcio_file *fh, int rank, int nprocs)
+/* 64 KiB blocks, rank R's at blocks R, R + P, R + 2P, ... of BLOCKS. */
+static void write_blocks(tcio_file *fh, int rank, int nprocs, int blocks)
 {
-    enum { BLOCK = 65536, BLOCKS = 64 };
+    enum { BLOCK = 65536 };
     static unsigned char block[BLOCK];
     memset(block, 'a' + rank % 26, sizeof block);
-    for (int b = rank; b < BLOCKS; b += nprocs)
+    for (int b = rank; b < blocks; b += nprocs)
         if (tcio_write_at(fh, (MPI_Offset)b * BLOCK, block, BLOCK, MPI_BYTE) != TCIO_SUCCESS) {
             fprintf(stderr, "misuse: rank %d: tcio_write_at failed\n", rank);
             MPI_Abort(MPI_COMM_WORLD, 1);
@@ -62,9 +70,9 @@ int main(int argc, char **argv)
     int rank, nprocs;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (argc < 3 || (strcmp(argv[2], "env") != 0 && argc < 4)) {
+    if (argc < 3 || (strcmp(argv[2], "env") != 0 && strcmp(argv[2], "busy") != 0 && argc < 4)) {
         if (rank == 0)
-            fprintf(stderr, "usage: misuse DIR env | late CALL | skip CALL\n");
+            fprintf(stderr, "usage: misuse DIR env | late CALL | skip CALL [write] | busy\n");
         MPI_Finalize();
         return 2;
     }
@@ -118,9 +126,20 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[3], "close") != 0)
             tcio_close(fh);
+    } else if (strcmp(argv[2], "busy") == 0) {
+        if (rank == last)
+            sleep(4);                   /* longer than the test's timeout */
+        else
+            write_blocks(fh, rank, nprocs, 512);
+        /* Where the forwards need nobody (Open MPI here), the others wait
+         * here, outside the library, rather than in tcio_close's
+         * collective step, which the timeout would rightly end. */
+        MPI_Barrier(MPI_COMM_WORLD);
+        rc = tcio_close(fh);
+        status = rc != TCIO_SUCCESS;
     } else if (strcmp(argv[2], "skip") == 0) {
         if (argc >= 5 && strcmp(argv[4], "write") == 0)
-            write_blocks(fh, rank, nprocs);
+            write_blocks(fh, rank, nprocs, 64);
         if (rank == last)
             sleep(60);                  /* the others must give up first */
         rc = call(fh, argv[3]);

@@ -10,7 +10,9 @@
 # - with TCIO_COLLECTIVE_TIMEOUT set, a rank that skips tcio_close, or
 #   the first tcio_open_comm, makes the others abort with a message naming
 #   the call, also a close on two "nodes" with staged forwards, and one
-#   whose locked forwards wait for the skipping aggregator.
+#   whose locked forwards wait for the skipping aggregator;
+# - but a rank that waits as long inside a local call (tcio_write_at
+#   forwarding to an aggregator that computes) is not aborted.
 . "$(dirname "$0")/skip-in-distcheck.sh"
 dir=${TCIO_TEST_DIR:-${TMPDIR:-/tmp}}
 out=$(mktemp) err=$(mktemp)
@@ -89,6 +91,21 @@ skip_check close tcio_close write TCIO_TEST_NODES=2 TCIO_FORWARD_STAGING=1
 # The first open on a communicator, whose first collective is the
 # duplicate of the communicator (waited for like the agreements).
 skip_check open tcio_open_comm -
+
+# Outside a collective call the timeout waits for nobody: the last rank,
+# an aggregator, computes 4 s after the open while the other's writes
+# forward into its segments (on two "nodes" under MPICH they wait for it
+# inside tcio_write_at; elsewhere in the program's MPI_Barrier), with a
+# timeout of 2 s; the run must succeed.
+start=$(date +%s)
+TCIO_COLLECTIVE_TIMEOUT=2 TCIO_TEST_NODES=2 timeout 60 ./tests/run-mpi.sh 2 ./tests/misuse \
+    "$dir" busy >"$out" 2>"$err"
+rc=$? took=$(($(date +%s) - start))
+if [ $rc -ne 0 ] || grep -q "libtcio: rank" "$err"; then
+    show
+    fail "busy: exit $rc after $took s: a wait outside a collective call was timed out"
+fi
+rm -f "$dir/tcio-misuse-busy"
 
 if [ $failed -ne 0 ]; then
     echo "misuse.sh: $failed check(s) failed"
