@@ -63,14 +63,15 @@ static void pause_for(long ns)
     nanosleep(&t, NULL);
 }
 
-static void give_up(double waited)
+/* WHOM: what the rank waited for, and who did not come ("for the other
+ * ranks of the file", "some rank did not call tcio_close"). */
+static void give_up(double waited, const char *whom, const char *absent)
 {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     fprintf(stderr,
-            "libtcio: rank %d waited %.0f s in %s for the other ranks of the file "
-            "(TCIO_COLLECTIVE_TIMEOUT): some rank did not call %s; aborting\n",
-            rank, waited, current_call, current_call);
+            "libtcio: rank %d waited %.0f s in %s %s (TCIO_COLLECTIVE_TIMEOUT): %s; aborting\n",
+            rank, waited, current_call, whom, absent);
     fflush(stderr);
     /* A pause before the abort: MPICH's launcher (hydra) dropped the line
      * above about one time in five when MPI_Abort killed the job at once,
@@ -86,14 +87,48 @@ static void give_up(double waited)
 void tci_collective_check_timeout(double start)
 {
     double limit = timeout_seconds(), waited = MPI_Wtime() - start;
-    if (limit > 0 && waited > limit)
-        give_up(waited);
+    if (limit > 0 && waited > limit) {
+        char absent[160];
+        snprintf(absent, sizeof absent, "some rank did not call %s", current_call);
+        give_up(waited, "for the other ranks of the file", absent);
+    }
 }
 
-void tci_collective_check_wait(double start)
+/* RANK of COMM as a rank of MPI_COMM_WORLD, or -1. */
+static int world_rank(MPI_Comm comm, int rank)
 {
-    if (in_call && timeout_seconds() > 0)
-        tci_collective_check_timeout(start);
+    MPI_Group group, world;
+    int out = -1;
+    if (MPI_Comm_group(comm, &group) != MPI_SUCCESS)
+        return -1;
+    if (MPI_Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS) {
+        if (MPI_Group_translate_ranks(group, 1, &rank, world, &out) != MPI_SUCCESS ||
+            out == MPI_UNDEFINED)
+            out = -1;
+        MPI_Group_free(&world);
+    }
+    MPI_Group_free(&group);
+    return out;
+}
+
+void tci_collective_check_wait(double start, MPI_Comm comm, int rank)
+{
+    double limit = timeout_seconds();
+    if (!in_call || limit <= 0 || MPI_Wtime() - start <= limit)
+        return;
+    char whom[160], absent[200];
+    int target = rank >= 0 ? world_rank(comm, rank) : -1;
+    if (target >= 0) {
+        snprintf(whom, sizeof whom, "for rank %d, whose MPI progress a one-sided operation "
+                 "needs", target);
+        snprintf(absent, sizeof absent, "rank %d did not call %s, or stays outside MPI",
+                 target, current_call);
+    } else {
+        snprintf(whom, sizeof whom, "for a slot or lock another rank holds");
+        snprintf(absent, sizeof absent, "some rank did not call %s, or stays outside MPI",
+                 current_call);
+    }
+    give_up(MPI_Wtime() - start, whom, absent);
 }
 
 static int levels_served;

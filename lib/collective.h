@@ -52,13 +52,14 @@ int tci_collective_wait(MPI_Request *req);
 void tci_collective_check_timeout(double start);
 
 /* For a wait for another rank that is not itself a collective step (a
- * one-sided operation that waits for its target's progress, a slot
- * another rank holds), polled since START: inside a collective call, the
- * same as tci_collective_check_timeout (a rank that skipped the call and
- * left MPI, an aggregator whose slot a forward at tcio_close needs, must
- * not hold the others for ever); outside one nothing, since an
- * aggregator may compute for as long as it likes between its calls. */
-void tci_collective_check_wait(double start);
+ * one-sided operation that waits for its target's progress: RANK of
+ * COMM; a slot or lock another rank holds: RANK -1), polled since START:
+ * inside a collective call, the same as tci_collective_check_timeout, the
+ * message naming RANK (a rank that skipped the call and left MPI, an
+ * aggregator whose slot a forward at tcio_close needs, must not hold the
+ * others for ever); outside one nothing, since an aggregator may compute
+ * for as long as it likes between its calls. */
+void tci_collective_check_wait(double start, MPI_Comm comm, int rank);
 
 /* Count (DELTA +1 or -1) the open level 2s whose slots other ranks reach
  * through moves that wait for this rank's MPI progress (level2.c): while

@@ -62,9 +62,10 @@ static size_t words_bytes(int nnodes)
 
 /* ---- the forward words ---------------------------------------------------- */
 
-/* Complete REQ, giving the processor away between polls; the time is a
- * wait for another rank's one-sided progress. */
-static int wait_request(tcio_file *fh, MPI_Request *req)
+/* Complete REQ, an operation on OWNER's forward words, giving the
+ * processor away between polls; the time is a wait for another rank's
+ * one-sided progress. */
+static int wait_request(tcio_file *fh, int owner, MPI_Request *req)
 {
     double start = 0;
     for (int polls = 0;; polls++) {
@@ -78,7 +79,7 @@ static int wait_request(tcio_file *fh, MPI_Request *req)
         if (polls == 0)
             start = MPI_Wtime();
         else
-            tci_collective_check_wait(start);
+            tci_collective_check_wait(start, fh->comm, owner);
         tci_back_off(polls);
     }
 }
@@ -94,7 +95,7 @@ static int word_op(tcio_file *fh, int owner, MPI_Aint disp, int64_t value, MPI_O
     int err = MPI_Rget_accumulate(&value, 1, MPI_INT64_T, &result, 1, MPI_INT64_T, owner, disp,
                                   1, MPI_INT64_T, op, fh->fwd.win, &req);
     if (err == MPI_SUCCESS)
-        err = wait_request(fh, &req);
+        err = wait_request(fh, owner, &req);
     if (err != MPI_SUCCESS)
         return tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Rget_accumulate on an aggregator's "
                                  "forward words", err);
@@ -115,7 +116,7 @@ static int lock_owner(tcio_file *fh, int owner)
         int rc = word_op(fh, owner, lock_disp(), 1, MPI_REPLACE, &old);
         if (rc != TCIO_SUCCESS || old == 0)
             return rc;
-        tci_collective_check_wait(since);
+        tci_collective_check_wait(since, fh->comm, -1);
         tci_mpi_progress(fh->comm);
         tci_back_off(tries);
     }

@@ -345,11 +345,12 @@ static int rma_complete_all(tci_transport *t)
  * per range, and the counter. */
 #define MAX_REQUESTS (2 * TCI_MAX_RANGES + 1)
 
-/* Complete request-based operations, giving the processor away between
- * polls so that a target sharing our core can run its progress engine.
+/* Complete request-based operations on TARGET, giving the processor away
+ * between polls so that a target sharing our core can run its progress
+ * engine.
  * The time until they complete is T's one-sided wait (TCIO_STATS
  * one_sided_waits): zero where the operations complete at once. */
-static int wait_yielding(tci_transport *t, int count, MPI_Request *requests)
+static int wait_yielding(tci_transport *t, int target, int count, MPI_Request *requests)
 {
     MPI_Status statuses[MAX_REQUESTS];   /* not MPI_STATUSES_IGNORE: gcc
                                             misreads MPICH's annotation */
@@ -365,16 +366,16 @@ static int wait_yielding(tci_transport *t, int count, MPI_Request *requests)
         if (polls == 0)
             start = MPI_Wtime();
         else
-            tci_collective_check_wait(start);
+            tci_collective_check_wait(start, rma_of(t)->comm, target);
         tci_back_off(polls);
     }
 }
 
 /* Wait for the first N requests of REQ (all that were started), keeping
  * the first error: no request is left behind on a failure path. */
-static int finish_started(tci_transport *t, int n, MPI_Request *req, int err)
+static int finish_started(tci_transport *t, int target, int n, MPI_Request *req, int err)
 {
-    int wait_err = n > 0 ? wait_yielding(t, n, req) : MPI_SUCCESS;
+    int wait_err = n > 0 ? wait_yielding(t, target, n, req) : MPI_SUCCESS;
     return err != MPI_SUCCESS ? err : wait_err;
 }
 
@@ -510,7 +511,7 @@ static int rma_take(tci_transport *t, tci_location loc, tci_slot_header *h)
                                       header_disp(r, loc.slot), 1, MPI_INT64_T,
                                       MPI_REPLACE, r->win, &req);
         if (err == MPI_SUCCESS)
-            err = wait_yielding(t, 1, &req);
+            err = wait_yielding(t, loc.rank, 1, &req);
         if (err != MPI_SUCCESS)
             return tci_error_from_mpi(err);
         if (old != TCI_STATE_LOCKED) {
@@ -524,7 +525,7 @@ static int rma_take(tci_transport *t, tci_location loc, tci_slot_header *h)
                                   header_disp(r, loc.slot), 1, MPI_INT64_T, MPI_REPLACE,
                                   r->win, &req);
             if (err == MPI_SUCCESS)
-                err = wait_yielding(t, 1, &req);
+                err = wait_yielding(t, loc.rank, 1, &req);
             if (err == MPI_SUCCESS)
                 flush_counted(t, loc.rank);
             return tci_error_set(TCIO_ERR_MPI, "internal: this rank holds %d level-2 slots "
@@ -534,7 +535,7 @@ static int rma_take(tci_transport *t, tci_location loc, tci_slot_header *h)
             t->busy_takes++;
             busy_since = MPI_Wtime();
         } else {
-            tci_collective_check_wait(busy_since);
+            tci_collective_check_wait(busy_since, r->comm, -1);
         }
         let_others_progress(r);
         tci_back_off(tries);
@@ -570,7 +571,7 @@ static int rma_release(tci_transport *t, tci_location loc, const tci_slot_header
                               header_disp(r, loc.slot), 1, MPI_INT64_T, MPI_REPLACE,
                               r->win, &req);
     if (err == MPI_SUCCESS)
-        err = wait_yielding(t, 1, &req);   /* state_out may be reused after this */
+        err = wait_yielding(t, loc.rank, 1, &req);   /* state_out may be reused after this */
     if (err == MPI_SUCCESS)
         err = flush_counted(t, loc.rank);
     if (!known)
@@ -634,7 +635,7 @@ static int rma_peek(tci_transport *t, tci_location loc, int64_t *state)
                                   header_disp(r, loc.slot), 1, MPI_INT64_T, MPI_NO_OP,
                                   r->win, &req);
     if (err == MPI_SUCCESS)
-        err = wait_yielding(t, 1, &req);
+        err = wait_yielding(t, loc.rank, 1, &req);
     return tci_error_from_mpi(err);
 }
 
@@ -647,7 +648,7 @@ static int rma_notify(tci_transport *t, tci_location loc)
     int err = MPI_Raccumulate(&one, 1, MPI_INT64_T, loc.rank, 0, 1, MPI_INT64_T, MPI_SUM,
                               r->win, &req);
     if (err == MPI_SUCCESS)
-        err = wait_yielding(t, 1, &req);
+        err = wait_yielding(t, loc.rank, 1, &req);
     /* As with the release: without a flush the notice may stay at the
      * origin (osc/pt2pt), and the early drain would wait for close. */
     if (err == MPI_SUCCESS)
@@ -714,7 +715,7 @@ static int rma_reset(tci_transport *t, tci_location loc)
                               MPI_INT64_T, MPI_REPLACE, r->win, &req[n]);
     if (err == MPI_SUCCESS)
         n++;
-    err = finish_started(t, n, req, err);   /* the mask is reused at once */
+    err = finish_started(t, loc.rank, n, req, err);   /* the mask is reused at once */
     /* In its own slot the owner goes on with plain loads and stores
      * (level2.c, merge_in_place), which MPI orders after the accumulates
      * only once they are complete at the target: here, a local flush. */
@@ -759,7 +760,7 @@ static int rma_put(tci_transport *t, tci_location loc, const char *buf, const tc
         if (err == MPI_SUCCESS)
             n++;                  /* counted only once it has started */
     }
-    return tci_error_from_mpi(finish_started(t, n, req, err));
+    return tci_error_from_mpi(finish_started(t, loc.rank, n, req, err));
 }
 
 static int rma_get(tci_transport *t, tci_location loc, char *buf, const tci_move *m)
@@ -770,7 +771,7 @@ static int rma_get(tci_transport *t, tci_location loc, char *buf, const tci_move
     int err = MPI_Rget(buf + mt->offset, mt->count, mt->type, loc.rank,
                        data_disp(r, loc.slot) + mt->offset, mt->count, mt->type, r->win, &req);
     if (err == MPI_SUCCESS)
-        err = wait_yielding(t, 1, &req);
+        err = wait_yielding(t, loc.rank, 1, &req);
     return tci_error_from_mpi(err);
 }
 
@@ -788,7 +789,7 @@ static int rma_get_all(tci_transport *t, tci_location loc, char *data, unsigned 
                        segment_bytes(r), MPI_BYTE, r->win, &req[n]);
     if (err == MPI_SUCCESS)
         n++;
-    return tci_error_from_mpi(finish_started(t, n, req, err));
+    return tci_error_from_mpi(finish_started(t, loc.rank, n, req, err));
 }
 
 static int rma_get_range(tci_transport *t, tci_location loc, int nranges,
@@ -832,7 +833,7 @@ static int rma_get_range(tci_transport *t, tci_location loc, int nranges,
         if (err == MPI_SUCCESS)
             n++;
     }
-    return tci_error_from_mpi(finish_started(t, n, req, err));
+    return tci_error_from_mpi(finish_started(t, loc.rank, n, req, err));
 }
 
 /* rma keeps no loaded span: its slots are loaded whole (transport.h). */
@@ -888,7 +889,7 @@ static int rma_put_range(tci_transport *t, tci_location loc, int nranges,
         if (err == MPI_SUCCESS)
             n++;
     }
-    return tci_error_from_mpi(finish_started(t, n, req, err));
+    return tci_error_from_mpi(finish_started(t, loc.rank, n, req, err));
 }
 
 /* ---- keeping the window for the next file -------------------------------- */

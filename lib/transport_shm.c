@@ -246,7 +246,7 @@ static int shm_take(tci_transport *t, tci_location loc, tci_slot_header *h)
             t->busy_takes++;
             busy_since = MPI_Wtime();
         } else {
-            tci_collective_check_wait(busy_since);
+            tci_collective_check_wait(busy_since, MPI_COMM_NULL, -1);
         }
         /* The holder and the sharers need nobody's progress to finish
          * their moves and leave, except a combining tier's forwarder
@@ -299,7 +299,7 @@ static int shm_take_shared(tci_transport *t, tci_location loc, int64_t segment, 
                 t->busy_takes++;
                 busy_since = MPI_Wtime();
             } else {
-                tci_collective_check_wait(busy_since);
+                tci_collective_check_wait(busy_since, MPI_COMM_NULL, -1);
             }
             tci_transport_wait_progress(t, tries);
             tci_back_off(tries++);
