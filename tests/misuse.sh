@@ -58,14 +58,19 @@ flavor=$(sed -n "s/^MPI_FLAVOR='\(.*\)'$/\1/p" ./tests/run-mpi.sh)
 # CALL (misuse.c's name) that the last rank skips, the libtcio call the
 # others' timeout message must name, and "write" for writes before it
 # (misuse.c) or "-"; then settings (NAME=VALUE words) for the run.  After
-# writes on two "nodes" under MPICH the wait is for the last rank's
-# progress, and the message must name that rank (1).
+# writes on two "nodes" under MPICH, staging off, the wait is for the last
+# rank's progress, and the message must name that rank (1); with staging,
+# whether the forward that waits comes before the close's count or not
+# depends on the timing (a loaded machine made it the count once).
 skip_check() {
     start=$(date +%s)
     call=$1 named=$2 extra=$3
     shift 3
     whom=".*TCIO_COLLECTIVE_TIMEOUT"
-    [ "$extra" = write ] && [ "$flavor" = mpich ] && whom="for rank 1, .*TCIO_COLLECTIVE_TIMEOUT"
+    case "$extra $flavor $*" in
+        *STAGING*) ;;     # the wait may come in the lock or in the count
+        "write mpich"*) whom="for rank 1, .*TCIO_COLLECTIVE_TIMEOUT" ;;
+    esac
     [ "$extra" = - ] && extra=
     # shellcheck disable=SC2086 # extra is one word or none
     TCIO_COLLECTIVE_TIMEOUT=2 timeout 50 env "$@" ./tests/run-mpi.sh 2 ./tests/misuse "$dir" skip "$call" \
