@@ -291,11 +291,11 @@ tcio_file *tcio_open(const char *fname, int mode);
  * gives it the separate memory model (MPI_WIN_MODEL), which libtcio does
  * not support (doc/portability.md), or fails a one-sided operation of the
  * open's probe of it (tcio_get_info's tcio_target_progress).
- * Under Open MPI 4.1, the level-2 windows of files opened at the same
- * moment on communicators with no rank in common that share a node can
- * share memory (an Open MPI defect, fixed in 5.0): open such files one
- * after the other (doc/portability.md, One-sided components under Open
- * MPI).
+ * Under Open MPI 4.1, the MPI windows (the rma transport: several nodes,
+ * or rma asked for) of files opened at the same moment on communicators
+ * with no rank in common that share a node can share memory (an Open MPI
+ * defect, fixed in 5.0): open such files one after the other
+ * (doc/portability.md, One-sided components under Open MPI).
  * Opening a file that this process closed with tcio_close_begin and
  * whose tcio_close_end has not come yet waits for its helper thread, so
  * that the new handle sees every byte (on every rank of COMM: their

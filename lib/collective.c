@@ -123,6 +123,11 @@ void tci_collective_check_wait(double start, MPI_Comm comm, int rank)
                  "needs", target);
         snprintf(absent, sizeof absent, "rank %d did not call %s, or stays outside MPI",
                  target, current_call);
+    } else if (rank >= 0) {           /* not in MPI_COMM_WORLD (a spawned job) */
+        snprintf(whom, sizeof whom, "for rank %d of the file's communicator, whose MPI "
+                 "progress a one-sided operation needs", rank);
+        snprintf(absent, sizeof absent, "that rank did not call %s, or stays outside MPI",
+                 current_call);
     } else {
         snprintf(whom, sizeof whom, "for a slot or lock another rank holds");
         snprintf(absent, sizeof absent, "some rank did not call %s, or stays outside MPI",

@@ -108,13 +108,20 @@ skip_check open tcio_open_comm -
 # forward into its segments (on two "nodes" under MPICH they wait for it
 # inside tcio_write_at; elsewhere in the program's MPI_Barrier), with a
 # timeout of 2 s; the run must succeed.
+# Under MPICH the statistics must show that wait (one-sided waits longer
+# than the timeout), or the check would test nothing.
 start=$(date +%s)
-TCIO_COLLECTIVE_TIMEOUT=2 TCIO_TEST_NODES=2 timeout 60 ./tests/run-mpi.sh 2 ./tests/misuse \
-    "$dir" busy >"$out" 2>"$err"
+TCIO_COLLECTIVE_TIMEOUT=2 TCIO_TEST_NODES=2 TCIO_STATS=1 timeout 60 ./tests/run-mpi.sh 2 \
+    ./tests/misuse "$dir" busy >"$out" 2>"$err"
 rc=$? took=$(($(date +%s) - start))
 if [ $rc -ne 0 ] || grep -q "libtcio: rank" "$err"; then
     show
     fail "busy: exit $rc after $took s: a wait outside a collective call was timed out"
+fi
+waited=$(awk '/waits for one-sided ops/ { print $NF; exit }' "$out")
+if [ "$flavor" = mpich ] && ! awk -v w="${waited:-0}" 'BEGIN { exit !(w > 2) }'; then
+    show
+    fail "busy: the writes waited ${waited:-no} s for one-sided operations, not longer than the timeout: nothing was tested"
 fi
 rm -f "$dir/tcio-misuse-busy"
 
