@@ -84,10 +84,17 @@ static void give_up(double waited, const char *whom, const char *absent)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* Whether a wait since START has outlasted TCIO_COLLECTIVE_TIMEOUT. */
+static bool timed_out(double start)
+{
+    double limit = timeout_seconds();
+    return limit > 0 && MPI_Wtime() - start > limit;
+}
+
 void tci_collective_check_timeout(double start)
 {
-    double limit = timeout_seconds(), waited = MPI_Wtime() - start;
-    if (limit > 0 && waited > limit) {
+    if (timed_out(start)) {
+        double waited = MPI_Wtime() - start;
         char absent[160];
         snprintf(absent, sizeof absent, "some rank did not call %s", current_call);
         give_up(waited, "for the other ranks of the file", absent);
@@ -113,8 +120,7 @@ static int world_rank(MPI_Comm comm, int rank)
 
 void tci_collective_check_wait(double start, MPI_Comm comm, int rank)
 {
-    double limit = timeout_seconds();
-    if (!in_call || limit <= 0 || MPI_Wtime() - start <= limit)
+    if (!in_call || !timed_out(start))
         return;
     char whom[160], absent[200];
     int target = rank >= 0 ? world_rank(comm, rank) : -1;

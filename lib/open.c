@@ -416,7 +416,7 @@ static int set_up(tcio_file *fh, const char *fname, const opened *o, int mode)
     if (!tci_handle_plan(fh).tier)
         tci_comm_drop_tier(fh->comm_entry);
     bool tier_reused = a.facts[0] == 0 && a.facts[2] == 0;
-    double made = MPI_Wtime();
+    double tier_started = MPI_Wtime();
     if (tci_handle_plan(fh).tier && (rc = tci_combiner_open(fh, tier_reused)) != TCIO_SUCCESS) {
         tci_combiner_free(fh);
         if (fh->config.transport != TCI_TRANSPORT_AUTO)
@@ -424,7 +424,7 @@ static int set_up(tcio_file *fh, const char *fname, const opened *o, int mode)
         rc = TCIO_SUCCESS;
     }
     if (tci_handle_plan(fh).tier && !tier_reused)
-        fh->stats.time[TCI_T_OPEN_TIER] = MPI_Wtime() - made;
+        fh->stats.time[TCI_T_OPEN_TIER] = MPI_Wtime() - tier_started;
     fh->max_end = addressable_end(fh->map.segment_size);
     /* Truncate last, once nothing else can fail, so that a failed open
      * leaves the file as it was: rank 0, the others learn the outcome.
