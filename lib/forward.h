@@ -70,8 +70,6 @@ typedef struct tci_forwards {
                                  the message is taken from MPI */
     char       *free_buffers[8];   /* receive buffers for the next messages */
     int         nfree;
-    unsigned    polls;        /* tci_progress's polls, one in
-                                 TCI_FORWARD_POLLS of which serves */
     tci_held_message *acks;   /* merged, their acknowledgements on their way */
     tci_level1  view;         /* this rank's forward's bytes as a merge sees
                                  them (marks only: the data are a tier slot's) */

@@ -14,6 +14,11 @@
  * (doc/design.md, "Early drain", step 2). */
 #define TCI_POLL_INTERVAL 256
 
+/* Polls between an aggregator's looks at its notice word (early drains);
+ * moves and tcio_progress look every time (doc/design.md, "Early drain",
+ * step 2). */
+#define TCI_NOTICE_POLLS 8
+
 /* tcio_progress: drive MPI progress and, on an aggregator, its early
  * drains.  Local. */
 void tci_progress(tcio_file *fh);

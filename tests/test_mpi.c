@@ -3534,6 +3534,111 @@ START_TEST(test_shared_slots)
 }
 END_TEST
 
+/* Early drains noticed by polls alone: one rank (W) writes a whole segment
+ * of the only aggregator (A) in 8-byte pieces and moves it on (a byte of
+ * the next segment), so that A's slot holds it complete (on several nodes
+ * through W's node tier and a forward); then, after a barrier, A makes
+ * only small writes that stay in its level 1 (no move of its own, whose
+ * entry would look at the notices too): 4 x TCI_NOTICE_POLLS polls of 256
+ * calls.  A must drain the segment during them: the file holds it before
+ * A's close (whose last move would drain it too); under the default
+ * transport and under rma, whose notice look is an MPI atomic that polls
+ * make only one time in TCI_NOTICE_POLLS. */
+#define PD_SEG     16384
+#define PD_CALLS   (4 * 8 * 256)    /* 4 x TCI_NOTICE_POLLS x TCI_POLL_INTERVAL */
+
+START_TEST(test_polled_drains)
+{
+    tu_clear_aggregation_env();
+    if (tu_nprocs < 2) {
+        if (tu_rank == 0)
+            printf("polled_drains: skipped, needs 2 ranks\n");
+        return;
+    }
+    const char *path = tu_path("polled"), *stats = tu_path("polled-stats");
+    const char *transports[] = { "auto", "rma" };
+    const int64_t size = 3 * PD_SEG;
+    unsigned char *image = calloc((size_t)size, 1);
+    CHECK_ALL(image != NULL, "out of memory");
+    for (int tr = 0; tr < 2; tr++) {
+        char ctx[96], buf[MPI_MAX_INFO_VAL + 1];
+        snprintf(ctx, sizeof ctx, "early drains by polls, transport %s", transports[tr]);
+        uint64_t seed = 9300 + (uint64_t)tr;
+        if (tu_rank == 0)
+            unlink(stats);
+        MPI_Barrier(MPI_COMM_WORLD);
+        const char *const kv[] = { "tcio_transport", transports[tr], "tcio_aggregators", "1",
+                                   "tcio_early_drain", "on", "tcio_stats", "json",
+                                   "tcio_stats_file", stats, NULL };
+        tcio_file *fh = NULL;
+        expect_success(tu_open_kv(path, MODE_NEW_WRONLY, "16k", "4", kv, &fh), ctx,
+                       "tcio_open_comm");
+        MPI_Info info = MPI_INFO_NULL;
+        int agg = -1;
+        if (tcio_get_info(fh, &info) == TCIO_SUCCESS) {
+            const char *list = info_value(info, "tcio_aggregator_ranks", buf);
+            if (*list)
+                agg = atoi(list);
+            MPI_Info_free(&info);
+        }
+        CHECK_ALL(agg >= 0 && agg < tu_nprocs, "%s: no aggregator in tcio_get_info", ctx);
+        int writer = (agg + 1) % tu_nprocs;
+        /* The image: W's segment 0 and one byte of segment 1; A's last
+         * pass over the first PD_SEG / 2 bytes of segment 2. */
+        for (int64_t i = 0; i < PD_SEG; i++)
+            image[i] = (unsigned char)tu_mix(seed, (uint64_t)i);
+        image[PD_SEG] = 0x5a;
+        tu_status st;
+        tu_status_init(&st);
+        if (tu_rank == writer) {
+            for (int64_t i = 0; i < PD_SEG; i += 8)
+                tu_expect_rc(&st, tcio_write_at(fh, i, image + i, 8, MPI_BYTE), TCIO_SUCCESS,
+                             "%s: tcio_write_at of segment 0", ctx);
+            tu_expect_rc(&st, tcio_write_at(fh, PD_SEG, image + PD_SEG, 1, MPI_BYTE),
+                         TCIO_SUCCESS, "%s: tcio_write_at of segment 1", ctx);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (tu_rank == agg) {
+            const int words = PD_SEG / 2 / 4;
+            for (int c = 0; c < PD_CALLS; c++) {
+                int w = c % words;
+                int32_t v = (int32_t)tu_mix(seed + 1, (uint64_t)c);
+                int64_t off = 2 * PD_SEG + 4 * (int64_t)w;
+                tu_expect_rc(&st, tcio_write_at(fh, off, &v, 1, MPI_INT32_T), TCIO_SUCCESS,
+                             "%s: tcio_write_at of segment 2", ctx);
+            }
+            /* Before the close (whose last move looks at the notices
+             * too): segment 0 is in the file already. */
+            int64_t got_size = 0;
+            unsigned char *got = tu_read_file(path, &got_size);
+            if (!got || got_size < PD_SEG || memcmp(got, image, PD_SEG) != 0)
+                tu_fail(&st, "%s: segment 0 is not in the file after %d small writes of "
+                        "its aggregator (%lld bytes there)", ctx, PD_CALLS,
+                        got ? (long long)got_size : -1LL);
+            free(got);
+        }
+        for (int c = PD_CALLS - PD_SEG / 2 / 4; c < PD_CALLS; c++) {
+            int32_t v = (int32_t)tu_mix(seed + 1, (uint64_t)c);
+            memcpy(image + 2 * PD_SEG + 4 * (c % (PD_SEG / 2 / 4)), &v, 4);
+        }
+        int rc = tu_close(fh);
+        CHECK_STATUS(st);
+        expect_success(rc, ctx, "tcio_close");
+        expect_file_image(path, image, 2 * PD_SEG + PD_SEG / 2, ctx);
+        long long early = ss_stat_all(stats, "segments_drained_early");
+        CHECK_ALL(early == 1, "%s: %lld segments drained early, expected 1 (segment 0)", ctx,
+                  early);
+        memset(image, 0, (size_t)size);
+    }
+    free(image);
+    if (tu_rank == 0) {
+        unlink(path);
+        unlink(stats);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+END_TEST
+
 /* ---- 17. sieved spills: many small runs, few runs, holes, end of file --------------------- */
 
 /* Four segments of SV_SEG bytes, each written in a different shape:
@@ -6028,6 +6133,7 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "fs_errors", test_fs_errors);
     tu_add_case(s, "prefetch", test_prefetch);
     tu_add_case(s, "shared_slots", test_shared_slots);
+    tu_add_case(s, "polled_drains", test_polled_drains);
     tu_add_case(s, "sieved_spills", test_sieved_spills);
     tu_add_case(s, "write_around", test_write_around);
     tu_add_case(s, "off_node_moves", test_off_node_moves);
