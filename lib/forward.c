@@ -827,6 +827,11 @@ int tci_forward_prepare(tcio_file *fh)
 int tci_forward_open(tcio_file *fh)
 {
     tci_forwards *f = &fh->fwd;
+    /* Made now, whatever a failed adoption left here: a file without
+     * staging keeps its tier as made without it (tci_forward_keep), so
+     * that a later staged file makes its staging and window anew. */
+    f->on = false;
+    f->made_per_rank = 0;
     if (fh->config.forward_staging == 0)
         return TCIO_SUCCESS;
     int node_rank = 0;
@@ -854,9 +859,11 @@ bool tci_forward_adopt(tcio_file *fh, tci_forward_kept *kept)
     f->words = kept->words;
     f->staging = kept->staging;
     f->made_per_rank = kept->per_rank;
+    /* A tier kept with staged copies has their window and segment. */
+    bool whole = kept->per_rank == 0 || (kept->win != MPI_WIN_NULL && kept->staging.segment);
     kept->win = MPI_WIN_NULL;
     kept->staging.segment = NULL;
-    bool fits = geometry(fh) == TCIO_SUCCESS && f->made_per_rank == f->per_rank;
+    bool fits = whole && geometry(fh) == TCIO_SUCCESS && f->made_per_rank == f->per_rank;
     if (fits && f->per_rank > 0)
         fits = per_file(fh) == TCIO_SUCCESS;
     f->on = fits && f->per_rank > 0;

@@ -24,8 +24,9 @@ static void give_a_moment(tcio_file *fh, bool asked)
         tci_mpi_progress(fh->comm);
     /* The forwards that reached this aggregator: a probe each time costs
      * as much as the rest of the poll under some MPIs (Open MPI's), and
-     * the moves serve them too. */
-    if (++fh->polls % TCI_FORWARD_POLLS == 0)
+     * the moves serve them too; tcio_progress always serves (tcio.h). */
+    bool forwards_due = ++fh->polls % TCI_FORWARD_POLLS == 0;
+    if (asked || forwards_due)
         tci_forward_serve(fh);
     /* The notice word: under rma an atomic read and a flush of the
      * window, which under MPICH between nodes is an active message to

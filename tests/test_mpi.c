@@ -4822,6 +4822,120 @@ static void sf_busy_aggregator(void)
     expect_file_image(path, image, sizeof image, ctx);
 }
 
+/* tcio_progress serves the staged forwards every time it is called
+ * (tcio.h): with one staged copy per rank, a far rank fills its node's
+ * staging with forwards to rank 0, the only aggregator, which waits
+ * outside the library; rank 0 then calls tcio_progress once, which must
+ * merge and acknowledge them, so that the far rank's next forward finds
+ * its copies free and is staged, not locked; a second call frees the
+ * copy for the close's forward.  Every forward is staged. */
+static void sf_progress_serves(int near)
+{
+    enum { SEG = 4096 };
+    const char *ctx = "staged forwards: one tcio_progress of the aggregator";
+    const char *path = tu_path("staged-progress");
+    const char *stats = tu_path("staged-progress-stats");
+    static unsigned char image[8 * SEG];
+    tu_fill_pattern(image, sizeof image, 2727);
+    int nfar, far_index = far_rank_index(near, &nfar);
+    tcio_file *fh = NULL;
+    expect_success(sf_open(path, stats, "1", MODE_NEW_WRONLY, "4k", "8", &fh), ctx,
+                   "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    bool writer = !near && far_index == 0;
+    /* Segments 1 to NFAR + 1 whole, each completing in the tier when the
+     * next one's write moves level 1 on: NFAR staged forwards, as many as
+     * the far node's staging holds. */
+    for (int k = 1; writer && k <= nfar + 1; k++)
+        tu_expect_rc(&st, tcio_write_at(fh, (MPI_Offset)k * SEG, image + k * SEG, SEG,
+                                        MPI_BYTE), 0, "%s: write of segment %d", ctx, k);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (tu_rank == 0)
+        tu_expect_rc(&st, tcio_progress(fh), 0, "%s: tcio_progress", ctx);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* One more forward (segment NFAR + 1, moved on by a byte of a later
+     * segment): the staging has room again only if rank 0 merged. */
+    MPI_Offset at = (MPI_Offset)(nfar + 3) * SEG;
+    if (writer)
+        tu_expect_rc(&st, tcio_write_at(fh, at, image + at, 1, MPI_BYTE), 0,
+                     "%s: write of segment %d", ctx, nfar + 3);
+    /* And once more, so that the close's forward of that byte finds a
+     * free copy even where the node has only one. */
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (tu_rank == 0)
+        tu_expect_rc(&st, tcio_progress(fh), 0, "%s: tcio_progress", ctx);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    int ok = 1;
+    if (tu_rank == 0) {
+        int64_t size = 0;
+        unsigned char *file = tu_read_file(path, &size);
+        ok = file && size == at + 1 &&
+             memcmp(file + SEG, image + SEG, (size_t)(nfar + 1) * SEG) == 0 &&
+             file[at] == image[at];
+        free(file);
+    }
+    CHECK_ALL(ok, "%s: the file differs from what the ranks wrote", ctx);
+    long staged = tu_rank == 0 ? stats_sum(stats, "staged_forwards") : 0;
+    long locked = tu_rank == 0 ? stats_sum(stats, "locked_forwards") : 0;
+    CHECK_ALL(tu_rank != 0 || (staged == nfar + 2 && locked == 0),
+              "%s: %ld staged and %ld locked forwards, expected %d staged and none locked", ctx,
+              staged, locked, nfar + 2);
+}
+
+/* Kept tiers across files of different staging settings on one
+ * communicator: 2, 0, 2, 2, 0, 0 staged copies per rank, each file of the
+ * same geometry written (interleaved 512-byte blocks of every rank over
+ * four 8 KiB segments), closed and byte-compared.  A file takes the
+ * previous file's tier over exactly when their settings agree (a tier
+ * kept by a file without staging has no staged copies: the staged file
+ * after it makes its own, rather than taking a tier without them). */
+static void sf_kept_settings(void)
+{
+    enum { SEG = 8192, NSEG = 4, BLK = 512 };
+    static const char *const settings[] = { "2", "0", "2", "2", "0", "0" };
+    const int nfiles = (int)(sizeof settings / sizeof settings[0]);
+    const char *path = tu_path("staged-kept"), *stats = tu_path("staged-kept-stats");
+    unsigned char image[SEG * NSEG];
+    for (int k = 0; k < nfiles; k++) {
+        char ctx[96];
+        snprintf(ctx, sizeof ctx, "staged forwards: file %d of a kept tier, staging %s", k,
+                 settings[k]);
+        for (int i = 0; i < SEG * NSEG; i++)
+            image[i] = (unsigned char)tu_mix(9400 + (uint64_t)k, (uint64_t)i);
+        tcio_file *fh = NULL;
+        expect_success(sf_open(path, stats, settings[k], MODE_NEW_WRONLY, "8k", "4", &fh), ctx,
+                       "tcio_open_comm");
+        tu_status st;
+        tu_status_init(&st);
+        for (int b = tu_rank; b < SEG * NSEG / BLK; b += tu_nprocs)
+            tu_expect_rc(&st, tcio_write_at(fh, (MPI_Offset)b * BLK, image + b * BLK, BLK,
+                                            MPI_BYTE), TCIO_SUCCESS,
+                         "%s: tcio_write_at of block %d", ctx, b);
+        int rc = tu_close(fh);
+        CHECK_STATUS(st);
+        expect_success(rc, ctx, "tcio_close");
+        expect_file_image(path, image, SEG * NSEG, ctx);
+        /* The first: what the tests before left on the communicator;
+         * TCIO_TRANSPORT (which takes precedence over the info key) may
+         * ask for no tier at all. */
+        if (k == 0 || getenv("TCIO_TRANSPORT"))
+            continue;
+        long tiers = tu_rank == 0 ? stats_sum(stats, "reused_tiers") : 0;
+        long want = strcmp(settings[k], settings[k - 1]) == 0 ? tu_nprocs : 0;
+        CHECK_ALL(tu_rank != 0 || tiers == want, "%s (after staging %s): %ld ranks took the "
+                  "kept tier over, expected %ld", ctx, settings[k - 1], tiers, want);
+    }
+    if (tu_rank == 0) {
+        unlink(path);
+        unlink(stats);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 START_TEST(test_staged_forwards)
 {
     TU_BEGIN();
@@ -4841,6 +4955,9 @@ START_TEST(test_staged_forwards)
                    nodes);
         }
         sf_busy_aggregator();
+        if (nodes == 2)
+            sf_progress_serves(near);
+        sf_kept_settings();
     } else if (tu_rank == 0) {
         printf("staged_forwards: one node: the setting's checks only\n");
     }
