@@ -36,7 +36,7 @@ done
 echo "=== failed_settle on two nodes ($two_nodes)"
 env "$two_nodes" CK_RUN_CASE=failed_settle ./tests/run-mpi.sh 2 ./tests/test_faults || exit 1
 for staging in 0 1; do
-    for c in allocation_sweep background_allocation_sweep read_allocation_sweep; do
+    for c in allocation_sweep background_allocation_sweep read_allocation_sweep adopt_allocation_sweep; do
         echo "=== $c on two nodes ($two_nodes), TCIO_FORWARD_STAGING=$staging"
         env "$two_nodes" TCIO_FORWARD_STAGING=$staging CK_RUN_CASE=$c \
             ./tests/run-mpi.sh 2 ./tests/test_faults || exit 1

@@ -587,6 +587,138 @@ static int read_allocation_round(const char *path, int victim, long nth, tu_stat
     return tu_max_int(hit);
 }
 
+/* Every rank writes its 48 interleaved pieces, their patterns numbered
+ * from BASE; returns whether every write succeeded here (a failure other
+ * than TCIO_ERR_NO_MEMORY or TCIO_ERR_MPI, or one without a reason, fails
+ * ST). */
+static int write_pieces(tcio_file *fh, uint64_t base, const char *ctx, tu_status *st)
+{
+    unsigned char piece[8];
+    int ok = 1;
+    for (int k = 0; k < 48; k++) {
+        tu_fill_pattern(piece, sizeof piece, base + (uint64_t)(k * 64 + tu_rank));
+        int wrc = LIB(tcio_write_at(fh, ((MPI_Offset)k * tu_nprocs + tu_rank) * 8, piece, 8,
+                                    MPI_BYTE));
+        if (wrc == TCIO_SUCCESS)
+            continue;
+        ok = 0;
+        if (wrc != TCIO_ERR_NO_MEMORY && wrc != TCIO_ERR_MPI)
+            tu_fail(st, "%s: tcio_write_at returned %d (%s)", ctx, wrc, tcio_error_string(wrc));
+        else
+            tu_expect_reason(st, wrc, "tcio_write_at", NULL, ctx);
+    }
+    return ok;
+}
+
+/* One round of the adoption sweep: a file opened, written and closed on a
+ * fresh communicator keeps its window (and on several nodes the node's
+ * tier, with its staged copies where TCIO_FORWARD_STAGING asks for them);
+ * then on rank VICTIM the NTH allocation fails in the next open of the
+ * same geometry, which takes them over (or, failing, frees them and makes
+ * new ones), and in its writes, flush, reads of the right neighbour's
+ * pieces and close.  Every collective call has one outcome on every rank;
+ * where the calls succeeded the bytes read and the file are the ones
+ * written; and a third open on the communicator succeeds and writes the
+ * file right.  Returns whether the fault was hit. */
+static int adopt_allocation_round(const char *path, int victim, long nth, tu_status *st)
+{
+    char ctx[160];
+    snprintf(ctx, sizeof ctx, "allocation %ld fails on rank %d in an open that takes over a "
+             "kept window", nth, victim);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    const char *const kv[] = { "tcio_segment_size", "256", "tcio_segments_per_proc", "2",
+                               "tcio_aggregator_placement", "node", NULL };
+    MPI_Info info = settings(kv);
+    tcio_file *fh = NULL;
+    int rc = tcio_open_comm(comm, path, MODE_NEW_WRONLY, info, &fh);
+    expect_all(rc, TCIO_SUCCESS, ctx, "the first tcio_open_comm");
+    write_pieces(fh, 0, ctx, st);
+    expect_all(tcio_close(fh), TCIO_SUCCESS, ctx, "the first tcio_close");
+    if (tu_rank == victim)
+        fail_allocation(nth);
+    rc = LIB(tcio_open_comm(comm, path, MODE_NEW_RDWR, info, &fh));
+    expect_same_outcome(rc, ctx, "tcio_open_comm");
+    if (rc != TCIO_SUCCESS)
+        tu_expect_reason(st, rc, "tcio_open_comm", NULL, ctx);
+    if (rc == TCIO_SUCCESS) {
+        int ok = write_pieces(fh, 100000, ctx, st);
+        int frc = LIB(tcio_flush(fh));
+        expect_same_outcome(frc, ctx, "tcio_flush");
+        if (frc != TCIO_SUCCESS)
+            tu_expect_reason(st, frc, "tcio_flush", NULL, ctx);
+        /* Reads of bytes another rank (another node's, where there are
+         * two) wrote: all of them or none must have succeeded everywhere
+         * for the comparison. */
+        int from = (tu_rank + 1) % tu_nprocs, reads_ok = frc == TCIO_SUCCESS;
+        unsigned char got[48][8], piece[8];
+        for (int k = 0; reads_ok && k < 48; k++) {
+            int rrc = LIB(tcio_read_at(fh, ((MPI_Offset)k * tu_nprocs + from) * 8, got[k], 8,
+                                       MPI_BYTE));
+            if (rrc == TCIO_SUCCESS)
+                continue;
+            reads_ok = 0;
+            if (rrc != TCIO_ERR_NO_MEMORY && rrc != TCIO_ERR_MPI)
+                tu_fail(st, "%s: tcio_read_at returned %d (%s)", ctx, rrc,
+                        tcio_error_string(rrc));
+            else
+                tu_expect_reason(st, rrc, "tcio_read_at", NULL, ctx);
+        }
+        if (reads_ok) {
+            int fetch_rc = LIB(tcio_fetch(fh));
+            if (fetch_rc != TCIO_SUCCESS) {
+                reads_ok = 0;
+                tu_expect_reason(st, fetch_rc, "tcio_fetch", NULL, ctx);
+            }
+        }
+        /* Every rank's writes succeeded (collectively known) and so did
+         * this rank's reads: they return the neighbour's pieces. */
+        int all_written = tu_sum_int(!ok) == 0;
+        for (int k = 0; all_written && reads_ok && k < 48; k++) {
+            tu_fill_pattern(piece, sizeof piece, 100000 + (uint64_t)(k * 64 + from));
+            if (memcmp(got[k], piece, sizeof piece) != 0) {
+                tu_fail(st, "%s: piece %d of rank %d read back wrong", ctx, k, from);
+                break;
+            }
+        }
+        rc = LIB(tcio_close(fh));
+        expect_same_outcome(rc, ctx, "tcio_close");
+        if (rc != TCIO_SUCCESS)
+            tu_expect_reason(st, rc, "tcio_close", NULL, ctx);
+        if (tu_sum_int(rc != TCIO_SUCCESS || !ok) == 0)
+            expect_pieces(path, 100000, ctx, st);
+    }
+    int hit = malloc_failures > 0;
+    if (getenv("TCIO_TEST_VERBOSE"))
+        fprintf(stderr, "rank %d: victim %d, adoption allocation %ld: hit %d, close %d\n",
+                tu_rank, victim, nth, hit, rc);
+    no_faults();
+    /* Whatever the faulty open kept, freed or left: the next file on the
+     * communicator opens and is written right. */
+    rc = tcio_open_comm(comm, path, MODE_NEW_WRONLY, info, &fh);
+    expect_all(rc, TCIO_SUCCESS, ctx, "the next tcio_open_comm on the communicator");
+    if (rc == TCIO_SUCCESS) {
+        int ok = write_pieces(fh, 200000, ctx, st);
+        expect_all(tcio_close(fh), TCIO_SUCCESS, ctx, "its tcio_close");
+        if (tu_sum_int(!ok) == 0)
+            expect_pieces(path, 200000, ctx, st);
+        else
+            tu_fail(st, "%s: a write failed after the faults", ctx);
+    }
+    MPI_Info_free(&info);
+    MPI_Comm_free(&comm);
+    return tu_max_int(hit);
+}
+
+START_TEST(test_adopt_allocation_sweep)
+{
+    TU_BEGIN();
+    int rounds = sweep_allocations("alloc-adopt", adopt_allocation_round);
+    if (tu_rank == 0)
+        printf("test_adopt_allocation_sweep: %d rounds\n", rounds);
+}
+END_TEST
+
 START_TEST(test_background_allocation_sweep)
 {
     TU_BEGIN();
@@ -1713,6 +1845,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "allocation_sweep", test_allocation_sweep);
     tu_add_case(s, "read_allocation_sweep", test_read_allocation_sweep);
     tu_add_case(s, "background_allocation_sweep", test_background_allocation_sweep);
+    tu_add_case(s, "adopt_allocation_sweep", test_adopt_allocation_sweep);
     tu_add_case(s, "failed_counter_update", test_failed_counter_update);
     tu_add_case(s, "failed_settle", test_failed_settle);
     tu_add_case(s, "notice_not_lost", test_notice_not_lost);
