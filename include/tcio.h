@@ -175,7 +175,9 @@ tcio_file *tcio_open(const char *fname, int mode);
 
 /*
  * Open FNAME collectively over COMM (every rank passes the same name, mode
- * and configuration).  INFO may be MPI_INFO_NULL; it may carry:
+ * and configuration; modes and settings are compared, names are not, as
+ * MPI-IO does not compare them: ranks that name different files each
+ * reach their own, doc/semantics.md, "Misuse").  INFO may be MPI_INFO_NULL; it may carry:
  *   tcio_segment_size       segment size in bytes, a positive integer with
  *                           an optional k/K, m/M or g/G suffix (powers of
  *                           1024), at most 1 GiB.  Default: the striping_unit
@@ -279,8 +281,11 @@ tcio_file *tcio_open(const char *fname, int mode);
  * Bad arguments, modes and settings (also settings or modes that differ
  * between ranks, where MPI wants one mode on every rank, or settings that
  * name more aggregators or higher ranks than the communicator has) are
- * found before MPI_File_open; only a failure after it (out of
- * memory, an MPI error) can leave a file that MPI_MODE_CREATE created.
+ * found before MPI_File_open.  Rank 0 opens the file first (and creates
+ * it with MPI_MODE_CREATE), the other ranks after an agreement: a failure
+ * after rank 0's open (another rank's open failing, as where the path is
+ * missing on that rank's node; out of memory; an MPI error) can leave the
+ * file that rank 0 created.
  * TCIO_ERR_NO_MEMORY also when the level-2 windows of a node would take
  * more than half its physical memory or the free space of /dev/shm, or
  * exceed the address-space limit (RLIMIT_AS): checked before
@@ -367,9 +372,9 @@ int tcio_seek(tcio_file *fh, MPI_Offset offset, int whence);
  * TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE (FH NULL, closed or closing: nothing
  * happened, and the other ranks wait, as for any collective call a rank
  * skips), TCIO_ERR_IO, TCIO_ERR_NO_SPACE, TCIO_ERR_NO_MEMORY,
- * TCIO_ERR_MPI (also a failure that an earlier call of this rank met and
- * that stuck to the handle), or TCIO_ERR_REMOTE if only another rank
- * failed.
+ * TCIO_ERR_MPI (each also for a failure that an earlier call of this rank
+ * met and that stuck to the handle: its code again), or TCIO_ERR_REMOTE
+ * if only another rank failed.
  */
 int tcio_flush(tcio_file *fh);
 
