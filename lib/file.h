@@ -78,9 +78,11 @@ struct tcio_file {
     tci_stats   stats;
     char       *name;          /* for the statistics and segio's reader */
     int         poll_countdown; /* accesses until an aggregator polls */
-    unsigned    polls;          /* give_a_moment's calls (progress.c): one in
-                                   TCI_FORWARD_POLLS serves forwards, one in
-                                   TCI_NOTICE_POLLS looks at the notices */
+    unsigned    polls;          /* give_a_moment's calls (progress.c): polls
+                                   serve forwards one time in
+                                   TCI_FORWARD_POLLS and, under rma, look at
+                                   the notices one time in TCI_NOTICE_POLLS;
+                                   tcio_progress does both every time */
     int         failure;       /* first file-system/MPI error: sticky */
     char        failure_reason[TCIO_MAX_ERROR_STRING];   /* why, for every
                                   later call that returns it */

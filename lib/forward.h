@@ -6,8 +6,8 @@
  * with its bitmap) into the node's staging (staging.h), sends the copy to
  * the aggregator with MPI_Isend and frees the tier slot: it waits for
  * nobody.  The aggregator receives and merges what arrived whenever it
- * enters the library (tci_forward_serve: its moves and polls, flush and
- * close), in the order the node numbered them, and acknowledges each
+ * enters the library (tci_forward_serve: its moves, one poll in
+ * TCI_FORWARD_POLLS, every tcio_progress, flush and close), in the order the node numbered them, and acknowledges each
  * message; the forwarder's rank frees the staged copy once its send
  * completed and the acknowledgement came.  Until then the node's fetches
  * of the segment lay the staged copies over what they fetch.  When the

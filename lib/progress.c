@@ -30,11 +30,13 @@ static void give_a_moment(tcio_file *fh, bool asked)
         tci_forward_serve(fh);
     /* The notice word: under rma an atomic read and a flush of the
      * window, which under MPICH between nodes is an active message to
-     * oneself (about a microsecond); every poll made it 40% of an
-     * aggregator's early-drain time on two "nodes".  A segment takes
-     * hundreds of polls to fill, so one look in TCI_NOTICE_POLLS delays
-     * its drain by a few of them at most; tcio_progress always looks. */
-    if (asked || fh->polls % TCI_NOTICE_POLLS == 0)
+     * oneself (about a microsecond); at every poll it was 40-45% of the
+     * time TCIO_STATS counts as an aggregator's early drains on two
+     * "nodes".  A segment takes hundreds of polls to fill, so one look
+     * in TCI_NOTICE_POLLS delays its drain by a few of them at most; shm's
+     * look is a CPU atomic, made at every poll, and tcio_progress always
+     * looks. */
+    if (asked || !fh->l2.t.ops->notices_by_mpi || fh->polls % TCI_NOTICE_POLLS == 0)
         tci_owner_early_drains(fh);
 }
 

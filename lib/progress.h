@@ -14,9 +14,9 @@
  * (doc/design.md, "Early drain", step 2). */
 #define TCI_POLL_INTERVAL 256
 
-/* Polls between an aggregator's looks at its notice word (early drains);
- * moves and tcio_progress look every time (doc/design.md, "Early drain",
- * step 2). */
+/* Polls between an aggregator's looks at its notice word (early drains)
+ * where the look is an MPI operation (rma); moves, tcio_progress and shm's
+ * polls look every time (doc/design.md, "Early drain", step 2). */
 #define TCI_NOTICE_POLLS 8
 
 /* tcio_progress: drive MPI progress and, on an aggregator, its early

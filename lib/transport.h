@@ -70,6 +70,10 @@ typedef struct tci_transport_ops {
      * ranks move (its words are CPU atomics): a mover can watch a slot
      * without taking it. */
     bool peeks_any_slot;
+    /* The owner's look at its notice word (notices) is an MPI operation
+     * on its own window, not a CPU atomic: its polls look one time in
+     * TCI_NOTICE_POLLS (progress.c). */
+    bool notices_by_mpi;
 
     /* Bytes of level-2 memory an aggregator with NSLOTS slots of
      * SEGMENT_SIZE bytes holds (its window, with rma). */

@@ -1137,6 +1137,7 @@ static int rma_probe_progress(tci_transport *t, const int target[2], const int p
 const tci_transport_ops tci_transport_rma = {
     .name = "rma",
     .needs_progress = true,
+    .notices_by_mpi = true,
     .memory_bytes = rma_memory_bytes,
     .open = rma_open,
     .close = rma_close,
