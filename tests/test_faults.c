@@ -504,12 +504,18 @@ static int sweep_allocations(const char *name, allocation_round_fn round)
     return rounds;
 }
 
+/* A sweep's test case: its rounds, and how many ran (rank 0). */
+static void run_sweep(const char *case_name, const char *file, allocation_round_fn round)
+{
+    int rounds = sweep_allocations(file, round);
+    if (tu_rank == 0)
+        printf("test_%s: %d rounds\n", case_name, rounds);
+}
+
 START_TEST(test_allocation_sweep)
 {
     TU_BEGIN();
-    int rounds = sweep_allocations("alloc", allocation_round);
-    if (tu_rank == 0)
-        printf("test_allocation_sweep: %d rounds\n", rounds);
+    run_sweep("allocation_sweep", "alloc", allocation_round);
 }
 END_TEST
 
@@ -713,27 +719,21 @@ static int adopt_allocation_round(const char *path, int victim, long nth, tu_sta
 START_TEST(test_adopt_allocation_sweep)
 {
     TU_BEGIN();
-    int rounds = sweep_allocations("alloc-adopt", adopt_allocation_round);
-    if (tu_rank == 0)
-        printf("test_adopt_allocation_sweep: %d rounds\n", rounds);
+    run_sweep("adopt_allocation_sweep", "alloc-adopt", adopt_allocation_round);
 }
 END_TEST
 
 START_TEST(test_background_allocation_sweep)
 {
     TU_BEGIN();
-    int rounds = sweep_allocations("alloc-background", background_allocation_round);
-    if (tu_rank == 0)
-        printf("test_background_allocation_sweep: %d rounds\n", rounds);
+    run_sweep("background_allocation_sweep", "alloc-background", background_allocation_round);
 }
 END_TEST
 
 START_TEST(test_read_allocation_sweep)
 {
     TU_BEGIN();
-    int rounds = sweep_allocations("alloc-read", read_allocation_round);
-    if (tu_rank == 0)
-        printf("test_read_allocation_sweep: %d rounds\n", rounds);
+    run_sweep("read_allocation_sweep", "alloc-read", read_allocation_round);
 }
 END_TEST
 

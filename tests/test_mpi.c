@@ -3047,6 +3047,23 @@ START_TEST(test_concurrent_writes)
 }
 END_TEST
 
+/* Collective: the first aggregator's rank, as tcio_get_info names it
+ * (fails the test when it names none). */
+static int first_aggregator(tcio_file *fh, const char *ctx)
+{
+    MPI_Info info = MPI_INFO_NULL;
+    char ranks[MPI_MAX_INFO_VAL + 1];
+    int agg = -1;
+    if (tcio_get_info(fh, &info) == TCIO_SUCCESS) {
+        const char *list = info_value(info, "tcio_aggregator_ranks", ranks);
+        if (*list)
+            agg = atoi(list);
+        MPI_Info_free(&info);
+    }
+    CHECK_ALL(agg >= 0 && agg < tu_nprocs, "%s: no aggregator in tcio_get_info", ctx);
+    return agg;
+}
+
 /* An owner away: the first aggregator computes for a second, calling
  * neither MPI nor libtcio, while the other ranks write pieces that land in
  * its segments (puts, or forwards through a node's tier on several nodes)
@@ -3078,16 +3095,7 @@ START_TEST(test_owner_away)
     CHECK_ALL(p.chunks != NULL, "out of memory");
     tcio_file *fh = NULL;
     expect_success(tu_open(path, MODE_NEW_WRONLY, "1k", "2", &fh), ctx, "tcio_open_comm");
-    MPI_Info info = MPI_INFO_NULL;
-    char ranks[MPI_MAX_INFO_VAL + 1];
-    int away = -1;
-    if (tcio_get_info(fh, &info) == TCIO_SUCCESS) {
-        const char *list = info_value(info, "tcio_aggregator_ranks", ranks);
-        if (*list)
-            away = atoi(list);
-        MPI_Info_free(&info);
-    }
-    CHECK_ALL(away >= 0 && away < tu_nprocs, "%s: no aggregator in tcio_get_info", ctx);
+    int away = first_aggregator(fh, ctx);
     MPI_Barrier(MPI_COMM_WORLD);
     if (tu_rank == away && tu_nprocs > 1)
         compute_without_mpi(1.0);
@@ -3563,7 +3571,7 @@ START_TEST(test_polled_drains)
     unsigned char *image = calloc((size_t)size, 1);
     CHECK_ALL(image != NULL, "out of memory");
     for (int tr = 0; tr < 2; tr++) {
-        char ctx[96], buf[MPI_MAX_INFO_VAL + 1];
+        char ctx[96];
         snprintf(ctx, sizeof ctx, "early drains by polls, transport %s", transports[tr]);
         uint64_t seed = 9300 + (uint64_t)tr;
         if (tu_rank == 0)
@@ -3575,15 +3583,7 @@ START_TEST(test_polled_drains)
         tcio_file *fh = NULL;
         expect_success(tu_open_kv(path, MODE_NEW_WRONLY, "16k", "4", kv, &fh), ctx,
                        "tcio_open_comm");
-        MPI_Info info = MPI_INFO_NULL;
-        int agg = -1;
-        if (tcio_get_info(fh, &info) == TCIO_SUCCESS) {
-            const char *list = info_value(info, "tcio_aggregator_ranks", buf);
-            if (*list)
-                agg = atoi(list);
-            MPI_Info_free(&info);
-        }
-        CHECK_ALL(agg >= 0 && agg < tu_nprocs, "%s: no aggregator in tcio_get_info", ctx);
+        int agg = first_aggregator(fh, ctx);
         int writer = (agg + 1) % tu_nprocs;
         /* The image: W's segment 0 and one byte of segment 1; A's last
          * pass over the first PD_SEG / 2 bytes of segment 2. */
