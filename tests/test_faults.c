@@ -403,6 +403,15 @@ static void expect_pieces(const char *path, uint64_t base, const char *ctx, tu_s
     free(got);
 }
 
+/* The sweeps' files: 256-byte segments, two slots per aggregator,
+ * aggregators placed by node (the caller frees the info). */
+static MPI_Info sweep_settings(void)
+{
+    const char *const kv[] = { "tcio_segment_size", "256", "tcio_segments_per_proc", "2",
+                               "tcio_aggregator_placement", "node", NULL };
+    return settings(kv);
+}
+
 /* One round of the write sweeps, closing with tcio_close or (BACKGROUND)
  * tcio_close_begin and tcio_close_end. */
 static int write_allocation_round(const char *path, int victim, long nth, tu_status *st,
@@ -413,9 +422,7 @@ static int write_allocation_round(const char *path, int victim, long nth, tu_sta
              background ? " (background close)" : "");
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    const char *const kv[] = { "tcio_segment_size", "256", "tcio_segments_per_proc", "2",
-                               "tcio_aggregator_placement", "node", NULL };
-    MPI_Info info = settings(kv);
+    MPI_Info info = sweep_settings();
     tcio_file *fh = NULL;
     if (tu_rank == victim)
         fail_allocation(nth);
@@ -529,9 +536,7 @@ static int read_allocation_round(const char *path, int victim, long nth, tu_stat
 {
     char ctx[160];
     snprintf(ctx, sizeof ctx, "allocation %ld of the reads fails on rank %d", nth, victim);
-    const char *const kv[] = { "tcio_segment_size", "256", "tcio_segments_per_proc", "2",
-                               "tcio_aggregator_placement", "node", NULL };
-    MPI_Info info = settings(kv);
+    MPI_Info info = sweep_settings();
     tcio_file *fh = NULL;
     int rc = tcio_open_comm(MPI_COMM_WORLD, path, MODE_NEW_RDWR, info, &fh);
     expect_all(rc, TCIO_SUCCESS, ctx, "tcio_open");
@@ -633,9 +638,7 @@ static int adopt_allocation_round(const char *path, int victim, long nth, tu_sta
              "kept window", nth, victim);
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    const char *const kv[] = { "tcio_segment_size", "256", "tcio_segments_per_proc", "2",
-                               "tcio_aggregator_placement", "node", NULL };
-    MPI_Info info = settings(kv);
+    MPI_Info info = sweep_settings();
     tcio_file *fh = NULL;
     int rc = tcio_open_comm(comm, path, MODE_NEW_WRONLY, info, &fh);
     expect_all(rc, TCIO_SUCCESS, ctx, "the first tcio_open_comm");
