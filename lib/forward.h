@@ -7,9 +7,10 @@
  * the aggregator with MPI_Isend and frees the tier slot: it waits for
  * nobody.  The aggregator receives and merges what arrived whenever it
  * enters the library (tci_forward_serve: its moves, one poll in
- * TCI_FORWARD_POLLS, every tcio_progress, flush and close), in the order the node numbered them, and acknowledges each
- * message; the forwarder's rank frees the staged copy once its send
- * completed and the acknowledgement came.  Until then the node's fetches
+ * TCI_FORWARD_POLLS, every tcio_progress, flush and close), in the order
+ * the node numbered them, and acknowledges each message; the forwarder's
+ * rank frees the staged copy once its send completed and the
+ * acknowledgement came.  Until then the node's fetches
  * of the segment lay the staged copies over what they fetch.  When the
  * staging is full, or the aggregator is the forwarder itself, the forward
  * merges under the aggregator's forward lock instead (the locked forward,
