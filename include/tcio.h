@@ -80,10 +80,14 @@
  *   doc/semantics.md; and a close that MPI_Finalize ends, because the
  *   program never called tcio_close_end, writes its failure to standard
  *   error, having no call to return it to).  A rejected call changes nothing:
- *   no data moves and the file position stays.  A file-system or MPI error
- *   while data is being moved or written (a spill, an early drain), or a
- *   lack of memory there (TCIO_ERR_NO_MEMORY: a move's list of extents, a
- *   spill's buffer, a forward received on several nodes), sticks to the
+ *   no data moves and the file position stays.  An MPI error or a lack of
+ *   memory (TCIO_ERR_NO_MEMORY: its list of extents, a spill's buffer) in a
+ *   move of level 1's bytes into level 2 is returned to the call that made
+ *   the move; the bytes stay in level 1, and the next call that needs the
+ *   move (tcio_close included) makes it again.  A file-system or MPI error
+ *   once data has left level 1 (a spill's or early drain's write, a merge
+ *   between nodes), or a lack of memory there (a forward received on
+ *   several nodes), sticks to the
  *   handle: every later call on it that can fail (tcio_write*,
  *   tcio_read*, tcio_fetch, tcio_prefetch, tcio_progress, and the
  *   collective tcio_flush, tcio_sync, tcio_set_size, tcio_read_session
@@ -122,8 +126,8 @@ enum tcio_error {
                               NULL out-pointer or file name, an end past the
                               largest addressable offset ((2^40 - 2)
                               segments, 1 EiB with 1 MiB segments, or
-                              2^63 minus one segment rounded down to a
-                              segment boundary where that is less), or a
+                              2^63 - 1 minus one segment rounded down to
+                              a segment boundary where that is less), or a
                               single element of a non-contiguous type
                               over 2 GiB */
     TCIO_ERR_BAD_TYPE,     /* MPI_DATATYPE_NULL or a type not committed    */
@@ -323,7 +327,7 @@ int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info,
  * the file, in typemap order.  Local.  The data is copied before the call
  * returns: DATA may be reused at once.
  * Returns TCIO_SUCCESS, TCIO_ERR_BAD_HANDLE, TCIO_ERR_BAD_ARG (count < 0,
- * DATA NULL with count > 0, end offset overflows), TCIO_ERR_BAD_TYPE,
+ * DATA NULL while the request holds bytes, end offset overflows), TCIO_ERR_BAD_TYPE,
  * TCIO_ERR_READ_ONLY, TCIO_ERR_NO_MEMORY, or TCIO_ERR_IO/TCIO_ERR_NO_SPACE/
  * TCIO_ERR_MPI when moving buffered data on needed a file or MPI operation
  * that failed.
