@@ -173,7 +173,8 @@ typedef struct tcio_file tcio_file;
  * each rank may open FNAME once more, read-only on MPI_COMM_SELF, for the
  * read-modify-write of segments written in many small pieces (not with
  * MPI_MODE_UNIQUE_OPEN, nor where reading is refused: such segments are
- * then written piece by piece); it is closed by tcio_close.
+ * then written piece by piece); it is closed by tcio_sync, tcio_set_size,
+ * tcio_close_begin and tcio_close.
  */
 tcio_file *tcio_open(const char *fname, int mode);
 
