@@ -163,6 +163,11 @@ double tci_collective_waited(void)
     return seconds_waited;
 }
 
+void tci_collective_note_waited(double seconds)
+{
+    seconds_waited += seconds;
+}
+
 int tci_collective_wait(MPI_Request *req)
 {
     double start = MPI_Wtime();

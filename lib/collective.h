@@ -78,4 +78,8 @@ bool tci_collective_serving(void);
  * collective_waits). */
 double tci_collective_waited(void);
 
+/* Add SECONDS to that sum: a collective step waited for in a loop of its
+ * own (the staged forwards' settle, which serves forwards meanwhile). */
+void tci_collective_note_waited(double seconds);
+
 #endif

@@ -114,8 +114,13 @@ static int lock_owner(tcio_file *fh, int owner)
     for (int tries = 0;; tries++) {
         int64_t old = 1;
         int rc = word_op(fh, owner, lock_disp(), 1, MPI_REPLACE, &old);
-        if (rc != TCIO_SUCCESS || old == 0)
+        if (rc != TCIO_SUCCESS || old == 0) {
+            /* Another forwarder held it: waiting for another rank
+             * (staging_waits; the swaps count in one_sided_waits too). */
+            if (tries > 0)
+                fh->stats.time[TCI_T_STAGING_WAITS] += MPI_Wtime() - since;
             return rc;
+        }
         tci_collective_check_wait(since, fh->comm, -1);
         tci_mpi_progress(fh->comm);
         tci_back_off(tries);
@@ -718,7 +723,9 @@ static bool settled(const tci_forwards *f, int64_t expected)
 int tci_forward_settle(tcio_file *fh)
 {
     tci_forwards *f = &fh->fwd;
-    if (!f->on)
+    /* Nobody forwards into a read-only file (the open agrees on the mode
+     * on every rank, so every rank skips the reduction alike). */
+    if (!f->on || !fh->can_write)
         return TCIO_SUCCESS;
     int64_t expected = 0;
     MPI_Request req;
@@ -730,16 +737,21 @@ int tci_forward_settle(tcio_file *fh)
      * collective step: the node barrier before this one only waits for
      * the node's ranks. */
     double reduce_start = MPI_Wtime();
-    for (int polls = 0, done = 0; err == MPI_SUCCESS && !done; polls++) {
+    int reduce_polls = 0;
+    for (int done = 0; err == MPI_SUCCESS && !done; reduce_polls++) {
         err = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
         if (!done) {
             int serve_rc = serve(fh);
             if (rc == TCIO_SUCCESS)
                 rc = serve_rc;
-            tci_back_off(polls);
+            tci_back_off(reduce_polls);
             tci_collective_check_timeout(reduce_start);
         }
     }
+    /* Waiting there was waiting for late ranks, as in any collective step
+     * (collective_waits), though this loop serves forwards meanwhile. */
+    if (reduce_polls > 1)
+        tci_collective_note_waited(MPI_Wtime() - reduce_start);
     if (err != MPI_SUCCESS)
         return tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Ireduce_scatter_block (the forwards "
                                  "to each aggregator)", err);

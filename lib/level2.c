@@ -891,8 +891,11 @@ int tci_level2_prefetch(tcio_file *fh, tci_level2 *l2, int64_t segment, bool *lo
  * else what the slot's bytes are laid over. */
 static int fetch_from_file(tcio_file *fh, int64_t segment, char *buf, int lo, int hi)
 {
+    double t0 = MPI_Wtime();
     fh->stats.count[TCI_C_LOADS]++;
-    return tci_segio_read_range(fh->file, &fh->map, segment, lo, hi, buf);
+    int rc = tci_segio_read_range(fh->file, &fh->map, segment, lo, hi, buf);
+    fh->stats.time[TCI_T_LOADS] += MPI_Wtime() - t0;
+    return rc;
 }
 
 /* Tests only: with TCIO_TEST_FETCH_PAUSE set to a path P, a fetch's first

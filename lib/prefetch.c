@@ -212,8 +212,13 @@ static int read_session_call(tcio_file *fh, MPI_Offset offset, MPI_Offset length
     int rc = check_prefetch(fh, offset, length);
     if (rc != TCIO_SUCCESS)
         offset = length = 0;
+    double waited0 = tci_collective_waited();
     int session_rc = tci_prefetch_session(fh, offset, length);
-    return tci_collective_result(fh->comm, rc != TCIO_SUCCESS ? rc : session_rc);
+    rc = tci_collective_result(fh->comm, rc != TCIO_SUCCESS ? rc : session_rc);
+    /* Late ranks in the session's collective steps, as in every other
+     * collective call's (doc/configuration.md). */
+    fh->stats.time[TCI_T_COLLECTIVE_WAITS] += tci_collective_waited() - waited0;
+    return rc;
 }
 
 /* ---- the public calls ---------------------------------------------------- */

@@ -3914,6 +3914,85 @@ static void forward_env_restore(forward_env *e)
     stats_env_restore(&e->stats);
 }
 
+/* ---- waits for late ranks in the statistics --------------------------------- */
+
+static void lw_sleep(double seconds)
+{
+    struct timespec t = { .tv_sec = (time_t)seconds,
+                          .tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9) };
+    while (nanosleep(&t, &t) != 0)
+        ;
+}
+
+/* One file of PATH with TCIO_STATS JSON into STATS: every rank writes its
+ * bytes of two segments, and the last rank comes LATE seconds after the
+ * others to the read session (SESSION) or to the close (else).  Returns
+ * collective_waits' sum over the ranks (rank 0; others 0). */
+static double lw_late_file(const char *path, const char *stats, bool session, double late,
+                           const char *ctx)
+{
+    enum { SEG = 4096 };
+    if (tu_rank == 0)
+        unlink(stats);
+    const char *kv[] = { "tcio_stats", "json", "tcio_stats_file", stats,
+                         "tcio_forward_staging", "2", NULL };
+    tcio_file *fh = NULL;
+    expect_success(tu_open_kv(path, MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC, "4k",
+                              "4", kv, &fh), ctx, "tcio_open_comm");
+    unsigned char bytes[2 * SEG / 64];
+    tu_fill_pattern(bytes, sizeof bytes, 4141 + (uint64_t)tu_rank);
+    tu_status st;
+    tu_status_init(&st);
+    /* Interleaved pieces of both segments: on several nodes each node
+     * forwards its part of each. */
+    for (int i = 0; i < 2 * SEG / 64 && st.ok; i++)
+        tu_expect_rc(&st, tcio_write_at(fh, (MPI_Offset)i * 64 + tu_rank, bytes + i, 1,
+                                        MPI_BYTE), 0, "%s: write %d", ctx, i);
+    bool last = tu_rank == tu_nprocs - 1;
+    if (session) {
+        if (last)
+            lw_sleep(late);
+        tu_expect_rc(&st, tcio_read_session(fh, 0, 2 * SEG), 0, "%s: tcio_read_session", ctx);
+    } else if (last) {
+        lw_sleep(late);
+    }
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    bool shm = false;
+    return tu_rank == 0 ? stats_seconds(stats, "collective_waits", &shm) : 0;
+}
+
+/* collective_waits holds the time the other ranks waited for a late one
+ * in a read session's collective steps, and at a close with staged
+ * forwards on several nodes, where the ranks of other nodes wait in the
+ * count of the forwards, not in a barrier.  Each of the N - 1 punctual
+ * ranks waits about LATE seconds; half of that is asked for. */
+START_TEST(test_late_rank_waits)
+{
+    TU_BEGIN();
+    if (tu_nprocs < 2) {
+        printf("late_rank_waits: one rank: nobody is late\n");
+        return;
+    }
+    stats_env saved = stats_env_unset();
+    int nodes = tu_count_nodes();
+    const double late = 0.3, want = 0.5 * late * (tu_nprocs - 1);
+    double session = lw_late_file(tu_path("late-session"), tu_path("late-session-stats"), true,
+                                  late, "late to the read session");
+    CHECK_ALL(tu_rank != 0 || session >= want, "late to the read session: collective_waits "
+              "%g s over the ranks, expected at least %g", session, want);
+    double close = lw_late_file(tu_path("late-close"), tu_path("late-close-stats"), false, late,
+                                "late to the close");
+    CHECK_ALL(tu_rank != 0 || close >= want, "late to the close: collective_waits %g s over "
+              "the ranks, expected at least %g", close, want);
+    if (tu_rank == 0)
+        printf("late_rank_waits: %d node(s): collective_waits %.3f s (read session), %.3f s "
+               "(close)\n", nodes, session, close);
+    stats_env_restore(&saved);
+}
+END_TEST
+
 START_TEST(test_sieved_spills)
 {
     TU_BEGIN();
@@ -6253,6 +6332,7 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "write_around", test_write_around);
     tu_add_case(s, "off_node_moves", test_off_node_moves);
     tu_add_case(s, "node_combining", test_node_combining);
+    tu_add_case(s, "late_rank_waits", test_late_rank_waits);
     tu_add_case(s, "node_spans", test_node_spans);
     tu_add_case(s, "node_segments", test_node_segments);
     tu_add_case(s, "staged_forwards", test_staged_forwards);
