@@ -392,6 +392,21 @@ static const struct method {
     { "file-per-rank", file_per_rank_write, file_per_rank_read },
 };
 
+/* On the rank whose WHAT (write or read) returned RC: say why on stderr,
+ * so that a failed run names its cause and not only "verified no" (the
+ * libtcio methods' own reason; the others' codes are their MPI or POSIX
+ * errors). */
+static void say_failure(const struct method *m, const char *what, int rc, int rank)
+{
+    if (rc == 0)
+        return;
+    char why[TCIO_MAX_ERROR_STRING] = "";
+    if (m->write == tcio_bench_write)
+        tcio_last_error(why, sizeof why);
+    fprintf(stderr, "tcio_bench: rank %d: %s %s failed (code %d)%s%s\n", rank, m->name, what,
+            rc, why[0] ? ": " : "", why);
+}
+
 /* ---- the checkpointing loop (--dumps) ------------------------------------- */
 
 static double seconds_now(void)
@@ -469,6 +484,8 @@ static void run_dumps(const struct method *m, const bench_options *opt, const la
     r->dumps = opt->dumps;
     r->compute_ms = opt->compute_ms;
     r->close_mode = opt->close_background ? "background" : "sync";
+    say_failure(m, "write", r->write_rc, l->rank);
+    say_failure(m, "read", r->read_rc, l->rank);
     r->verified = bench_all_true(r->write_rc == 0 && r->read_rc == 0 && wrong == 0);
 }
 
@@ -554,6 +571,8 @@ int main(int argc, char **argv)
         t0 = bench_start();
         r.read_rc = m->read(opt.file, &l, readback);
         r.read_s = bench_stop(t0);
+        say_failure(m, "write", r.write_rc, l.rank);
+        say_failure(m, "read", r.read_rc, l.rank);
         long wrong = 0;
         for (int j = 0; j < l.num_array; j++)
             if (memcmp(arrays[j], readback[j], (size_t)l.len_array * l.elem_size[j]) != 0)

@@ -25,7 +25,7 @@
 #      the run.
 # Needs the MPI's compiler wrapper and valgrind (installed with apt-get when
 # missing and run as root).
-# Takes about 4 minutes on 2 cores (three configures and builds, the
+# Takes about 2-3 minutes on 2 cores (three configures and builds, the
 # valgrind one only the library and the test it runs).  KEEP=1 keeps the build directories.
 set -u
 mpi=${1:-}
