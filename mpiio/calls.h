@@ -1,4 +1,6 @@
-/* calls.h - every MPI name the interposer defines, once, with its
+/* calls.h - every MPI name the interposer defines (the MPI-IO calls,
+ * MPI_Finalize and MPI_Barrier, whose program calls flush the files they
+ * order: served.c), once, with its
  * parameters and the arguments that forward them (Darshan's way: one
  * list from which real.c makes the real entry points and wrappers.c the
  * MPI_ and PMPI_ definitions).  The MPI_File_* names not listed here
@@ -110,6 +112,7 @@
     X(File_read_ordered_end, (MPI_File fh, void *buf, MPI_Status *status),                  \
       (fh, buf, status))                                                                    \
     X(Finalize, (void), ())                                                                 \
+    X(Barrier, (MPI_Comm comm), (comm))                                                     \
     TMI_DATA_CALLS(X, int, )
 
 /* MPI 4's large-count forms, where the MPI library has them (MPICH 4;

@@ -145,7 +145,21 @@ static int yields(MPI_Comm comm)
         return err;                                                             \
     }
 
-TMI_YIELDING(Barrier, (MPI_Comm comm), (comm), comm, MPI_Ibarrier(comm, &req), (void)0)
+/* MPI_Barrier and PMPI_Barrier are the interposer's own (tmi_Barrier,
+ * served.c: a program's barrier flushes the files it orders); this is
+ * their part for the MPI library's barriers inside forwarded calls. */
+int tmi_yielding_barrier(MPI_Comm comm, int *err)
+{
+    if (!yields(comm))
+        return 0;
+    MPI_Request req;
+    *err = MPI_Ibarrier(comm, &req);
+    if (*err == MPI_SUCCESS) {
+        tmi_yielded_collectives++;
+        *err = tmi_wait_yielding(&req);
+    }
+    return 1;
+}
 TMI_YIELDING(Bcast, (void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm),
              (buf, count, type, root, comm), comm, MPI_Ibcast(buf, count, type, root, comm, &req), (void)0)
 TMI_YIELDING(Allreduce,

@@ -17,6 +17,7 @@
  * time: 1% of tcio_bench -m 2's time under perf). */
 __attribute__((tls_model("initial-exec"))) _Thread_local int tmi_depth;
 __attribute__((tls_model("initial-exec"))) _Thread_local int tmi_lib_rc;
+__attribute__((tls_model("initial-exec"))) _Thread_local int tmi_in_lib;
 
 #ifdef TMI_WRAP
 /* Linked with --wrap=PMPI_NAME: __real_PMPI_NAME is the MPI library's. */

@@ -308,6 +308,53 @@ int tmi_File_close(MPI_File *fh)
     return tmr_File_close(fh);
 }
 
+/* ---- a program's barrier ---------------------------------------------- */
+
+/* Whether COMM's ranks, in order, are E's file's. */
+static int orders_file(MPI_Comm comm, const tmi_entry *e)
+{
+    int result = MPI_UNEQUAL;
+    return e->comm != MPI_COMM_NULL && MPI_Comm_compare(comm, e->comm, &result) == MPI_SUCCESS &&
+           (result == MPI_IDENT || result == MPI_CONGRUENT);
+}
+
+/* A program's MPI_Barrier on a communicator whose ranks are a served
+ * writable file's first flushes that file (tcio_flush, collective over
+ * the same ranks, every rank taking the files in their common open order).
+ * Programs order writes of the same bytes by different ranks with a bare
+ * barrier, as parallel HDF5 does between the fill values it writes at a
+ * chunked dataset's creation and the ranks' own data: MPI asks for
+ * sync-barrier-sync there, but ROMIO writes through, so the later write
+ * wins.  libtcio buffers writes, so without this the fill could land on
+ * the data (doc/mpiio.md).  A failed flush sticks to the file's handle:
+ * its next MPI-IO call reports it. */
+static void flush_before_barrier(MPI_Comm comm)
+{
+    for (size_t i = 0; i < tmi_table_count(); i++) {
+        tmi_entry *e = tmi_table_at(i);
+        if (!e->tf || !(e->amode & (MPI_MODE_WRONLY | MPI_MODE_RDWR)) || !orders_file(comm, e))
+            continue;
+        e->count[TMI_S_BARRIER_FLUSHES]++;
+        tmi_cache_drop(e, 0, -1);   /* other ranks' writes are visible now */
+        (void)TMI_LIB(tcio_flush(e->tf));
+    }
+}
+
+int tmi_Barrier(MPI_Comm comm)
+{
+#ifndef TMI_WRAP
+    int err;
+    if (tmi_yielding_barrier(comm, &err))
+        return err;
+#endif
+    /* Not libtcio's own barriers (nor the MPI library's on its private
+     * communicators, above); a handler's inside a forwarded call is the
+     * program's, and flushes as the other ranks' barriers do. */
+    if (tmi_in_lib == 0 && comm != MPI_COMM_NULL)
+        flush_before_barrier(comm);
+    return tmr_Barrier(comm);
+}
+
 int tmi_File_sync(MPI_File fh)
 {
     tmi_entry *e = tmi_served(fh);

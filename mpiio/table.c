@@ -74,3 +74,13 @@ tmi_entry *tmi_table_first(void)
 {
     return nentries ? entries[0] : NULL;
 }
+
+size_t tmi_table_count(void)
+{
+    return nentries;
+}
+
+tmi_entry *tmi_table_at(size_t i)
+{
+    return i < nentries ? entries[i] : NULL;
+}

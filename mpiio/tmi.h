@@ -17,8 +17,13 @@
  * forwards straight to the real function.  Per thread, so that a
  * program's other threads are not caught by one thread's raised guard. */
 extern __attribute__((tls_model("initial-exec"))) _Thread_local int tmi_depth;
-#define TMI_LIB(expr) (tmi_depth++, tmi_lib_rc = (expr), tmi_depth--, tmi_lib_rc)
+#define TMI_LIB(expr) \
+    (tmi_depth++, tmi_in_lib++, tmi_lib_rc = (expr), tmi_in_lib--, tmi_depth--, tmi_lib_rc)
 extern __attribute__((tls_model("initial-exec"))) _Thread_local int tmi_lib_rc;
+/* Raised inside libtcio's calls only (TMI_LIB), not inside forwarded ones:
+ * a program's barrier made from a file error handler, inside a forwarded
+ * call, is still the program's (tmi_Barrier, served.c). */
+extern __attribute__((tls_model("initial-exec"))) _Thread_local int tmi_in_lib;
 
 /* The MPI library's entry point NAME past the interposer (dlsym
  * RTLD_NEXT); NULL, said on stderr, if it has none.  Not in the --wrap
@@ -98,6 +103,7 @@ MPI_Offset tmi_view_stream_end(const tmi_view *v, MPI_Offset size);
     X(TMI_S_READ_BYTES, "bytes read", "read_bytes")                         \
     X(TMI_S_NONBLOCKING, "nonblocking calls", "nonblocking")                \
     X(TMI_S_SYNCS, "syncs", "syncs")                                        \
+    X(TMI_S_BARRIER_FLUSHES, "flushes at barriers", "barrier_flushes")      \
     X(TMI_S_HANDOVERS, "handovers", "handovers")                            \
     X(TMI_S_REFUSALS, "refusals", "refusals")                               \
     X(TMI_S_YIELDED, "MPI collectives yielded", "yielded_collectives")      \
@@ -147,6 +153,11 @@ typedef struct tmi_entry {
 int tmi_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
                   MPI_Comm comm);
 int tmi_comm_dup(MPI_Comm comm, MPI_Comm *dup);
+/* Where a barrier on COMM is the MPI library's own inside a forwarded
+ * call (the guard raised, COMM private or the open's: collectives.c), make
+ * it the nonblocking way, waited for yielding, set *ERR and return 1;
+ * else return 0.  Not in the --wrap form. */
+int tmi_yielding_barrier(MPI_Comm comm, int *err);
 /* Complete REQ, testing and yielding the processor between tests. */
 int tmi_wait_yielding(MPI_Request *req);
 /* Local: the identity of the kept communicator congruent with COMM, -2 if
@@ -186,6 +197,9 @@ tmi_entry *tmi_table_find_key(const char *key);
 /* The oldest served entry, or NULL (finalize closes them in open order,
  * which is the same on every rank). */
 tmi_entry *tmi_table_first(void);
+/* The served entries in open order: COUNT of them, the I-th. */
+size_t     tmi_table_count(void);
+tmi_entry *tmi_table_at(size_t i);
 
 /* ---- decisions, handover, refusal, errors (handover.c) ---- */
 int  tmi_verbose(void);

@@ -43,7 +43,7 @@ expect() {   # FILE PATTERN TIMES WHAT
     n=$(grep -c -- "$2" "$1")
     [ "$n" = "$3" ] || { show "$1"; fail "$4: '$2' $n times, expected $3"; }
 }
-for f in pieces elements comms-dup0 comms-dup1 comms-dup2 comms-a comms-b view size bottom atomic \
+for f in pieces elements comms-dup0 comms-dup1 comms-dup2 comms-a comms-b view size bottom barrier atomic \
          external32 ordered shared large bad handler handler-tail left-open; do
     expect "$dir/tcio.err" "mpiio-$f.dat: served by libtcio ($np ranks)" 1 "$f served"
 done
@@ -74,7 +74,7 @@ awk '$1 == "writes" && $2 == "served" && $3 > 300 { ok = 1 } END { exit !ok }' "
 mpilib=$(ldd ./tests/mpiio_prog 2>/dev/null | awk '$1 ~ /^libmpi(ch)?\.so/ { print $3; exit }')
 if [ "$flavor" = mpich ] && [ -n "$mpilib" ] &&
    objdump -R "$mpilib" 2>/dev/null | grep -q 'JUMP_SLOT *PMPI_Allreduce'; then
-    grep -A 10 "tcio mpiio stats: .*mpiio-pieces.dat" "$dir/tcio.out" |
+    grep -A 11 "tcio mpiio stats: .*mpiio-pieces.dat" "$dir/tcio.out" |
         awk '$1 == "MPI" && $2 == "collectives" && $3 == "yielded" && $4 > 0 { ok = 1 }
              END { exit !ok }' ||
         { show "$dir/tcio.out"; fail "pieces: no collective of ROMIO's open waited yielding"; }
@@ -89,7 +89,7 @@ if [ "$flavor" = mpich ]; then
     expect "$dir/tcio.out" "handler: the error handler ran" 1 "handler: a collective in an error handler"
     expect "$dir/tcio.out" "handler (tail call): the error handler ran" 1 "handler: a collective as an error handler's tail call"
 fi
-grep -A 9 "tcio mpiio stats: .*mpiio-shared.dat" "$dir/tcio.out" |
+grep -A 10 "tcio mpiio stats: .*mpiio-shared.dat" "$dir/tcio.out" |
     awk '$1 == "refusals" { n = $2 } END { exit n != 2 * '$np' }' ||
     { show "$dir/tcio.out"; fail "shared: refusals not counted"; }
 # Files on a new duplicate of the same ranks each time (as HDF5 opens

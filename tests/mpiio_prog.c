@@ -543,6 +543,41 @@ static void test_size(void)
     free(ref);
 }
 
+/* ---- writes of the same bytes ordered by a bare barrier ----
+ * Parallel HDF5's way at a chunked dataset's creation: every rank writes
+ * fill values into its chunk collectively, a barrier, then the ranks
+ * write their data, each into the next rank's chunk, with no sync.  ROMIO
+ * writes through, so the data wins; the interposer flushes a file at a
+ * barrier over its ranks (MPI_COMM_WORLD, then a duplicate of it:
+ * congruent) so that it wins there too. */
+static void test_barrier_order(void)
+{
+    enum { C = 4096 };
+    MPI_File fh = open_world("barrier", MPI_MODE_RDWR | MPI_MODE_CREATE);
+    long long len = (long long)C * nprocs;
+    unsigned char *ref = malloc(len), *fill = malloc(len);
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Status st;
+    for (int round = 0; round < 2; round++) {
+        MPI_Comm comm = round == 0 ? MPI_COMM_WORLD : dup;
+        for (long long i = 0; i < len; i++) {
+            fill[i] = pat(i, 20 + 2 * round);
+            ref[i] = pat(i, 21 + 2 * round);
+        }
+        MPI_Offset mine = (MPI_Offset)rank * C, next = (MPI_Offset)((rank + 1) % nprocs) * C;
+        OK(MPI_File_write_at_all(fh, mine, fill + mine, C, MPI_BYTE, &st));
+        MPI_Barrier(comm);
+        OK(MPI_File_write_at_all(fh, next, ref + next, C, MPI_BYTE, &st));
+        MPI_Barrier(comm);
+    }
+    MPI_Comm_free(&dup);
+    OK(MPI_File_close(&fh));
+    compare_file("barrier", ref, len);
+    free(ref);
+    free(fill);
+}
+
 /* ---- MPI_BOTTOM with an absolute datatype ---- */
 static void test_bottom(void)
 {
@@ -1106,6 +1141,8 @@ int main(int argc, char **argv)
         test_size();
     if (section("bottom"))
         test_bottom();
+    if (section("barrier_order"))
+        test_barrier_order();
     if (section("handover atomic"))
         test_handover("atomic");
     if (section("handover external32"))
