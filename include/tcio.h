@@ -476,6 +476,9 @@ int tcio_fetch(tcio_file *fh);
  * Returns TCIO_SUCCESS only if every rank's data reached the file; otherwise
  * the same failure on every rank: this rank's own error code, or
  * TCIO_ERR_REMOTE if this rank's part succeeded but another rank's failed.
+ * A file opened with MPI_MODE_DELETE_ON_CLOSE whose deletion fails (rank
+ * 0's, after all data reached the file) fails the close the same way
+ * (TCIO_ERR_IO on rank 0) and stays.
  * TCIO_ERR_BAD_HANDLE if FH is NULL, closed or closing (nothing happened,
  * and the other ranks wait, as for any collective call a rank skips).
  */

@@ -78,7 +78,7 @@ static void begin_close(tcio_file *fh, bool background)
     int close_err = MPI_File_close(&fh->file);
     fh->file = MPI_FILE_NULL;
     if (rc == TCIO_SUCCESS)
-        rc = tci_error_from_io(close_err);
+        rc = tci_error_from_io_at(close_err, "MPI_File_close(file)", __func__);
     /* MPI_MODE_DELETE_ON_CLOSE (the same on every rank): the name goes
      * once every rank has closed its handle.  A file system whose clients
      * keep an unlinked file only for the client that unlinked it (NFS)
@@ -90,7 +90,7 @@ static void begin_close(tcio_file *fh, bool background)
     if (fh->delete_on_close && fh->rank == 0) {
         int delete_err = MPI_File_delete(fh->name, MPI_INFO_NULL);
         if (rc == TCIO_SUCCESS)
-            rc = tci_error_from_io(delete_err);
+            rc = tci_error_from_io_at(delete_err, "MPI_File_delete(name)", __func__);
     }
     fh->closing.rc = rc;
     fh->closing.reason_code = tci_error_save(rc, fh->closing.reason, sizeof fh->closing.reason);

@@ -4,6 +4,7 @@
  * TCIO_STATS_FILE names a file).  This, when asked, and the warning about
  * unknown TCIO_* variables (configuration.c, on standard error) are the
  * only output the library produces. */
+#include <stdbool.h>
 #include <stdio.h>
 #include "collective.h"
 #include "configuration.h"
@@ -101,8 +102,17 @@ void tci_stats_report(const tci_stats *s, MPI_Comm comm, const char *fname,
         print_json(out, &m);
     else
         print_table(out, &m);
-    if (file)
-        fclose(file);
-    else
+    /* A file that took the summary but could not keep it (a full file
+     * system shows only at the buffer's write): the default stream gets
+     * it after all. */
+    bool kept = file && (ferror(file) | fclose(file)) == 0;
+    if (file && !kept) {
+        out = format == TCI_STATS_JSON ? stderr : stdout;
+        if (format == TCI_STATS_JSON)
+            print_json(out, &m);
+        else
+            print_table(out, &m);
+    }
+    if (!kept)
         fflush(out);
 }
