@@ -79,19 +79,30 @@ static int read_sessions_wanted(void)
     return !v ? 0 : tci_parse_switch(v, &on) == 0 ? on : -1;
 }
 
-/* Raise class CLS of a failed open on MPI_FILE_NULL's error handler, as
- * MPI wants.  Open MPI 4.1 refuses MPI_File_call_errhandler on
- * MPI_FILE_NULL (an invalid handle: MPI_ERR_ARG on MPI_COMM_WORLD, which
- * aborts the job by default); where the handler is MPI_ERRORS_RETURN, the
- * default, returning the class is all that calling it would do. */
-static void raise_on_file_null(int cls)
+/* Raise class CLS of an open that the interposer fails after the real
+ * open succeeded (REAL, about to be closed) on MPI_FILE_NULL's error
+ * handler, as MPI wants for a failed open.  Where that handler is
+ * MPI_ERRORS_RETURN, the default, returning the class is all that calling
+ * it would do.  Open MPI 4.1 refuses MPI_File_call_errhandler on
+ * MPI_FILE_NULL (an invalid handle: MPI_ERR_ARG raised on
+ * MPI_COMM_WORLD, which aborted the job instead of calling the program's
+ * handler, a helper's audit found): there the handler is called on REAL,
+ * which took MPI_FILE_NULL's handler at its open, so the program's
+ * handler runs with a handle that the interposer closes after it returns
+ * (doc/mpiio.md). */
+static void raise_on_file_null(MPI_File real, int cls)
 {
     MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
     if (MPI_File_get_errhandler(MPI_FILE_NULL, &eh) == MPI_SUCCESS && eh == MPI_ERRORS_RETURN)
         return;
     if (eh != MPI_ERRHANDLER_NULL && eh != MPI_ERRORS_RETURN && eh != MPI_ERRORS_ARE_FATAL)
         MPI_Errhandler_free(&eh);
+#ifdef OPEN_MPI
+    MPI_File_call_errhandler(real, cls);
+#else
+    (void)real;
     MPI_File_call_errhandler(MPI_FILE_NULL, cls);
+#endif
 }
 
 __attribute__((tls_model("initial-exec"))) _Thread_local MPI_Comm tmi_opening = MPI_COMM_NULL;
@@ -167,11 +178,11 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     }
     if (all[1] && all[2]) {
         free(key);
-        tmr_File_close(fh);
         fprintf(stderr, "libtcio_mpiio: MPI_File_open(%s) refused: the file is open and "
                         "served on other ranks' communicator; a second handle would see "
                         "stale bytes\n", filename);
-        raise_on_file_null(MPI_ERR_FILE_IN_USE);
+        raise_on_file_null(*fh, MPI_ERR_FILE_IN_USE);
+        tmr_File_close(fh);
         return MPI_ERR_FILE_IN_USE;
     }
     if (all[1]) {
@@ -284,8 +295,8 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     }
     /* Out of memory on some rank: the open fails on every rank, through
      * MPI_FILE_NULL's error handler as every failed open. */
+    raise_on_file_null(*fh, MPI_ERR_NO_MEM);
     tmr_File_close(fh);
-    raise_on_file_null(MPI_ERR_NO_MEM);
     return MPI_ERR_NO_MEM;
 }
 

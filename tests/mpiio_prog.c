@@ -827,6 +827,17 @@ static void test_append_second(void)
  * Plain MPI-IO opens it; the interposer refuses it on every rank with
  * MPI_ERR_FILE_IN_USE, returned (Open MPI 4.1 refuses
  * MPI_File_call_errhandler on MPI_FILE_NULL and aborted the job). */
+#ifdef OPEN_MPI
+static int file_null_errors;
+
+static void count_file_null_errors(MPI_File *fh, int *err, ...)
+{
+    (void)fh;
+    (void)err;
+    file_null_errors++;
+}
+#endif
+
 static void test_self_second(void)
 {
     MPI_File a = open_world("self-second", MPI_MODE_RDWR | MPI_MODE_CREATE), b;
@@ -842,6 +853,29 @@ static void test_self_second(void)
         CHECK(rc == MPI_SUCCESS, "second open on MPI_COMM_SELF failed (class %d)", cls);
     if (rc == MPI_SUCCESS)
         OK(MPI_File_close(&b));
+#ifdef OPEN_MPI
+    /* A program's handler on MPI_FILE_NULL runs for the refusal (Open
+     * MPI refuses MPI_File_call_errhandler on MPI_FILE_NULL itself: the
+     * interposer calls it on the refused real handle).  Not under MPICH,
+     * whose 4.0.2 miscounts references to a user handler on
+     * MPI_FILE_NULL across file closes. */
+    MPI_Errhandler eh;
+    OK(MPI_File_create_errhandler(count_file_null_errors, &eh));
+    OK(MPI_File_set_errhandler(MPI_FILE_NULL, eh));
+    file_null_errors = 0;
+    rc = MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_RDWR, MPI_INFO_NULL, &b);
+    OK(MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN));
+    OK(MPI_Errhandler_free(&eh));
+    if (interposed)
+        CHECK(rc != MPI_SUCCESS && file_null_errors == 1, "refused open with a handler on "
+              "MPI_FILE_NULL: rc %d, the handler ran %d times, expected once", rc,
+              file_null_errors);
+    else
+        CHECK(rc == MPI_SUCCESS && file_null_errors == 0, "open with a handler on "
+              "MPI_FILE_NULL: rc %d, the handler ran %d times", rc, file_null_errors);
+    if (rc == MPI_SUCCESS)
+        OK(MPI_File_close(&b));
+#endif
     OK(MPI_File_close(&a));
 }
 
