@@ -339,12 +339,27 @@ static int full_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset of
     if (rc == 0 && c.pending)
         rc = TMI_LIB(tcio_fetch(e->tf));
     if (rc == 0 && dir == TMI_READ && c.packed != buf) {
-        /* Only whole elements: the bytes of a partial last element are
-         * left as they were. */
+        /* A partial last element (a short read at the end of the file)
+         * gets the bytes read, as the real read stores them, its others
+         * left as they were: the elements up to it are packed from BUF,
+         * the bytes read laid over them, and all unpacked. */
         int pos = 0;
-        MPI_Count whole = c.done / tsize;
-        if (whole > 0)
-            MPI_Unpack(c.packed, (int)bytes, &pos, buf, (int)whole, type, MPI_COMM_SELF);
+        MPI_Count n = c.done / tsize + (c.done % tsize != 0);
+        if (c.done % tsize != 0) {
+            char *merged = malloc((size_t)(n * tsize));
+            int packed_pos = 0;
+            if (merged && MPI_Pack(buf, (int)n, type, merged, (int)(n * tsize), &packed_pos,
+                                   MPI_COMM_SELF) == MPI_SUCCESS) {
+                memcpy(merged, c.packed, (size_t)c.done);
+                MPI_Unpack(merged, (int)(n * tsize), &pos, buf, (int)n, type, MPI_COMM_SELF);
+                n = 0;
+            } else {
+                n--;      /* no memory: the whole elements only */
+            }
+            free(merged);
+        }
+        if (n > 0)
+            MPI_Unpack(c.packed, (int)bytes, &pos, buf, (int)n, type, MPI_COMM_SELF);
     }
     if (c.packed != buf)
         free(c.packed);

@@ -578,6 +578,39 @@ static void test_barrier_order(void)
     free(fill);
 }
 
+/* ---- a short read that ends inside an element of a derived type ----
+ * The file holds 10 bytes; a read of one 12-byte contiguous element gets
+ * 10, stored at the start of the buffer as MPI stores them (the
+ * interposer unpacked whole elements only, a helper's audit found). */
+static void test_partial_element(void)
+{
+    MPI_File fh = open_world("partial", MPI_MODE_RDWR | MPI_MODE_CREATE);
+    unsigned char data[10], buf[16];
+    for (int i = 0; i < 10; i++)
+        data[i] = pat(i, 30);
+    MPI_Status st;
+    if (rank == 0)
+        OK(MPI_File_write_at(fh, 0, data, 10, MPI_BYTE, &st));
+    OK(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_sync(fh));
+    MPI_Datatype twelve;
+    OK(MPI_Type_contiguous(12, MPI_BYTE, &twelve));
+    OK(MPI_Type_commit(&twelve));
+    memset(buf, '.', sizeof buf);
+    OK(MPI_File_read_at(fh, 0, buf, 1, twelve, &st));
+    int got = -1;
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    CHECK(got == 10, "read of one 12-byte element from a 10-byte file: %d bytes, expected 10",
+          got);
+    CHECK(memcmp(buf, data, 10) == 0, "the 10 bytes read are not in the buffer");
+    CHECK(buf[10] == '.' && buf[11] == '.' && buf[12] == '.',
+          "bytes past the 10 read were changed");
+    OK(MPI_Type_free(&twelve));
+    OK(MPI_File_close(&fh));
+    compare_file("partial", data, 10);
+}
+
 /* ---- MPI_BOTTOM with an absolute datatype ---- */
 static void test_bottom(void)
 {
@@ -1177,6 +1210,8 @@ int main(int argc, char **argv)
         test_bottom();
     if (section("barrier_order"))
         test_barrier_order();
+    if (section("partial_element"))
+        test_partial_element();
     if (section("handover atomic"))
         test_handover("atomic");
     if (section("handover external32"))
