@@ -257,6 +257,7 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         e->own_comm = on == comm;
         e->key = key;
         e->tf = tf;
+        tmi_stats_settings(e);
         e->amode = amode;
         e->read_sessions = !all[6];
         int me;
@@ -347,7 +348,17 @@ static void flush_before_barrier(MPI_Comm comm)
             continue;
         e->count[TMI_S_BARRIER_FLUSHES]++;
         tmi_cache_drop(e, 0, -1);   /* other ranks' writes are visible now */
-        (void)TMI_LIB(tcio_flush(e->tf));
+        /* A barrier has no file to report to: the failure waits for the
+         * file's next sync or its close (a failed move of level 1 is not
+         * sticky in libtcio, so it would otherwise go unsaid). */
+        int rc = TMI_LIB(tcio_flush(e->tf));
+        if (rc != TCIO_SUCCESS && e->barrier_rc == TCIO_SUCCESS) {
+            e->barrier_rc = rc;
+            char msg[TCIO_MAX_ERROR_STRING];
+            tcio_last_error(msg, sizeof msg);
+            fprintf(stderr, "libtcio_mpiio: %s: the flush at MPI_Barrier failed (the file's "
+                            "next MPI_File_sync or its close returns it): %s\n", e->name, msg);
+        }
     }
 }
 
@@ -374,6 +385,10 @@ int tmi_File_sync(MPI_File fh)
     e->count[TMI_S_SYNCS]++;
     tmi_cache_drop(e, 0, -1);   /* other ranks' writes are visible now */
     int rc = TMI_LIB(tcio_sync(e->tf));
+    if (rc == TCIO_SUCCESS) {
+        rc = e->barrier_rc;
+        e->barrier_rc = TCIO_SUCCESS;
+    }
     return rc ? tmi_error(e, "MPI_File_sync", rc) : MPI_SUCCESS;
 }
 

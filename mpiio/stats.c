@@ -1,8 +1,12 @@
 /* stats.c - the interposer's counters of a file, summed over its ranks
  * and written by rank 0 when the file stops being served (close,
- * handover, MPI_Finalize), if TCIO_STATS asks, in TCIO_STATS's styles:
- * a text table on standard output, or one JSON line on standard error
- * for TCIO_STATS=json (libtcio's own summary of the file comes with it). */
+ * handover, MPI_Finalize), where libtcio's own summary of the file goes
+ * and in its style: libtcio's settings for the file (TCIO_STATS and
+ * TCIO_STATS_FILE or the info keys tcio_stats and tcio_stats_file) as
+ * tcio_get_info reports them at the open.  A text table on standard
+ * output, or one JSON line on standard error, or either appended to the
+ * statistics file. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,19 +21,55 @@ static const char *const keys[TMI_S_COUNT] = { TMI_COUNTERS(TMI_KEY) };
 
 int64_t tmi_yielded_collectives;
 
-/* 0 off, 1 text, 2 json */
-static int stats_format(void)
+void tmi_stats_settings(tmi_entry *e)
 {
-    const char *v = getenv("TCIO_STATS");
-    if (!v || !*v || !strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "no") ||
-        !strcmp(v, "false"))
-        return 0;
-    return strcmp(v, "json") == 0 ? 2 : 1;
+    MPI_Info info = MPI_INFO_NULL;
+    e->stats_format = 0;
+    e->stats_file = NULL;
+    if (TMI_LIB(tcio_get_info(e->tf, &info)) != TCIO_SUCCESS || info == MPI_INFO_NULL)
+        return;
+    char value[MPI_MAX_INFO_VAL + 1];
+    int found = 0;
+    if (MPI_Info_get(info, "tcio_stats", MPI_MAX_INFO_VAL, value, &found) == MPI_SUCCESS &&
+        found)
+        e->stats_format = strcmp(value, "json") == 0 ? 2 : strcmp(value, "on") == 0 ? 1 : 0;
+    found = 0;
+    if (MPI_Info_get(info, "tcio_stats_file", MPI_MAX_INFO_VAL, value, &found) == MPI_SUCCESS &&
+        found)
+        e->stats_file = strdup(value);
+    MPI_Info_free(&info);
+}
+
+static void print_text(FILE *out, const tmi_entry *e, int nprocs, const int64_t *sum,
+                       const int64_t *max)
+{
+    fprintf(out, "tcio mpiio stats: %s (%d ranks)\n", e->name, nprocs);
+    fprintf(out, "  %-28s %16s %16s\n", "count", "sum", "max/rank");
+    for (int i = 0; i < TMI_S_COUNT; i++)
+        fprintf(out, "  %-28s %16lld %16lld\n", names[i], (long long)sum[i],
+                (long long)max[i]);
+}
+
+static void print_json(FILE *out, const tmi_entry *e, int nprocs, const int64_t *sum,
+                       const int64_t *max)
+{
+    /* the name is given as the program gave it; quotes escaped */
+    fputs("{\"tcio_mpiio_stats\":1,\"file\":\"", out);
+    for (const char *p = e->name; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fputc('\\', out);
+        fputc(*p, out);
+    }
+    fprintf(out, "\",\"ranks\":%d,\"counts\":{", nprocs);
+    for (int i = 0; i < TMI_S_COUNT; i++)
+        fprintf(out, "%s\"%s\":{\"sum\":%lld,\"max\":%lld}", i ? "," : "", keys[i],
+                (long long)sum[i], (long long)max[i]);
+    fputs("}}\n", out);
 }
 
 void tmi_stats_report(tmi_entry *e)
 {
-    int format = stats_format(), rank, nprocs;
+    int format = e->stats_format, rank, nprocs;
     if (!format || e->comm == MPI_COMM_NULL)
         return;
     int64_t sum[TMI_S_COUNT], max[TMI_S_COUNT];
@@ -44,25 +84,23 @@ void tmi_stats_report(tmi_entry *e)
             MPI_SUCCESS ||
         rank != 0)
         return;
-    if (format == 1) {
-        printf("tcio mpiio stats: %s (%d ranks)\n", e->name, nprocs);
-        printf("  %-28s %16s %16s\n", "count", "sum", "max/rank");
-        for (int i = 0; i < TMI_S_COUNT; i++)
-            printf("  %-28s %16lld %16lld\n", names[i], (long long)sum[i], (long long)max[i]);
-        fflush(stdout);
-    } else {
-        /* the name is given as the program gave it; quotes escaped */
-        fputs("{\"tcio_mpiio_stats\":1,\"file\":\"", stderr);
-        for (const char *p = e->name; *p; p++) {
-            if (*p == '"' || *p == '\\')
-                fputc('\\', stderr);
-            fputc(*p, stderr);
-        }
-        fprintf(stderr, "\",\"ranks\":%d,\"counts\":{", nprocs);
-        for (int i = 0; i < TMI_S_COUNT; i++)
-            fprintf(stderr, "%s\"%s\":{\"sum\":%lld,\"max\":%lld}", i ? "," : "", keys[i],
-                    (long long)sum[i], (long long)max[i]);
-        fputs("}}\n", stderr);
-        fflush(stderr);
+    /* Where libtcio's summary went: the file (the default stream where it
+     * cannot be opened or kept, as libtcio does), else standard output
+     * for text and standard error for JSON. */
+    FILE *file = e->stats_file ? fopen(e->stats_file, "a") : NULL;
+    FILE *out = file ? file : format == 2 ? stderr : stdout;
+    for (int tries = 0; tries < 2; tries++) {
+        if (format == 2)
+            print_json(out, e, nprocs, sum, max);
+        else
+            print_text(out, e, nprocs, sum, max);
+        if (out != file)
+            break;
+        bool kept = (ferror(file) | fclose(file)) == 0;
+        file = NULL;
+        if (kept)
+            return;
+        out = format == 2 ? stderr : stdout;
     }
+    fflush(out);
 }

@@ -59,6 +59,7 @@ void tmi_table_drop(tmi_entry *e)
     free(e->cache);
     free(e->name);
     free(e->key);
+    free(e->stats_file);
     free(e);
 }
 

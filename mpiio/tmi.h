@@ -136,6 +136,9 @@ typedef struct tmi_entry {
     int        split;         /* a split collective is open               */
     MPI_Offset split_bytes;
     int        refused_said;  /* a refusal was explained on stderr        */
+    int        barrier_rc;    /* the first failed flush at a program's
+                                 barrier (tcio code), returned by the
+                                 file's next sync or its close          */
     char      *cache;         /* the read cache (data.c): file bytes       */
     MPI_Offset cache_off, cache_len;   /* cache_len 0: nothing cached      */
     MPI_Offset cache_hit_end; /* reads inside [cache_off, this) are hits
@@ -146,6 +149,9 @@ typedef struct tmi_entry {
     int        last_psize;    /* and its size (data.c's predefined_size) */
     int64_t    count[TMI_S_COUNT];
     int64_t    yielded_base;  /* tmi_yielded_collectives before the open */
+    int        stats_format;  /* libtcio's tcio_stats for the file: 0 off,
+                                 1 text, 2 JSON (tmi_stats_settings)      */
+    char      *stats_file;    /* and its tcio_stats_file, or NULL         */
 } tmi_entry;
 
 /* ---- the communicators libtcio files are opened on (comms.c) ---- */
@@ -227,6 +233,10 @@ static inline int tmi_access_mode(const tmi_entry *e)
 /* Close E's libtcio file (collective) and drop it; returns tcio's code. */
 int  tmi_close_served(tmi_entry *e);
 
+/* E's summary follows libtcio's settings for E's file (TCIO_STATS and
+ * TCIO_STATS_FILE or the info keys, as tcio_get_info reports them). */
+void tmi_stats_settings(tmi_entry *e);
+/* Collective over E's ranks: the summary of E's counters (stats.c). */
 void tmi_stats_report(tmi_entry *e);
 
 /* ---- data (data.c) ---- */

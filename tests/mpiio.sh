@@ -89,6 +89,11 @@ if [ "$flavor" = mpich ]; then
     expect "$dir/tcio.out" "handler: the error handler ran" 1 "handler: a collective in an error handler"
     expect "$dir/tcio.out" "handler (tail call): the error handler ran" 1 "handler: a collective as an error handler's tail call"
 fi
+# The barrier check's six barriers on the file's ranks flushed it on
+# every rank, its barrier over half of them did not.
+grep -A 10 "tcio mpiio stats: .*mpiio-barrier.dat" "$dir/tcio.out" |
+    awk '$1 == "flushes" && $2 == "at" && $3 == "barriers" { n = $4 } END { exit n != 6 * '$np' }' ||
+    { show "$dir/tcio.out"; fail "barrier: flushes at barriers not 6 per rank"; }
 grep -A 10 "tcio mpiio stats: .*mpiio-shared.dat" "$dir/tcio.out" |
     awk '$1 == "refusals" { n = $2 } END { exit n != 2 * '$np' }' ||
     { show "$dir/tcio.out"; fail "shared: refusals not counted"; }

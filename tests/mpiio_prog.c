@@ -559,6 +559,8 @@ static void test_barrier_order(void)
     MPI_Comm dup;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Status st;
+    /* Three barriers per round, each a flush: tests/mpiio.sh counts 6 per
+     * rank. */
     for (int round = 0; round < 2; round++) {
         MPI_Comm comm = round == 0 ? MPI_COMM_WORLD : dup;
         for (long long i = 0; i < len; i++) {
@@ -568,9 +570,22 @@ static void test_barrier_order(void)
         MPI_Offset mine = (MPI_Offset)rank * C, next = (MPI_Offset)((rank + 1) % nprocs) * C;
         OK(MPI_File_write_at_all(fh, mine, fill + mine, C, MPI_BYTE, &st));
         MPI_Barrier(comm);
+        /* After the barrier the next rank's fill reads back here too, as
+         * under ROMIO (before this rank writes over it). */
+        unsigned char got[C];
+        OK(MPI_File_read_at(fh, next, got, C, MPI_BYTE, &st));
+        CHECK(memcmp(got, fill + next, C) == 0, "round %d: the next rank's fill does not read "
+              "back after the barrier", round);
+        MPI_Barrier(comm);
         OK(MPI_File_write_at_all(fh, next, ref + next, C, MPI_BYTE, &st));
         MPI_Barrier(comm);
     }
+    /* A barrier over other ranks than the file's flushes nothing (and
+     * hangs nowhere): half the ranks each. */
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    MPI_Barrier(half);
+    MPI_Comm_free(&half);
     MPI_Comm_free(&dup);
     OK(MPI_File_close(&fh));
     compare_file("barrier", ref, len);
