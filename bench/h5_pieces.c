@@ -2,7 +2,8 @@
  * dataset in small pieces (the HDF5 program of the MPI-IO
  * interposer's measurements and of tests/mpiio-programs.sh).
  *
- *   mpiexec -n P h5_pieces [-c] [-b B] [-n N] [-r R] [-s SEED] [-k] [--csv] FILE
+ *   mpiexec -n P h5_pieces [-c] [-b B] [-n N] [-r R] [-s SEED] [-k] [--chunked C]
+ *                          [--csv] FILE
  *
  * The dataset /pieces is a 1-D array of P*N*B doubles, cut into blocks of
  * B elements; block i belongs to rank i % P (the blocks of the ranks
@@ -36,6 +37,7 @@ typedef struct options {
     long        seed;         /* -s */
     bool        collective;   /* -c */
     bool        keep;         /* -k: keep the file of the last repetition */
+    long        chunk;        /* --chunked: elements per chunk; 0: contiguous */
     bool        csv;
     bool        help;
     const char *file;
@@ -53,6 +55,10 @@ static const char usage_text[] =
     "  -r, --repetitions R   write and read R times, report the medians (default 1)\n"
     "  -s, --seed S          seed of the values, 0..65535 (default 1)\n"
     "  -k, --keep            keep FILE (the last repetition's); default: remove it\n"
+    "      --chunked C       a chunked dataset of C-element chunks with HDF5's\n"
+    "                        default fill settings (fill values written at its\n"
+    "                        creation, then a barrier, then the blocks); default\n"
+    "                        contiguous, never filled\n"
     "      --csv             one CSV header and row (tcio_bench's columns)\n"
     "  -h, --help            this text\n";
 
@@ -73,6 +79,7 @@ static const char *parse(int argc, char **argv, options *o)
         { "repetitions", required_argument, NULL, 'r' },
         { "seed", required_argument, NULL, 's' },
         { "keep", no_argument, NULL, 'k' },
+        { "chunked", required_argument, NULL, 'C' },
         { "csv", no_argument, NULL, BENCH_OPT_CSV },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
@@ -83,7 +90,7 @@ static const char *parse(int argc, char **argv, options *o)
     opterr = 0;   /* rank 0 alone reports, through bench_usage_exit */
     while ((c = getopt_long(argc, argv, "b:n:cr:s:kh", longopts, NULL)) != -1) {
         long v = 0;
-        if (c == 'b' || c == 'n' || c == 'r' || c == 's') {
+        if (c == 'b' || c == 'n' || c == 'r' || c == 's' || c == 'C') {
             v = strtol(optarg, &end, 10);
             if (end == optarg || *end != '\0')
                 return "a number was expected";
@@ -95,6 +102,7 @@ static const char *parse(int argc, char **argv, options *o)
         case 's': if (v < 0 || v > 65535) return "-s: 0 to 65535"; o->seed = v; break;
         case 'c': o->collective = true; break;
         case 'k': o->keep = true; break;
+        case 'C': if (v < 1 || v > (1L << 24)) return "--chunked: 1 to 16777216 elements"; o->chunk = v; break;
         case BENCH_OPT_CSV: o->csv = true; break;
         case 'h': o->help = true; return NULL;
         default: return bench_getopt_problem(argc, argv);
@@ -169,7 +177,16 @@ static void write_file(const options *o, int rank, int nprocs, double *buf, hid_
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     if (space < 0 || dcpl < 0)
         die("H5Screate_simple/H5Pcreate");
-    H5_CHECK(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER));
+    /* --chunked: HDF5's defaults, under which parallel HDF5 writes the
+     * chunks' fill values at the creation, collectively, and orders them
+     * before the blocks with a bare MPI_Barrier (the MPI-IO interposer's
+     * barrier flush, doc/mpiio.md). */
+    if (o->chunk > 0) {
+        hsize_t chunk = (hsize_t)o->chunk;
+        H5_CHECK(H5Pset_chunk(dcpl, 1, &chunk));
+    } else {
+        H5_CHECK(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER));
+    }
     hid_t dset = H5Dcreate2(file, DATASET, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl,
                             H5P_DEFAULT);
     if (dset < 0)

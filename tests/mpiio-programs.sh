@@ -8,7 +8,9 @@
 #       pieces, get_size; each checks its file with Fortran stream I/O),
 #       on 3 ranks
 #   bench/h5_pieces (parallel HDF5, one H5Dwrite per block of 64 doubles,
-#       read back and checked; independent, then collective), on 4 ranks
+#       read back and checked; independent, then collective, then
+#       independent into a chunked dataset with HDF5's default fill), on 4
+#       ranks
 # Each runs first plainly, then, when lib/.libs/libtcio_mpiio.so has been
 # built, again with it preloaded and TCIO_STATS=1: libtcio's "tcio stats:"
 # table on standard output shows that libtcio served the file, and the
@@ -118,9 +120,16 @@ else
     # Independent mode (one MPI_File_write_at/read_at per block), then
     # collective mode (one MPI_File_write_at_all/read_at_all per block:
     # 50 ms a block under MPICH on an oversubscribed machine, so 4 blocks).
-    for mode in independent collective; do
-        if [ $mode = independent ]; then h5="bench/h5_pieces -n 32 -k"
-        else h5="bench/h5_pieces -c -n 4 -k"; fi
+    # Then a chunked dataset with HDF5's default fill settings: its fill
+    # values are written at the creation and ordered before the blocks by a
+    # bare MPI_Barrier, which the interposer turns into a flush (without it
+    # the fill landed on the blocks: "verified no").
+    for mode in independent collective chunked; do
+        case $mode in
+            independent) h5="bench/h5_pieces -n 32 -k" ;;
+            collective) h5="bench/h5_pieces -c -n 4 -k" ;;
+            chunked) h5="bench/h5_pieces --chunked 100 -n 8 -k" ;;
+        esac
         # shellcheck disable=SC2086 # h5 is a list of words
         if run 4 "$work/h5.log" $h5 "$work/$mode.h5"; then
             grep "^HDF5\|verified" "$work/h5.log"
