@@ -15,6 +15,8 @@ unmount_leftovers() {
     findmnt -rn -o TARGET 2>/dev/null | grep -F "$dir/" | while read -r m; do umount -l "$m" 2>/dev/null; done
 }
 trap 'unmount_leftovers; rm -rf "$dir"' EXIT
+# dash runs the EXIT trap on exit only: a signal exits first.
+trap 'exit 1' INT TERM HUP
 fail=0
 unset TCIO_TRANSPORT   # the checks below expect auto
 run() {   # NAME NP PROGRAM ARGS...

@@ -52,6 +52,8 @@ fi
 [ -x "$src/configure" ] || (cd "$src" && autoreconf -fi) || exit 1
 work=$(mktemp -d "${TMPDIR:-/tmp}/tcio-ci-sanitizers-XXXXXX") || exit 1
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT
+# dash runs the EXIT trap on exit only: a signal exits first.
+trap 'exit 1' INT TERM HUP
 # A source tree configured in place (quickstart does) cannot host other
 # builds: build from a clean copy of it.
 if [ -f "$src/config.status" ]; then

@@ -4,6 +4,8 @@
 dir=${TMPDIR:-/tmp}/tcio-example-$$
 mkdir -p "$dir" || exit 1
 trap 'rm -rf "$dir"' EXIT
+# dash runs the EXIT trap on exit only: a signal exits first.
+trap 'exit 1' INT TERM HUP
 ./tests/run-mpi.sh 3 ./bench/tcio_example --len 1000 "$dir/example.dat" || exit 1
 ./tests/run-mpi.sh 2 ./bench/tcio_example "$dir/old-usage.dat" 500 || exit 1
 (cd "$dir" && "$OLDPWD/tests/run-mpi.sh" 1 "$OLDPWD/bench/tcio_example" --help) > "$dir/help.txt" || exit 1

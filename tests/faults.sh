@@ -21,6 +21,8 @@ flavor=$(sed -n "s/^MPI_FLAVOR='\(.*\)'$/\1/p" ./tests/run-mpi.sh)
 if [ "$flavor" = mpich ]; then two_nodes="MPIR_CVAR_NUM_CLIQUES=2"; else two_nodes="TCIO_TEST_NODES=2"; fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+# dash runs the EXIT trap on exit only: a signal exits first.
+trap 'exit 1' INT TERM HUP
 for c in shm_segment_refused shm_segment_no_space; do
     echo "=== $c on two nodes ($two_nodes)"
     env "$two_nodes" CK_RUN_CASE=$c ./tests/run-mpi.sh 2 ./tests/test_faults >"$out" 2>&1

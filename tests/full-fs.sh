@@ -20,6 +20,8 @@ if ! err=$(mount -t tmpfs -o size=256k tcio-full "$mnt" 2>&1); then
     exit 77
 fi
 trap 'umount "$mnt"; rmdir "$mnt"' EXIT
+# dash runs the EXIT trap on exit only: a signal exits first.
+trap 'exit 1' INT TERM HUP
 for np in 2 3; do
     TCIO_TEST_FULL_FS=$mnt CK_RUN_CASE=full_file_system TCIO_TEST_TIMEOUT=60 \
         ./tests/run-mpi.sh $np ./tests/test_faults || exit 1

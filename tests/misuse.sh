@@ -17,6 +17,8 @@
 dir=${TCIO_TEST_DIR:-${TMPDIR:-/tmp}}
 out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
+# dash runs the EXIT trap on exit only: a signal exits first.
+trap 'exit 1' INT TERM HUP
 failed=0
 fail() { echo "misuse.sh: FAILED: $*"; failed=$((failed + 1)); }
 unset TCIO_WARN_UNKNOWN TCIO_COLLECTIVE_TIMEOUT

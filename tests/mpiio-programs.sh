@@ -44,6 +44,8 @@ if [ -z "${TCIO_TEST_DIR:-}" ]; then
 fi
 work=$(mktemp -d "$TCIO_TEST_DIR/tcio-mpiio-programs.XXXXXX") || exit 99
 trap 'rm -rf "$work"' EXIT
+# dash runs the EXIT trap on exit only: a signal exits first.
+trap 'exit 1' INT TERM HUP
 failed=0 ran=0
 fail() { echo "mpiio-programs.sh: FAILED: $*"; failed=$((failed + 1)); }
 unset TCIO_STATS TCIO_STATS_FILE

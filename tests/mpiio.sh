@@ -18,6 +18,8 @@ dir=${TCIO_TEST_DIR:-${TMPDIR:-/tmp}}/tcio-mpiio.$$
 # from files an earlier one left.
 mkdir -p "$dir/plain" "$dir/tcio" "$dir/wrap" "$dir/none" "$dir/pattern" || exit 1
 trap 'rm -rf "$dir"' EXIT
+# dash runs the EXIT trap on exit only: a signal exits first.
+trap 'exit 1' INT TERM HUP
 failed=0
 fail() { echo "mpiio.sh: FAILED: $*"; failed=$((failed + 1)); }
 unset TCIO_MPIIO_FILES TCIO_MPIIO_VERBOSE TCIO_STATS TCIO_STATS_FILE
