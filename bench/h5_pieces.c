@@ -182,7 +182,7 @@ static void write_file(const options *o, int rank, int nprocs, double *buf, hid_
      * before the blocks with a bare MPI_Barrier (the MPI-IO interposer's
      * barrier flush, doc/mpiio.md). */
     if (o->chunk > 0) {
-        hsize_t chunk = (hsize_t)o->chunk;
+        hsize_t chunk = (hsize_t)o->chunk < dims ? (hsize_t)o->chunk : dims;
         H5_CHECK(H5Pset_chunk(dcpl, 1, &chunk));
     } else {
         H5_CHECK(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER));

@@ -452,15 +452,19 @@ static void run_dumps(const struct method *m, const bench_options *opt, const la
         written += dt;
         closed += close_seconds;
         close_seconds = 0;
-        if (!rc)
+        if (!rc) {
             rc = end_rc ? end_rc : write_rc;
+            say_failure(m, "write", rc, l->rank);   /* while its reason is the last */
+        }
     }
     compute(opt->compute_ms);
     double t = MPI_Wtime();
     int end_rc = end_pending_close();
     blocked += MPI_Wtime() - t;
-    if (!rc)
+    if (!rc) {
         rc = end_rc;
+        say_failure(m, "write", rc, l->rank);
+    }
     r->total_s = bench_stop(t0);
     r->blocked_s = bench_max(blocked);
     r->write_s = bench_max(written) / (double)opt->dumps;
@@ -484,7 +488,6 @@ static void run_dumps(const struct method *m, const bench_options *opt, const la
     r->dumps = opt->dumps;
     r->compute_ms = opt->compute_ms;
     r->close_mode = opt->close_background ? "background" : "sync";
-    say_failure(m, "write", r->write_rc, l->rank);
     say_failure(m, "read", r->read_rc, l->rank);
     r->verified = bench_all_true(r->write_rc == 0 && r->read_rc == 0 && wrong == 0);
 }
@@ -567,11 +570,11 @@ int main(int argc, char **argv)
         double t0 = bench_start();
         r.write_rc = m->write(opt.file, &l, arrays);
         r.write_s = bench_stop(t0);
+        say_failure(m, "write", r.write_rc, l.rank);   /* before the read's reason */
         r.close_s = bench_max(close_seconds);
         t0 = bench_start();
         r.read_rc = m->read(opt.file, &l, readback);
         r.read_s = bench_stop(t0);
-        say_failure(m, "write", r.write_rc, l.rank);
         say_failure(m, "read", r.read_rc, l.rank);
         long wrong = 0;
         for (int j = 0; j < l.num_array; j++)

@@ -116,8 +116,10 @@ static int lock_owner(tcio_file *fh, int owner)
         int rc = word_op(fh, owner, lock_disp(), 1, MPI_REPLACE, &old);
         if (rc != TCIO_SUCCESS || old == 0) {
             /* Another forwarder held it: waiting for another rank
-             * (staging_waits; the swaps count in one_sided_waits too). */
-            if (tries > 0)
+             * (staging_waits; the swaps count in one_sided_waits too).
+             * Not an aggregator's wait for its own lock, which its
+             * settle counts whole. */
+            if (tries > 0 && owner != fh->rank)
                 fh->stats.time[TCI_T_STAGING_WAITS] += MPI_Wtime() - since;
             return rc;
         }

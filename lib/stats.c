@@ -105,7 +105,12 @@ void tci_stats_report(const tci_stats *s, MPI_Comm comm, const char *fname,
     /* A file that took the summary but could not keep it (a full file
      * system shows only at the buffer's write): the default stream gets
      * it after all. */
-    bool kept = file && (ferror(file) | fclose(file)) == 0;
+    bool kept = false;
+    if (file) {
+        int bad = ferror(file);   /* before the close frees FILE */
+        bad |= fclose(file);
+        kept = bad == 0;
+    }
     if (file && !kept) {
         out = format == TCI_STATS_JSON ? stderr : stdout;
         if (format == TCI_STATS_JSON)

@@ -33,7 +33,9 @@
  * every rank, ROMIO agrees on the info with an allreduce first, so an
  * error there is every rank's, and attribute copy callbacks run inside
  * the duplicate on every rank.  Everywhere else the call is the MPI
- * library's blocking one, unchanged: the program's own collectives and
+ * library's blocking one, unchanged (a barrier after the flush of the
+ * served files it orders: tmi_Barrier, served.c): the program's own
+ * collectives and
  * any that program code makes inside a forwarded call (a file error
  * handler run on one rank, Fortran bindings calling PMPI_ names) take the
  * form the other ranks take outside it.

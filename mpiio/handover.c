@@ -98,8 +98,6 @@ int tmi_refuse(tmi_entry *e, const char *call, const char *why)
 int tmi_close_served(tmi_entry *e)
 {
     int rc = TMI_LIB(tcio_close(e->tf));
-    if (rc == TCIO_SUCCESS)
-        rc = e->barrier_rc;    /* a flush at a barrier failed since */
     e->tf = NULL;
     tmi_stats_report(e);
     tmi_table_drop(e);

@@ -307,11 +307,18 @@ int tmi_File_close(MPI_File *fh)
     if (!e)
         return tmr_File_close(fh);
     MPI_File real = e->real;
+    int barrier_rc = e->barrier_rc;     /* a flush at a barrier failed since */
     int rc = tmi_close_served(e);
-    if (rc != TCIO_SUCCESS) {
+    if (rc == TCIO_SUCCESS && barrier_rc != TCIO_SUCCESS) {
+        rc = barrier_rc;
+        fprintf(stderr, "libtcio_mpiio: MPI_File_close: a flush at an earlier MPI_Barrier "
+                        "failed (said then)\n");
+    } else if (rc != TCIO_SUCCESS) {
         char msg[TCIO_MAX_ERROR_STRING];
         tcio_last_error(msg, sizeof msg);
         fprintf(stderr, "libtcio_mpiio: MPI_File_close failed: %s\n", msg);
+    }
+    if (rc != TCIO_SUCCESS) {
         int cls = tmi_class_of(rc);
         MPI_File_call_errhandler(real, cls);
         tmr_File_close(fh);
@@ -338,8 +345,8 @@ static int orders_file(MPI_Comm comm, const tmi_entry *e)
  * chunked dataset's creation and the ranks' own data: MPI asks for
  * sync-barrier-sync there, but ROMIO writes through, so the later write
  * wins.  libtcio buffers writes, so without this the fill could land on
- * the data (doc/mpiio.md).  A failed flush sticks to the file's handle:
- * its next MPI-IO call reports it. */
+ * the data (doc/mpiio.md).  A failed flush is said on stderr and
+ * kept (barrier_rc) for the file's next MPI_File_sync or its close. */
 static void flush_before_barrier(MPI_Comm comm)
 {
     for (size_t i = 0; i < tmi_table_count(); i++) {
@@ -385,9 +392,14 @@ int tmi_File_sync(MPI_File fh)
     e->count[TMI_S_SYNCS]++;
     tmi_cache_drop(e, 0, -1);   /* other ranks' writes are visible now */
     int rc = TMI_LIB(tcio_sync(e->tf));
-    if (rc == TCIO_SUCCESS) {
+    if (rc == TCIO_SUCCESS && e->barrier_rc != TCIO_SUCCESS) {
         rc = e->barrier_rc;
         e->barrier_rc = TCIO_SUCCESS;
+        fprintf(stderr, "libtcio_mpiio: MPI_File_sync: a flush at an earlier MPI_Barrier "
+                        "failed (said then)\n");
+        int cls = tmi_class_of(rc);
+        MPI_File_call_errhandler(e->real, cls);
+        return cls;
     }
     return rc ? tmi_error(e, "MPI_File_sync", rc) : MPI_SUCCESS;
 }
@@ -627,7 +639,13 @@ int tmi_Finalize(void)
         tmi_entry *e;
         while ((e = tmi_table_first()) != NULL) {
             tmi_say(e->comm, e->name, "closed at MPI_Finalize (the program left it open)");
+            int barrier_rc = e->barrier_rc;
             int rc = tmi_close_served(e);
+            if (rc == TCIO_SUCCESS && barrier_rc != TCIO_SUCCESS) {
+                fprintf(stderr, "libtcio_mpiio: a file left open at MPI_Finalize: a flush "
+                                "at an earlier MPI_Barrier failed (said then)\n");
+                continue;
+            }
             if (rc != TCIO_SUCCESS) {
                 char msg[TCIO_MAX_ERROR_STRING];
                 tcio_last_error(msg, sizeof msg);

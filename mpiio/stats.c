@@ -21,23 +21,39 @@ static const char *const keys[TMI_S_COUNT] = { TMI_COUNTERS(TMI_KEY) };
 
 int64_t tmi_yielded_collectives;
 
-void tmi_stats_settings(tmi_entry *e)
+/* The format as libtcio reports it for E's file: 0 off, 1 text, 2 JSON,
+ * -1 where tcio_get_info failed; and the file, if any, into E. */
+static int format_of_file(tmi_entry *e)
 {
     MPI_Info info = MPI_INFO_NULL;
-    e->stats_format = 0;
-    e->stats_file = NULL;
     if (TMI_LIB(tcio_get_info(e->tf, &info)) != TCIO_SUCCESS || info == MPI_INFO_NULL)
-        return;
+        return -1;
     char value[MPI_MAX_INFO_VAL + 1];
-    int found = 0;
+    int found = 0, format = 0;
     if (MPI_Info_get(info, "tcio_stats", MPI_MAX_INFO_VAL, value, &found) == MPI_SUCCESS &&
         found)
-        e->stats_format = strcmp(value, "json") == 0 ? 2 : strcmp(value, "on") == 0 ? 1 : 0;
+        format = strcmp(value, "json") == 0 ? 2 : strcmp(value, "on") == 0 ? 1 : 0;
     found = 0;
     if (MPI_Info_get(info, "tcio_stats_file", MPI_MAX_INFO_VAL, value, &found) == MPI_SUCCESS &&
         found)
         e->stats_file = strdup(value);
     MPI_Info_free(&info);
+    return format;
+}
+
+void tmi_stats_settings(tmi_entry *e)
+{
+    e->stats_file = NULL;
+    int mine = format_of_file(e);
+    /* Collective over E's ranks: the summary's reductions need every rank
+     * to decide alike, and tcio_get_info can fail on one rank alone (its
+     * memory, an info value longer than the MPI allows): no summary
+     * unless every rank read the same format. */
+    long long f[2] = { mine, -mine }, all[2];
+    if (tmi_allreduce(f, all, 2, MPI_LONG_LONG, MPI_MAX, e->comm) != MPI_SUCCESS ||
+        all[0] != -all[1] || all[0] < 0)
+        mine = 0;
+    e->stats_format = mine;
 }
 
 static void print_text(FILE *out, const tmi_entry *e, int nprocs, const int64_t *sum,
@@ -96,7 +112,9 @@ void tmi_stats_report(tmi_entry *e)
             print_text(out, e, nprocs, sum, max);
         if (out != file)
             break;
-        bool kept = (ferror(file) | fclose(file)) == 0;
+        int bad = ferror(file);   /* before the close frees FILE */
+        bad |= fclose(file);
+        bool kept = bad == 0;
         file = NULL;
         if (kept)
             return;

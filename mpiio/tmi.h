@@ -233,8 +233,10 @@ static inline int tmi_access_mode(const tmi_entry *e)
 /* Close E's libtcio file (collective) and drop it; returns tcio's code. */
 int  tmi_close_served(tmi_entry *e);
 
-/* E's summary follows libtcio's settings for E's file (TCIO_STATS and
- * TCIO_STATS_FILE or the info keys, as tcio_get_info reports them). */
+/* Collective over E's ranks, once E's file is open: E's summary follows
+ * libtcio's settings for E's file (TCIO_STATS and TCIO_STATS_FILE or the
+ * info keys, as tcio_get_info reports them), off unless every rank
+ * read the same. */
 void tmi_stats_settings(tmi_entry *e);
 /* Collective over E's ranks: the summary of E's counters (stats.c). */
 void tmi_stats_report(tmi_entry *e);

@@ -3967,7 +3967,9 @@ static double lw_late_file(const char *path, const char *stats, bool session, do
  * in a read session's collective steps, and at a close with staged
  * forwards on several nodes, where the ranks of other nodes wait in the
  * count of the forwards, not in a barrier.  Each of the N - 1 punctual
- * ranks waits about LATE seconds; half of that is asked for. */
+ * ranks waits about LATE seconds; half of that is asked for.  The close's
+ * half tests the count of the forwards only on several nodes (the legs of
+ * tests/transports.sh); on one node the close's barrier holds the wait. */
 START_TEST(test_late_rank_waits)
 {
     TU_BEGIN();
