@@ -543,6 +543,18 @@ static void test_size(void)
     free(ref);
 }
 
+/* Rank 0 writes COUNT elements of TYPE from BUF at offset 0, then MPI's
+ * sync-barrier-sync makes them every rank's. */
+static void rank0_writes_synced(MPI_File fh, const void *buf, int count, MPI_Datatype type)
+{
+    MPI_Status st;
+    if (rank == 0)
+        OK(MPI_File_write_at(fh, 0, buf, count, type, &st));
+    OK(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_sync(fh));
+}
+
 /* ---- writes of the same bytes ordered by a bare barrier ----
  * Parallel HDF5's way at a chunked dataset's creation: every rank writes
  * fill values into its chunk collectively, a barrier, then the ranks
@@ -604,11 +616,7 @@ static void test_partial_element(void)
     for (int i = 0; i < 10; i++)
         data[i] = pat(i, 30);
     MPI_Status st;
-    if (rank == 0)
-        OK(MPI_File_write_at(fh, 0, data, 10, MPI_BYTE, &st));
-    OK(MPI_File_sync(fh));
-    MPI_Barrier(MPI_COMM_WORLD);
-    OK(MPI_File_sync(fh));
+    rank0_writes_synced(fh, data, 10, MPI_BYTE);
     MPI_Datatype twelve;
     OK(MPI_Type_contiguous(12, MPI_BYTE, &twelve));
     OK(MPI_Type_commit(&twelve));
@@ -1000,12 +1008,7 @@ static void test_seek_end(void)
     int z[16];
     for (int i = 0; i < 16; i++)
         z[i] = i;
-    MPI_Status st;
-    if (rank == 0)
-        OK(MPI_File_write_at(fh, 0, z, 16, MPI_INT, &st));
-    OK(MPI_File_sync(fh));
-    MPI_Barrier(MPI_COMM_WORLD);
-    OK(MPI_File_sync(fh));
+    rank0_writes_synced(fh, z, 16, MPI_INT);
     MPI_Datatype late;
     int one = 1;
     MPI_Aint at = 16;
