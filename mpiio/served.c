@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include "switch.h"
 #include "tmi.h"
 
@@ -129,6 +130,29 @@ static int real_open(MPI_Comm comm, const char *filename, int amode, MPI_Info in
     return rc;
 }
 
+/* The name past an MPI-IO prefix ("ufs:", "nfs:", "lustre:", ...: a
+ * word of lower-case letters and digits before the first colon, with no
+ * slash before it), which ROMIO strips before it opens the file. */
+static const char *past_prefix(const char *filename)
+{
+    size_t n = strspn(filename, "abcdefghijklmnopqrstuvwxyz0123456789");
+    return n >= 2 && filename[n] == ':' ? filename + n + 1 : filename;
+}
+
+char *tmi_file_key(const char *filename)
+{
+    const char *path = past_prefix(filename);
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        char key[64];
+        snprintf(key, sizeof key, "dev %llu ino %llu", (unsigned long long)st.st_dev,
+                 (unsigned long long)st.st_ino);
+        return strdup(key);
+    }
+    char *real = realpath(path, NULL);
+    return real ? real : strdup(filename);
+}
+
 int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
                   MPI_File *fh)
 {
@@ -139,13 +163,19 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     if (rc != MPI_SUCCESS)
         return rc;
 
-    /* The file's identity for a second open: its real path where it has
-     * one (a name with an MPI-IO prefix such as "ufs:" stays as given). */
-    char *key = realpath(filename, NULL);
-    if (!key)
-        key = strdup(filename);
+    /* The file's identity for a second open: its device and inode, so
+     * that hard links and prefixed names are the same file. */
+    char *key = tmi_file_key(filename);
     const char *why = "";
     int want = may_serve(comm, filename, amode, info, &why);
+    /* A handle of the file that this process opened before and does not
+     * serve (on MPI_COMM_SELF, say): a served handle would buffer behind
+     * it and read stale bytes after its writes, so this one is not
+     * served either (on any rank: the decision is agreed below). */
+    if (want && tmi_unserved_open(key)) {
+        want = 0;
+        why = "another handle of the file, not served, is open on some rank";
+    }
     /* A second open of a served file: its handle is handed over if every
      * rank of this open found it open on the same ranks (the handover's
      * close is collective over them), else this open fails on every rank:
@@ -203,6 +233,7 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         want = 0;
     }
     if (!want) {
+        tmi_unserved_add(*fh, key);
         free(key);
         tmi_say(comm, filename, "not served: %s", why);
         return MPI_SUCCESS;
@@ -229,6 +260,7 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         if (!all_dup_ok) {
             if (on != MPI_COMM_NULL)
                 MPI_Comm_free(&on);
+            tmi_unserved_add(*fh, key);
             free(key);
             tmi_say(comm, filename, "not served: MPI_Comm_dup failed");
             return MPI_SUCCESS;
@@ -275,6 +307,8 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
                 e->read_sessions ? ", collective reads declaring read sessions" : "");
         return MPI_SUCCESS;
     }
+    if (trc != TCIO_SUCCESS)        /* the program keeps its real handle */
+        tmi_unserved_add(*fh, key);
     free(key);
     if (e)
         tmi_table_drop(e);          /* its comm is still MPI_COMM_NULL */
@@ -304,8 +338,11 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 int tmi_File_close(MPI_File *fh)
 {
     tmi_entry *e = fh ? tmi_served(*fh) : NULL;
-    if (!e)
+    if (!e) {
+        if (fh && tmi_depth == 0)
+            tmi_unserved_drop(*fh);
         return tmr_File_close(fh);
+    }
     MPI_File real = e->real;
     int barrier_rc = e->barrier_rc;     /* a flush at a barrier failed since */
     int rc = tmi_close_served(e);

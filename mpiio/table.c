@@ -76,6 +76,53 @@ tmi_entry *tmi_table_first(void)
     return nentries ? entries[0] : NULL;
 }
 
+/* ---- handles of files this process has open and does not serve ---- */
+
+typedef struct unserved {
+    MPI_File real;
+    char    *key;
+} unserved;
+
+static unserved *others;
+static size_t nothers, others_capacity;
+
+void tmi_unserved_add(MPI_File real, const char *key)
+{
+    if (!key)
+        return;
+    if (nothers == others_capacity) {
+        size_t n = others_capacity ? 2 * others_capacity : 8;
+        unserved *p = realloc(others, n * sizeof *p);
+        if (!p)
+            return;   /* not recorded: a later open of the file may be served */
+        others = p;
+        others_capacity = n;
+    }
+    char *copy = strdup(key);
+    if (!copy)
+        return;
+    others[nothers++] = (unserved){ .real = real, .key = copy };
+}
+
+void tmi_unserved_drop(MPI_File real)
+{
+    for (size_t i = 0; i < nothers; i++) {
+        if (others[i].real != real)
+            continue;
+        free(others[i].key);
+        others[i] = others[--nothers];
+        return;
+    }
+}
+
+int tmi_unserved_open(const char *key)
+{
+    for (size_t i = 0; key && i < nothers; i++)
+        if (strcmp(others[i].key, key) == 0)
+            return 1;
+    return 0;
+}
+
 size_t tmi_table_count(void)
 {
     return nentries;

@@ -127,7 +127,8 @@ typedef struct tmi_entry {
                                  duplicate (OWN_COMM), freed with it      */
     int        own_comm;
     char      *name;          /* as the program gave it                   */
-    char      *key;           /* realpath where it resolves: conflicts    */
+    char      *key;           /* the file's identity (tmi_file_key): a
+                                 second open of it                      */
     int        amode;
     int        read_sessions; /* collective reads declare read sessions
                                  (TCIO_MPIIO_READ_SESSIONS, agreed at open) */
@@ -203,6 +204,18 @@ tmi_entry *tmi_table_find_key(const char *key);
 /* The oldest served entry, or NULL (finalize closes them in open order,
  * which is the same on every rank). */
 tmi_entry *tmi_table_first(void);
+/* Local: the handles of files this process has open through the MPI
+ * library and does not serve (on MPI_COMM_SELF, left out, handed over),
+ * by their file's identity KEY (tmi_file_key), so that a later open of
+ * the same file is not served behind them. */
+void tmi_unserved_add(MPI_File real, const char *key);
+void tmi_unserved_drop(MPI_File real);
+int  tmi_unserved_open(const char *key);
+/* A malloc'ed identity of the file FILENAME names, the same for every
+ * name of one file in this process: its device and inode where stat(2)
+ * reaches it (after an MPI-IO prefix such as "ufs:"), else its real
+ * path, else the name itself; NULL without memory. */
+char *tmi_file_key(const char *filename);
 /* The served entries in open order: COUNT of them, the I-th. */
 size_t     tmi_table_count(void);
 tmi_entry *tmi_table_at(size_t i);

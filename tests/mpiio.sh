@@ -50,6 +50,8 @@ for f in pieces elements comms-dup0 comms-dup1 comms-dup2 comms-a comms-b view s
     expect "$dir/tcio.err" "mpiio-$f.dat: served by libtcio ($np ranks)" 1 "$f served"
 done
 expect "$dir/tcio.err" "mpiio-self-[0-9]*.dat: not served: a communicator of one rank" $np "files on MPI_COMM_SELF"
+expect "$dir/tcio.err" "mpiio-self-first.dat: not served: another handle of the file" 1 \
+    "a collective open of a file open on MPI_COMM_SELF"
 expect "$dir/tcio.err" "mpiio-atomic.dat: handed over to MPI-IO at MPI_File_set_atomicity" 1 "atomic"
 expect "$dir/tcio.err" "mpiio-external32.dat: handed over to MPI-IO at MPI_File_set_view" 1 "external32"
 expect "$dir/tcio.err" "mpiio-ordered.dat: handed over to MPI-IO at MPI_File_write_ordered" 1 "ordered"

@@ -634,6 +634,53 @@ static void test_partial_element(void)
     compare_file("partial", data, 10);
 }
 
+/* ---- a handle opened on MPI_COMM_SELF before the collective open ----
+ * Each rank holds the file open on MPI_COMM_SELF (not served) when all
+ * open it on MPI_COMM_WORLD: that open is not served either, so that its
+ * reads see what the MPI_COMM_SELF handle of rank 0 writes after MPI's
+ * sync-barrier-sync (a served handle kept the bytes it had loaded: a
+ * helper's audit). */
+static void test_self_first(void)
+{
+    enum { N = 64 };
+    char p[4096];
+    path(p, sizeof p, "self-first");
+    if (rank == 0)
+        unlink(p);
+    MPI_Barrier(MPI_COMM_WORLD);
+    unsigned char first[N], second[N], got[N];
+    for (int i = 0; i < N; i++) {
+        first[i] = pat(i, 40);
+        second[i] = pat(i, 41);
+    }
+    MPI_File self, all;
+    MPI_Status st;
+    if (rank == 0) {
+        OK(MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL,
+                         &self));
+        OK(MPI_File_write_at(self, 0, first, N, MPI_BYTE, &st));
+        OK(MPI_File_sync(self));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank != 0)
+        OK(MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_RDWR, MPI_INFO_NULL, &self));
+    OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDWR, MPI_INFO_NULL, &all));
+    OK(MPI_File_read_at(all, 0, got, N, MPI_BYTE, &st));
+    CHECK(memcmp(got, first, N) == 0, "the first bytes do not read back");
+    MPI_Barrier(MPI_COMM_WORLD);   /* every rank read them before they change */
+    if (rank == 0) {
+        OK(MPI_File_write_at(self, 0, second, N, MPI_BYTE, &st));
+        OK(MPI_File_sync(self));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_sync(all));
+    OK(MPI_File_read_at(all, 0, got, N, MPI_BYTE, &st));
+    CHECK(memcmp(got, second, N) == 0, "the bytes rank 0 wrote through its MPI_COMM_SELF "
+          "handle do not read back through the collective handle after sync-barrier-sync");
+    OK(MPI_File_close(&all));
+    OK(MPI_File_close(&self));
+}
+
 /* ---- MPI_BOTTOM with an absolute datatype ---- */
 static void test_bottom(void)
 {
@@ -909,6 +956,30 @@ static void test_self_second(void)
         CHECK(rc == MPI_SUCCESS, "second open on MPI_COMM_SELF failed (class %d)", cls);
     if (rc == MPI_SUCCESS)
         OK(MPI_File_close(&b));
+    /* The same through another name of the file (a hard link): the same
+     * file for the interposer, which keys files by device and inode. */
+    char link_path[4096 + 8];
+    snprintf(link_path, sizeof link_path, "%s.link", p);
+    if (rank == 0) {
+        unlink(link_path);
+        CHECK(link(p, link_path) == 0, "link(%s) failed", link_path);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    rc = MPI_File_open(MPI_COMM_SELF, link_path, MPI_MODE_RDWR, MPI_INFO_NULL, &b);
+    cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    if (interposed)
+        CHECK(cls == MPI_ERR_FILE_IN_USE, "second open through a hard link on MPI_COMM_SELF: "
+              "class %d, expected MPI_ERR_FILE_IN_USE (%d)", cls, MPI_ERR_FILE_IN_USE);
+    else
+        CHECK(rc == MPI_SUCCESS, "open through a hard link on MPI_COMM_SELF failed (class %d)",
+              cls);
+    if (rc == MPI_SUCCESS)
+        OK(MPI_File_close(&b));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        unlink(link_path);
 #ifdef OPEN_MPI
     /* A program's handler on MPI_FILE_NULL runs for the refusal (Open
      * MPI refuses MPI_File_call_errhandler on MPI_FILE_NULL itself: the
@@ -1248,6 +1319,8 @@ int main(int argc, char **argv)
         test_self();
     if (section("self_second"))
         test_self_second();
+    if (section("self_first"))
+        test_self_first();
     if (section("append_second"))
         test_append_second();
     if (section("memtypes"))
