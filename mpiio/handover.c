@@ -111,7 +111,7 @@ int tmi_handover(tmi_entry *e, const char *call, const char *why)
     MPI_File real = e->real;
     MPI_Offset pos = e->pos / e->view.esize;
     char *name = strdup(e->name);
-    tmi_unserved_add(real, e->key);   /* MPI-IO's from now on */
+    tmi_unserved_add(real, e->key, e->amode);   /* MPI-IO's from now on */
     int rc = tmi_close_served(e);
     /* The real handle's view is the interposer's (set_view is applied to
      * both); its pointer moves to where the program's is. */

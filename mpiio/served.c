@@ -130,26 +130,45 @@ static int real_open(MPI_Comm comm, const char *filename, int amode, MPI_Info in
     return rc;
 }
 
-/* The name past an MPI-IO prefix ("ufs:", "nfs:", "lustre:", ...: a
- * word of lower-case letters and digits before the first colon, with no
- * slash before it), which ROMIO strips before it opens the file. */
-static const char *past_prefix(const char *filename)
+/* FILENAME past one of ROMIO's file-system prefixes ("ufs:", "nfs:",
+ * "lustre:", ..., in any case), or NULL: ROMIO strips those before it
+ * opens the file (Open MPI's ompio strips nothing: there "ufs:x" is a
+ * file of that name, which stat(2) finds first). */
+static const char *past_romio_prefix(const char *filename)
 {
-    size_t n = strspn(filename, "abcdefghijklmnopqrstuvwxyz0123456789");
-    return n >= 2 && filename[n] == ':' ? filename + n + 1 : filename;
+    static const char *const prefixes[] = { "ufs", "nfs", "xfs", "pvfs2", "gpfs", "panfs",
+                                            "lustre", "daos", "testfs", "ime", "quobyte",
+                                            "pfs", "piofs", "hfs", "sfs", "bgl",
+                                            "bglockless", "gridftp" };
+    const char *colon = strchr(filename, ':');
+    if (!colon)
+        return NULL;
+    size_t n = (size_t)(colon - filename);
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strlen(prefixes[i]) == n && strncasecmp(filename, prefixes[i], n) == 0)
+            return colon + 1;
+    return NULL;
+}
+
+static char *inode_key(const char *path)
+{
+    struct stat st;
+    if (!path || stat(path, &st) != 0)
+        return NULL;
+    char key[64];
+    snprintf(key, sizeof key, "dev %llu ino %llu", (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino);
+    return strdup(key);
 }
 
 char *tmi_file_key(const char *filename)
 {
-    const char *path = past_prefix(filename);
-    struct stat st;
-    if (stat(path, &st) == 0) {
-        char key[64];
-        snprintf(key, sizeof key, "dev %llu ino %llu", (unsigned long long)st.st_dev,
-                 (unsigned long long)st.st_ino);
-        return strdup(key);
-    }
-    char *real = realpath(path, NULL);
+    char *key = inode_key(filename);
+    if (!key)
+        key = inode_key(past_romio_prefix(filename));
+    if (key)
+        return key;
+    char *real = realpath(filename, NULL);
     return real ? real : strdup(filename);
 }
 
@@ -162,6 +181,9 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     int rc = real_open(comm, filename, amode, info, fh);
     if (rc != MPI_SUCCESS)
         return rc;
+    /* A record of this handle value is stale: its handle was closed
+     * where no close reached the record. */
+    tmi_unserved_drop(*fh);
 
     /* The file's identity for a second open: its device and inode, so
      * that hard links and prefixed names are the same file. */
@@ -233,7 +255,7 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         want = 0;
     }
     if (!want) {
-        tmi_unserved_add(*fh, key);
+        tmi_unserved_add(*fh, key, amode);
         free(key);
         tmi_say(comm, filename, "not served: %s", why);
         return MPI_SUCCESS;
@@ -260,7 +282,7 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         if (!all_dup_ok) {
             if (on != MPI_COMM_NULL)
                 MPI_Comm_free(&on);
-            tmi_unserved_add(*fh, key);
+            tmi_unserved_add(*fh, key, amode);
             free(key);
             tmi_say(comm, filename, "not served: MPI_Comm_dup failed");
             return MPI_SUCCESS;
@@ -308,7 +330,7 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         return MPI_SUCCESS;
     }
     if (trc != TCIO_SUCCESS)        /* the program keeps its real handle */
-        tmi_unserved_add(*fh, key);
+        tmi_unserved_add(*fh, key, amode);
     free(key);
     if (e)
         tmi_table_drop(e);          /* its comm is still MPI_COMM_NULL */
@@ -339,7 +361,10 @@ int tmi_File_close(MPI_File *fh)
 {
     tmi_entry *e = fh ? tmi_served(*fh) : NULL;
     if (!e) {
-        if (fh && tmi_depth == 0)
+        /* Whatever the guard: a file error handler's close inside a
+         * forwarded call is the program's (libtcio's own handles are
+         * never recorded). */
+        if (fh)
             tmi_unserved_drop(*fh);
         return tmr_File_close(fh);
     }

@@ -86,9 +86,14 @@ typedef struct unserved {
 static unserved *others;
 static size_t nothers, others_capacity;
 
-void tmi_unserved_add(MPI_File real, const char *key)
+void tmi_unserved_add(MPI_File real, const char *key, int amode)
 {
-    if (!key)
+    /* A read-only handle cannot leave a served one's bytes stale; and
+     * under MPI_THREAD_MULTIPLE no file is served, while this record has
+     * no lock for concurrent opens. */
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    if (!key || (amode & MPI_MODE_RDONLY) || level == MPI_THREAD_MULTIPLE)
         return;
     if (nothers == others_capacity) {
         size_t n = others_capacity ? 2 * others_capacity : 8;

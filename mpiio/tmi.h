@@ -204,17 +204,19 @@ tmi_entry *tmi_table_find_key(const char *key);
 /* The oldest served entry, or NULL (finalize closes them in open order,
  * which is the same on every rank). */
 tmi_entry *tmi_table_first(void);
-/* Local: the handles of files this process has open through the MPI
- * library and does not serve (on MPI_COMM_SELF, left out, handed over),
- * by their file's identity KEY (tmi_file_key), so that a later open of
- * the same file is not served behind them. */
-void tmi_unserved_add(MPI_File real, const char *key);
+/* Local: the writable handles of files this process has open through
+ * the MPI library and does not serve (on MPI_COMM_SELF, left out, handed
+ * over; opened with AMODE), by their file's identity KEY
+ * (tmi_file_key), so that a later open of the same file is not served
+ * behind them.  Not under MPI_THREAD_MULTIPLE (nothing is served), nor
+ * where memory runs out (the later open may then be served). */
+void tmi_unserved_add(MPI_File real, const char *key, int amode);
 void tmi_unserved_drop(MPI_File real);
 int  tmi_unserved_open(const char *key);
-/* A malloc'ed identity of the file FILENAME names, the same for every
- * name of one file in this process: its device and inode where stat(2)
- * reaches it (after an MPI-IO prefix such as "ufs:"), else its real
- * path, else the name itself; NULL without memory. */
+/* A malloc'ed identity of the file FILENAME names: its device and inode
+ * where stat(2) reaches it (as given, else past one of ROMIO's prefixes
+ * such as "ufs:"), the same then for every name of the file; else its
+ * real path, else the name itself; NULL without memory. */
 char *tmi_file_key(const char *filename);
 /* The served entries in open order: COUNT of them, the I-th. */
 size_t     tmi_table_count(void);
