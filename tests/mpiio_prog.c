@@ -941,21 +941,31 @@ static void count_file_null_errors(MPI_File *fh, int *err, ...)
 }
 #endif
 
-static void test_self_second(void)
+/* A second open of the served file NAME on MPI_COMM_SELF (WHAT: how it
+ * is named): refused with MPI_ERR_FILE_IN_USE under the interposer, which
+ * would serve one handle behind the other; opened plainly otherwise. */
+static void self_open_refused(const char *name, const char *what)
 {
-    MPI_File a = open_world("self-second", MPI_MODE_RDWR | MPI_MODE_CREATE), b;
-    char p[4096];
-    path(p, sizeof p, "self-second");
-    int rc = MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_RDWR, MPI_INFO_NULL, &b), cls = MPI_SUCCESS;
+    MPI_File b;
+    int rc = MPI_File_open(MPI_COMM_SELF, name, MPI_MODE_RDWR, MPI_INFO_NULL, &b);
+    int cls = MPI_SUCCESS;
     if (rc != MPI_SUCCESS)
         MPI_Error_class(rc, &cls);
     if (interposed)
-        CHECK(cls == MPI_ERR_FILE_IN_USE, "second open on MPI_COMM_SELF: class %d, expected "
-              "MPI_ERR_FILE_IN_USE (%d)", cls, MPI_ERR_FILE_IN_USE);
+        CHECK(cls == MPI_ERR_FILE_IN_USE, "second open %s on MPI_COMM_SELF: class %d, expected "
+              "MPI_ERR_FILE_IN_USE (%d)", what, cls, MPI_ERR_FILE_IN_USE);
     else
-        CHECK(rc == MPI_SUCCESS, "second open on MPI_COMM_SELF failed (class %d)", cls);
+        CHECK(rc == MPI_SUCCESS, "second open %s on MPI_COMM_SELF failed (class %d)", what, cls);
     if (rc == MPI_SUCCESS)
         OK(MPI_File_close(&b));
+}
+
+static void test_self_second(void)
+{
+    MPI_File a = open_world("self-second", MPI_MODE_RDWR | MPI_MODE_CREATE);
+    char p[4096];
+    path(p, sizeof p, "self-second");
+    self_open_refused(p, "by its name");
     /* The same through another name of the file (a hard link): the same
      * file for the interposer, which keys files by device and inode. */
     char link_path[4096 + 8];
@@ -965,18 +975,7 @@ static void test_self_second(void)
         CHECK(link(p, link_path) == 0, "link(%s) failed", link_path);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    rc = MPI_File_open(MPI_COMM_SELF, link_path, MPI_MODE_RDWR, MPI_INFO_NULL, &b);
-    cls = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS)
-        MPI_Error_class(rc, &cls);
-    if (interposed)
-        CHECK(cls == MPI_ERR_FILE_IN_USE, "second open through a hard link on MPI_COMM_SELF: "
-              "class %d, expected MPI_ERR_FILE_IN_USE (%d)", cls, MPI_ERR_FILE_IN_USE);
-    else
-        CHECK(rc == MPI_SUCCESS, "open through a hard link on MPI_COMM_SELF failed (class %d)",
-              cls);
-    if (rc == MPI_SUCCESS)
-        OK(MPI_File_close(&b));
+    self_open_refused(link_path, "through a hard link");
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
         unlink(link_path);
@@ -985,17 +984,7 @@ static void test_self_second(void)
      * Open MPI's ompio takes the whole string for a path). */
     char prefixed[4096 + 8];
     snprintf(prefixed, sizeof prefixed, "ufs:%s", p);
-    rc = MPI_File_open(MPI_COMM_SELF, prefixed, MPI_MODE_RDWR, MPI_INFO_NULL, &b);
-    cls = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS)
-        MPI_Error_class(rc, &cls);
-    if (interposed)
-        CHECK(cls == MPI_ERR_FILE_IN_USE, "second open as ufs:PATH on MPI_COMM_SELF: class %d, "
-              "expected MPI_ERR_FILE_IN_USE (%d)", cls, MPI_ERR_FILE_IN_USE);
-    else
-        CHECK(rc == MPI_SUCCESS, "open as ufs:PATH on MPI_COMM_SELF failed (class %d)", cls);
-    if (rc == MPI_SUCCESS)
-        OK(MPI_File_close(&b));
+    self_open_refused(prefixed, "as ufs:PATH");
 #endif
 #ifdef OPEN_MPI
     /* A program's handler on MPI_FILE_NULL runs for the refusal (Open
@@ -1004,10 +993,11 @@ static void test_self_second(void)
      * whose 4.0.2 miscounts references to a user handler on
      * MPI_FILE_NULL across file closes. */
     MPI_Errhandler eh;
+    MPI_File b;
     OK(MPI_File_create_errhandler(count_file_null_errors, &eh));
     OK(MPI_File_set_errhandler(MPI_FILE_NULL, eh));
     file_null_errors = 0;
-    rc = MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_RDWR, MPI_INFO_NULL, &b);
+    int rc = MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_RDWR, MPI_INFO_NULL, &b);
     OK(MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN));
     OK(MPI_Errhandler_free(&eh));
     if (interposed)
