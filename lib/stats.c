@@ -4,7 +4,6 @@
  * TCIO_STATS_FILE names a file).  This, when asked, and the warning about
  * unknown TCIO_* variables (configuration.c, on standard error) are the
  * only output the library produces. */
-#include <stdbool.h>
 #include <stdio.h>
 #include "collective.h"
 #include "configuration.h"
@@ -77,6 +76,14 @@ static void print_json(FILE *out, const summary *m)
     fputs("}}\n", out);
 }
 
+
+static void print_summary(FILE *out, int format, const summary *m)
+{
+    if (format == TCI_STATS_JSON)
+        print_json(out, m);
+    else
+        print_table(out, m);
+}
 void tci_stats_report(const tci_stats *s, MPI_Comm comm, const char *fname,
                       int naggregators, const char *transport, int format, const char *path)
 {
@@ -94,30 +101,18 @@ void tci_stats_report(const tci_stats *s, MPI_Comm comm, const char *fname,
         tci_allreduce(s->time, m.tmax, TCI_T_COUNT, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS ||
         rank != 0)
         return;
-    FILE *out = format == TCI_STATS_JSON ? stderr : stdout;
+    /* The file when it takes and keeps the summary; else (it cannot be
+     * opened, or a full file system shows only at the buffer's write, in
+     * fclose) the default stream. */
     FILE *file = path ? fopen(path, "a") : NULL;
-    if (file)
-        out = file;        /* a file that cannot be opened: the default stream */
-    if (format == TCI_STATS_JSON)
-        print_json(out, &m);
-    else
-        print_table(out, &m);
-    /* A file that took the summary but could not keep it (a full file
-     * system shows only at the buffer's write): the default stream gets
-     * it after all. */
-    bool kept = false;
     if (file) {
+        print_summary(file, format, &m);
         int bad = ferror(file);   /* before the close frees FILE */
         bad |= fclose(file);
-        kept = bad == 0;
+        if (!bad)
+            return;
     }
-    if (file && !kept) {
-        out = format == TCI_STATS_JSON ? stderr : stdout;
-        if (format == TCI_STATS_JSON)
-            print_json(out, &m);
-        else
-            print_table(out, &m);
-    }
-    if (!kept)
-        fflush(out);
+    FILE *out = format == TCI_STATS_JSON ? stderr : stdout;
+    print_summary(out, format, &m);
+    fflush(out);
 }

@@ -6,7 +6,6 @@
  * tcio_get_info reports them at the open.  A text table on standard
  * output, or one JSON line on standard error, or either appended to the
  * statistics file. */
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +82,15 @@ static void print_json(FILE *out, const tmi_entry *e, int nprocs, const int64_t 
     fputs("}}\n", out);
 }
 
+static void print_summary(FILE *out, const tmi_entry *e, int format, int nprocs,
+                          const int64_t *sum, const int64_t *max)
+{
+    if (format == 2)
+        print_json(out, e, nprocs, sum, max);
+    else
+        print_text(out, e, nprocs, sum, max);
+}
+
 void tmi_stats_report(tmi_entry *e)
 {
     int format = e->stats_format, rank, nprocs;
@@ -104,21 +112,14 @@ void tmi_stats_report(tmi_entry *e)
      * cannot be opened or kept, as libtcio does), else standard output
      * for text and standard error for JSON. */
     FILE *file = e->stats_file ? fopen(e->stats_file, "a") : NULL;
-    FILE *out = file ? file : format == 2 ? stderr : stdout;
-    for (int tries = 0; tries < 2; tries++) {
-        if (format == 2)
-            print_json(out, e, nprocs, sum, max);
-        else
-            print_text(out, e, nprocs, sum, max);
-        if (out != file)
-            break;
+    if (file) {
+        print_summary(file, e, format, nprocs, sum, max);
         int bad = ferror(file);   /* before the close frees FILE */
         bad |= fclose(file);
-        bool kept = bad == 0;
-        file = NULL;
-        if (kept)
+        if (!bad)
             return;
-        out = format == 2 ? stderr : stdout;
     }
+    FILE *out = format == 2 ? stderr : stdout;
+    print_summary(out, e, format, nprocs, sum, max);
     fflush(out);
 }
