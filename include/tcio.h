@@ -657,7 +657,9 @@ int tcio_last_error(char *buf, int len);
  *                              than MPI_MAX_INFO_VAL)
  *   tcio_early_drain           "on", "off" or "mover"
  *   tcio_stats                 "off", "on" or "json"
- *   tcio_stats_file            where the statistics go, if set
+ *   tcio_stats_file            where the statistics go, if set (left
+ *                              out if longer than MPI_MAX_INFO_VAL: a
+ *                              name from TCIO_STATS_FILE)
  *   tcio_transport             the transport in use (never "auto"): "rma"
  *                              (MPI one-sided operations), "shm" (node-
  *                              shared memory: auto on one node, or asked

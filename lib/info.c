@@ -1,6 +1,7 @@
 /* info.c - what the library tells about itself: the settings in effect
  * for a file (tcio_get_info) and its version. */
 #include <stdio.h>
+#include <string.h>
 #include "file.h"
 #include "error.h"
 #include "handle.h"
@@ -57,7 +58,9 @@ static int add_tcio_settings(const tcio_file *fh, MPI_Info info)
                            : c->early_drain ? "on" : "off");
     if (err == MPI_SUCCESS)
         err = MPI_Info_set(info, "tcio_stats", stats[c->stats]);
-    if (err == MPI_SUCCESS && c->stats_file)
+    /* An info value cannot be longer (MPI_Info_set would fail the whole
+     * call); such a name can only come from TCIO_STATS_FILE. */
+    if (err == MPI_SUCCESS && c->stats_file && strlen(c->stats_file) <= MPI_MAX_INFO_VAL)
         err = MPI_Info_set(info, "tcio_stats_file", c->stats_file);
     if (err == MPI_SUCCESS)
         err = MPI_Info_set(info, "tcio_transport", tci_handle_transport_name(fh));

@@ -37,6 +37,12 @@ static int format_of_file(tmi_entry *e)
         found)
         e->stats_file = strdup(value);
     MPI_Info_free(&info);
+    /* tcio_get_info leaves out a name longer than an info value can be,
+     * which only TCIO_STATS_FILE can give (it takes precedence over the
+     * info key, as in libtcio). */
+    const char *env = getenv("TCIO_STATS_FILE");
+    if (!found && env && strlen(env) > MPI_MAX_INFO_VAL)
+        e->stats_file = strdup(env);
     return format;
 }
 

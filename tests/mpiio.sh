@@ -150,6 +150,20 @@ TCIO_MPIIO_FILES='*/nothing:*/mpiio-v?ew.dat' TCIO_MPIIO_VERBOSE=1 ./tests/run-m
 expect "$dir/pattern.err" "served by libtcio" 1 "a TCIO_MPIIO_FILES pattern"
 expect "$dir/pattern.err" "mpiio-view.dat: served by libtcio" 1 "a TCIO_MPIIO_FILES pattern"
 expect "$dir/pattern.err" "mpiio-pieces.dat: not served: no pattern of TCIO_MPIIO_FILES matches" 1 "a TCIO_MPIIO_FILES pattern"
+# A TCIO_STATS_FILE longer than an info value may be (1,024 characters
+# under MPICH, 256 under Open MPI; tcio_get_info leaves it out): both
+# summaries reach it, and none the default stream.
+long="$dir/stats"
+while [ ${#long} -le 1100 ]; do long="$long/$(printf '%0100d' 0)"; done
+mkdir -p "$long" "$dir/longstats"
+# shellcheck disable=SC2086
+TCIO_STATS=1 TCIO_STATS_FILE="$long/s.txt" ./tests/run-mpi.sh $np $preload ./tests/mpiio_prog "$dir/longstats" interposed \
+    > "$dir/longstats.out" 2> "$dir/longstats.err" ||
+    { show "$dir/longstats.out"; show "$dir/longstats.err"; fail "mpiio_prog with a long TCIO_STATS_FILE"; }
+expect "$long/s.txt" "^tcio mpiio stats: .*mpiio-pieces.dat" 1 "a long TCIO_STATS_FILE: the interposer's summary"
+expect "$long/s.txt" "^tcio stats: .*mpiio-pieces.dat" 1 "a long TCIO_STATS_FILE: libtcio's summary"
+expect "$dir/longstats.out" "stats:" 0 "a long TCIO_STATS_FILE: summaries on standard output"
+rm -rf "$dir/stats"
 unset MPIIO_PROG_ONLY
 
 a=$(grep "^classes:" "$dir/plain.out") b=$(grep "^classes:" "$dir/tcio.out")
