@@ -26,6 +26,7 @@
  * on the program's communicator as before, where libtcio's cache helps as
  * long as the program keeps that communicator. */
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include "tmi.h"
 
@@ -136,4 +137,60 @@ int tmi_comm_can_keep(void)
 void tmi_comm_keep(MPI_Comm comm, long long id)
 {
     kept[nkept++] = (struct kept){ .comm = comm, .id = id, .in_use = 1 };
+}
+
+/* ---- whether a program's communicator orders a file's ranks ----
+ * A program's barrier asks it of every served writable file (served.c).
+ * MPI_Comm_compare makes both groups and compares them rank by rank: at
+ * every barrier, per file, a cost linear in the ranks.  So the answer is
+ * remembered per pair of communicators, each known by a serial number in
+ * an attribute rather than by its handle: a freed communicator's handle
+ * comes back for the next one made (both MPIs here), its serial never
+ * does, and a duplicate gets a serial of its own (MPI_COMM_NULL_COPY_FN).
+ * Used only while files are served, so never under MPI_THREAD_MULTIPLE
+ * (served.c). */
+enum { ORDERS_REMEMBERED = 64 };
+
+static struct {
+    long long barrier, file;     /* serials; 0: an empty row */
+    int       orders;
+} orders_seen[ORDERS_REMEMBERED];
+static int serial_key = MPI_KEYVAL_INVALID;
+static long long serials_given;
+
+/* COMM's serial, given at its first question; 0 if it cannot have one. */
+static long long serial_of(MPI_Comm comm)
+{
+    if (serial_key == MPI_KEYVAL_INVALID &&
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &serial_key,
+                               NULL) != MPI_SUCCESS) {
+        serial_key = MPI_KEYVAL_INVALID;
+        return 0;
+    }
+    void *value;
+    int found = 0;
+    if (MPI_Comm_get_attr(comm, serial_key, &value, &found) == MPI_SUCCESS && found)
+        return (long long)(intptr_t)value;
+    long long serial = serials_given + 1;
+    if (MPI_Comm_set_attr(comm, serial_key, (void *)(intptr_t)serial) != MPI_SUCCESS)
+        return 0;
+    return serials_given = serial;
+}
+
+int tmi_comm_orders(MPI_Comm comm, MPI_Comm file_comm)
+{
+    long long a = serial_of(comm), b = serial_of(file_comm);
+    size_t row = (size_t)((unsigned long long)(a * 31 + b) % ORDERS_REMEMBERED);
+    if (a && b && orders_seen[row].barrier == a && orders_seen[row].file == b)
+        return orders_seen[row].orders;
+    int result = MPI_UNEQUAL;
+    if (MPI_Comm_compare(comm, file_comm, &result) != MPI_SUCCESS)
+        return 0;
+    int orders = result == MPI_IDENT || result == MPI_CONGRUENT;
+    if (a && b) {
+        orders_seen[row].barrier = a;
+        orders_seen[row].file = b;
+        orders_seen[row].orders = orders;
+    }
+    return orders;
 }

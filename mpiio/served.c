@@ -394,9 +394,7 @@ int tmi_File_close(MPI_File *fh)
 /* Whether COMM's ranks, in order, are E's file's. */
 static int orders_file(MPI_Comm comm, const tmi_entry *e)
 {
-    int result = MPI_UNEQUAL;
-    return e->comm != MPI_COMM_NULL && MPI_Comm_compare(comm, e->comm, &result) == MPI_SUCCESS &&
-           (result == MPI_IDENT || result == MPI_CONGRUENT);
+    return e->comm != MPI_COMM_NULL && tmi_comm_orders(comm, e->comm);
 }
 
 /* A program's MPI_Barrier on a communicator whose ranks are a served

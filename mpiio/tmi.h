@@ -178,6 +178,9 @@ void      tmi_comm_give_back(MPI_Comm comm);
 /* Local: on COMM's rank 0 a new identity, elsewhere -1 (the open's
  * agreement takes the maximum). */
 long long tmi_comm_new_id(MPI_Comm comm);
+/* Local: whether COMM's ranks, in order, are FILE_COMM's (MPI_IDENT or
+ * MPI_CONGRUENT), remembered per pair of communicators. */
+int       tmi_comm_orders(MPI_Comm comm, MPI_Comm file_comm);
 /* Local: whether another communicator can be kept. */
 int       tmi_comm_can_keep(void);
 /* Keep COMM (the interposer's own, in use by the file just opened) as
