@@ -101,9 +101,14 @@ static void begin_close(tcio_file *fh, bool background)
 
 /* The waits for other ranks that the transports counted (transport.h):
  * the file's level 2's and its node's combining tier's, into the
- * statistics, before the window goes back to the cache. */
+ * statistics, before the window goes back to the cache.  The moves and
+ * drains count their busy takes as they go; what is left is the takes
+ * that nothing counted since (tcio_set_size's cut of the owner's slots,
+ * owner.c, when no move followed). */
 static void collect_transport_waits(tcio_file *fh)
 {
+    fh->stats.count[TCI_C_BUSY_TAKES] += fh->l2.t.busy_takes + fh->node.t.busy_takes;
+    fh->l2.t.busy_takes = fh->node.t.busy_takes = 0;
     fh->stats.time[TCI_T_SLOT_WAITS] += fh->l2.t.slot_wait_seconds +
                                         fh->node.t.slot_wait_seconds;
     fh->stats.time[TCI_T_ONE_SIDED_WAITS] += fh->l2.t.op_wait_seconds +
