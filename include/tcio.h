@@ -146,7 +146,8 @@ enum tcio_error {
     TCIO_ERR_NO_SUCH_FILE, /* open: file (or directory) does not exist     */
     TCIO_ERR_ACCESS,       /* open: permission denied                      */
     TCIO_ERR_FILE_EXISTS,  /* open: MPI_MODE_EXCL and the file exists      */
-    TCIO_ERR_OPEN,         /* open: any other reason the file system gave  */
+    TCIO_ERR_OPEN,         /* open: any other reason the file system gave
+                              (the name is a directory, too long, ...)   */
     TCIO_ERR_NO_SPACE,     /* the file system is full (or the quota reached;
                               recognised also where ROMIO reports it as a
                               plain I/O error, from its message)           */

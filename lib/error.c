@@ -87,7 +87,9 @@ static int record_mpi_failure(int code, int mpi_err, const char *expr, const cha
 static int open_code(int mpi_err)
 {
     int cls = error_class(mpi_err);
-    if (cls == MPI_ERR_NO_SUCH_FILE || cls == MPI_ERR_BAD_FILE)
+    /* MPI_ERR_BAD_FILE is a name that exists but is no file: a directory,
+     * under MPICH also a path through a plain file or a name too long. */
+    if (cls == MPI_ERR_NO_SUCH_FILE)
         return TCIO_ERR_NO_SUCH_FILE;
     if (cls == MPI_ERR_ACCESS || cls == MPI_ERR_READ_ONLY)
         return TCIO_ERR_ACCESS;

@@ -2628,6 +2628,17 @@ START_TEST(test_fs_errors)
     expect_all(tu_open(absent, MPI_MODE_RDWR, NULL, NULL, &fh), TCIO_ERR_NO_SUCH_FILE,
                "missing file without CREATE", "tcio_open_comm");
     CHECK_ALL(tu_rank != 0 || tu_file_size(absent) < 0, "RDWR without CREATE created a file");
+    /* A directory exists: not TCIO_ERR_NO_SUCH_FILE (both MPIs say
+     * MPI_ERR_BAD_FILE, which once mapped there). */
+    char dirname[600];
+    snprintf(dirname, sizeof dirname, "%s", tu_path("a-directory"));
+    CHECK_ALL(tu_rank != 0 || mkdir(dirname, 0755) == 0, "mkdir %s failed", dirname);
+    expect_all(tu_open(dirname, MPI_MODE_WRONLY, NULL, NULL, &fh), TCIO_ERR_OPEN,
+               "a directory (WRONLY)", "tcio_open_comm");
+    CHECK_ALL(fh == NULL, "a directory: *fh not NULL");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (tu_rank == 0)
+        rmdir(dirname);
 
     /* MPI_MODE_EXCL. */
     const char *ex = tu_path("excl");
