@@ -291,11 +291,13 @@ contains
     rc = c_open_comm(comm, c_string(fname), mode, info, fh%handle)
   end function
 
-  ! tcio_close frees the handle even on error; FH is reset to "no file".
+  ! tcio_close frees the handle even on error; FH is reset to "no file",
+  ! but not when it refuses FH (TCIO_ERR_BAD_HANDLE: a closing handle
+  ! stays for tcio_close_end, which alone can end its close).
   integer function tcio_close(fh) result(rc)
     type(tcio_file), intent(inout) :: fh
     rc = c_close(fh%handle)
-    fh%handle = c_null_ptr
+    if (rc /= TCIO_ERR_BAD_HANDLE) fh%handle = c_null_ptr
   end function
 
   ! tcio_close_begin: FH stays as it is, closing, for tcio_close_end.
