@@ -40,25 +40,37 @@ static MPI_Offset segment_start(const tci_segmap *map, int64_t segment)
     return (MPI_Offset)segment * map->segment_size;
 }
 
-/* One MPI_File_write_at of LEN bytes at OFFSET. */
+/* LEN bytes at OFFSET with MPI_File_write_at, the rest written again
+ * after a short count. */
 static int mpi_write(MPI_File file, MPI_Offset offset, const char *data, int len)
 {
-    MPI_Status status;
-    errno = 0;
-    int err = MPI_File_write_at(file, offset, data, len, MPI_BYTE, &status);
-    if (err != MPI_SUCCESS)            /* the reason names the MPI call */
-        return tci_error_from_io_at(err, "MPI_File_write_at(file, offset, ...)", __func__);
-    int written = 0;
-    MPI_Get_count(&status, MPI_BYTE, &written);
-    if (written == len)
-        return TCIO_SUCCESS;
-    /* A short write reported as a success: Open MPI 4.1's OMPIO does that
-     * on a full file system (it prints the failed pwritev's error and
-     * returns MPI_SUCCESS with a short count).  Its errno tells why. */
-    int saved = errno;
-    return tci_error_set(saved == ENOSPC || saved == EDQUOT ? TCIO_ERR_NO_SPACE : TCIO_ERR_IO,
-                         "MPI_File_write_at of %d bytes at offset %lld wrote %d: %s", len,
-                         (long long)offset, written, saved ? strerror(saved) : "no reason given");
+    int done = 0;
+    while (done < len) {
+        MPI_Status status;
+        errno = 0;
+        int err = MPI_File_write_at(file, offset + done, data + done, len - done, MPI_BYTE,
+                                    &status);
+        if (err != MPI_SUCCESS)            /* the reason names the MPI call */
+            return tci_error_from_io_at(err, "MPI_File_write_at(file, offset, ...)", __func__);
+        int written = 0;
+        MPI_Get_count(&status, MPI_BYTE, &written);
+        if (written <= 0 || written == MPI_UNDEFINED || written > len - done) {
+            /* A short write reported as a success: Open MPI 4.1's OMPIO
+             * does that on a full file system (it prints the failed
+             * pwritev's error and returns MPI_SUCCESS with a short count).
+             * Its errno tells why, but only once nothing was written: a
+             * pwritev that wrote part sets none, so the rest is written
+             * again above, as POSIX writers do, until it fails outright. */
+            int saved = errno;
+            return tci_error_set(saved == ENOSPC || saved == EDQUOT ? TCIO_ERR_NO_SPACE
+                                                                    : TCIO_ERR_IO,
+                                 "MPI_File_write_at of %d bytes at offset %lld wrote %d: %s",
+                                 len - done, (long long)(offset + done), done,
+                                 saved ? strerror(saved) : "no reason given");
+        }
+        done += written;
+    }
+    return TCIO_SUCCESS;
 }
 
 /* One write per run of set bits in [FROM, SIZE). */
@@ -166,30 +178,42 @@ static bool short_read_failed(MPI_File file, MPI_Offset offset, int got, int e)
  * alone. */
 static int read_span(MPI_File file, MPI_Offset offset, char *buf, int len, bool explain)
 {
-    MPI_Status status;
-    errno = 0;
-    int err = MPI_File_read_at(file, offset, buf, len, MPI_BYTE, &status);
-    int saved = errno;
-    if (err != MPI_SUCCESS && !explain)
-        return TCIO_ERR_IO;
-    if (err != MPI_SUCCESS)            /* the reason names the MPI call */
-        return tci_error_from_io_at(err, "MPI_File_read_at(file, offset, ...)", __func__);
-    int got = 0;
-    MPI_Get_count(&status, MPI_BYTE, &got);
-    if (got < 0 || got == MPI_UNDEFINED || got > len)
-        got = 0;
-    /* A short read reported as a success: Open MPI 4.1's OMPIO does that
-     * when pread fails (it prints the error and returns MPI_SUCCESS with
-     * the bytes read so far), as for writes (mpi_write).  Taken for the end
-     * of the file, it made the sieve write zeros over the file's bytes
-     * and loads return zeros. */
-    bool failed = got < len && short_read_failed(file, offset, got, saved);
-    if (failed && !explain)
-        return TCIO_ERR_IO;
-    if (failed)
-        return tci_error_set(TCIO_ERR_IO, "MPI_File_read_at of %d bytes at offset %lld read "
-                             "%d: %s", len, (long long)offset, got, strerror(saved));
-    memset(buf + got, 0, (size_t)(len - got));
+    int done = 0;
+    while (done < len) {
+        MPI_Status status;
+        errno = 0;
+        int err = MPI_File_read_at(file, offset + done, buf + done, len - done, MPI_BYTE,
+                                   &status);
+        int saved = errno;
+        if (err != MPI_SUCCESS && !explain)
+            return TCIO_ERR_IO;
+        if (err != MPI_SUCCESS)            /* the reason names the MPI call */
+            return tci_error_from_io_at(err, "MPI_File_read_at(file, offset, ...)", __func__);
+        int got = 0;
+        MPI_Get_count(&status, MPI_BYTE, &got);
+        if (got < 0 || got == MPI_UNDEFINED || got > len - done)
+            got = 0;
+        if (got > 0) {
+            /* A short count with bytes: the rest is read again.  Open MPI
+             * 4.1's OMPIO returns what one pread gave, which a file
+             * system may cut short (an error past some bytes, FUSE, NFS);
+             * taken for the end of the file, it made the sieve write zeros
+             * over the file's bytes and loads return zeros. */
+            done += got;
+            continue;
+        }
+        /* Nothing read: the end of the file, or a failure that OMPIO
+         * reports as a success (it prints the pread's error and returns
+         * MPI_SUCCESS with no bytes), as for writes (mpi_write). */
+        if (short_read_failed(file, offset + done, 0, saved)) {
+            if (!explain)
+                return TCIO_ERR_IO;
+            return tci_error_set(TCIO_ERR_IO, "MPI_File_read_at of %d bytes at offset %lld "
+                                 "read %d: %s", len, (long long)offset, done, strerror(saved));
+        }
+        break;
+    }
+    memset(buf + done, 0, (size_t)(len - done));
     return TCIO_SUCCESS;
 }
 

@@ -1401,11 +1401,35 @@ END_TEST
 /* MPI_File_write_at calls made so far (the library's segment writes). */
 static long file_writes;
 
+/* Short transfers, as Open MPI 4.1's OMPIO passes them on (tests 16b):
+ * while SHORT_IO is set, a read or write of more than SHORT_IO_BYTES moves
+ * that many and succeeds with the short count, errno untouched (a pread or
+ * pwritev cut short); while SPACE_LEFT is not negative, writes stop there,
+ * the one that finds no room succeeding with nothing written and errno
+ * ENOSPC (OMPIO on a full file system). */
+static int short_io;
+enum { SHORT_IO_BYTES = 512 };
+static long long space_left = -1;
+
 int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                       MPI_Datatype type, MPI_Status *status)
 {
     file_writes++;
-    return PMPI_File_write_at(fh, offset, buf, count, type, status);
+    if (type != MPI_BYTE || (!short_io && space_left < 0))
+        return PMPI_File_write_at(fh, offset, buf, count, type, status);
+    int n = short_io && count > SHORT_IO_BYTES ? SHORT_IO_BYTES : count;
+    if (space_left >= 0 && n > space_left)
+        n = (int)space_left;
+    if (n == 0 && count > 0) {
+        if (status != MPI_STATUS_IGNORE)
+            MPI_Status_set_elements(status, type, 0);
+        errno = ENOSPC;
+        return MPI_SUCCESS;
+    }
+    int err = PMPI_File_write_at(fh, offset, buf, n, type, status);
+    if (err == MPI_SUCCESS && space_left >= 0)
+        space_left -= n;
+    return err;
 }
 
 /* Rank 0 writes the SIZE bytes of PRE to PATH with POSIX calls (the bytes
@@ -1493,6 +1517,8 @@ static int reads_fail;
 int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
                      MPI_Status *status)
 {
+    if (short_io && !reads_fail && type == MPI_BYTE && count > SHORT_IO_BYTES)
+        return PMPI_File_read_at(fh, offset, buf, SHORT_IO_BYTES, type, status);
     if (!reads_fail)
         return PMPI_File_read_at(fh, offset, buf, count, type, status);
     if (status != MPI_STATUS_IGNORE)
@@ -1573,6 +1599,78 @@ START_TEST(test_short_read_failure)
     EXPLAINED(rc, "tcio_close", "MPI_File_read_at", offset);
     free(pre);
     free(data);
+}
+END_TEST
+
+/* ---- 16b: short transfers that succeed ------------------------------------------------------
+ * Open MPI's OMPIO returns what one pread or pwritev moved, with success:
+ * a short read was taken for the end of the file (a load gave zeros past
+ * the cut and success, and a sieve wrote zeros over the file's bytes), a
+ * short write for a failure without a reason (TCIO_ERR_IO where the file
+ * system was full).  The rest is moved again now. */
+START_TEST(test_short_transfers)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    const char *path = tu_path("short-io");
+    const char *ctx = "short transfers";
+    enum { SEG = 4096, RUN = 4 };
+    const int64_t size = (int64_t)2 * SEG * tu_nprocs;
+    unsigned char *pre = malloc(size), *data = malloc(SEG), *buf = malloc(SEG);
+    CHECK_ALL(pre && data && buf, "%s: out of memory", ctx);
+    tu_fill_pattern(pre, size, 91);
+    tu_fill_pattern(data, SEG, 92);
+    prefill(path, pre, size, ctx);
+    const char *const kv[] = { "tcio_early_drain", "off", NULL };
+    /* A load of a whole segment of each rank's own, in pieces of 512. */
+    tcio_file *fh = NULL;
+    expect_all(tu_open_kv(path, MPI_MODE_RDWR, "4k", "4", kv, &fh), TCIO_SUCCESS, ctx, "open");
+    MPI_Offset mine = (MPI_Offset)(2 * tu_rank + 1) * SEG;
+    short_io = 1;
+    int rc = tcio_read_at(fh, mine, buf, SEG, MPI_BYTE);
+    if (rc == TCIO_SUCCESS)
+        rc = tcio_fetch(fh);
+    expect_all(rc, TCIO_SUCCESS, ctx, "tcio_read_at and tcio_fetch");
+    CHECK_ALL(memcmp(buf, pre + mine, SEG) == 0,
+              "%s: a load read in pieces of %d does not return the file's bytes", ctx,
+              SHORT_IO_BYTES);
+    /* A sieved write: rank 0 writes every other 4 bytes of segment 0; the
+     * close's sieve reads and writes the span in pieces. */
+    int wrc = TCIO_SUCCESS;
+    for (int off = 0; tu_rank == 0 && off < SEG && wrc == TCIO_SUCCESS; off += 2 * RUN)
+        wrc = tcio_write_at(fh, off, data + off, RUN, MPI_BYTE);
+    expect_all(wrc, TCIO_SUCCESS, ctx, "tcio_write_at");
+    rc = tu_close(fh);
+    short_io = 0;
+    expect_all(rc, TCIO_SUCCESS, ctx, "tcio_close (short reads and writes)");
+    for (int off = 0; off < SEG; off += 2 * RUN)
+        memcpy(pre + off, data + off, RUN);
+    int64_t got_size = 0;
+    unsigned char *got = tu_rank == 0 ? tu_read_file(path, &got_size) : NULL;
+    CHECK_ALL(tu_rank != 0 || (got && got_size == size && memcmp(got, pre, size) == 0),
+              "%s: the file is not the written runs over the bytes it had", ctx);
+    free(got);
+    /* A full file system: every rank an aggregator, each writing segment
+     * R (round-robin: its own), with room for 1000 bytes of its writes. */
+    char every[16];
+    snprintf(every, sizeof every, "%d", tu_nprocs);
+    const char *const all_aggregate[] = { "tcio_early_drain", "off", "tcio_aggregators", every,
+                                          NULL };
+    fh = NULL;
+    expect_all(tu_open_kv(path, MPI_MODE_RDWR, "4k", "4", all_aggregate, &fh), TCIO_SUCCESS,
+               ctx, "open");
+    expect_all(tcio_write_at(fh, (MPI_Offset)tu_rank * SEG, data, SEG, MPI_BYTE), TCIO_SUCCESS,
+               ctx, "tcio_write_at (full)");
+    space_left = 1000;
+    short_io = 1;
+    rc = tu_close(fh);
+    short_io = 0;
+    space_left = -1;
+    expect_all(rc, TCIO_ERR_NO_SPACE, ctx, "tcio_close on a full file system");
+    EXPLAINED(rc, "tcio_close", "MPI_File_write_at", "No space left on device");
+    free(pre);
+    free(data);
+    free(buf);
 }
 END_TEST
 
@@ -1863,6 +1961,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "full_file_system", test_full_file_system);
     tu_add_case(s, "sieve_without_stats", test_sieve_without_stats);
     tu_add_case(s, "short_read_failure", test_short_read_failure);
+    tu_add_case(s, "short_transfers", test_short_transfers);
     tu_add_case(s, "fast_path_bounds", test_fast_path_bounds);
     tu_add_case(s, "sieve_reader_identity", test_sieve_reader_identity);
     tu_add_case(s, "sync_failures", test_sync_failures);
