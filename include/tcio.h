@@ -84,7 +84,15 @@
  *   memory (TCIO_ERR_NO_MEMORY: its list of extents, a spill's buffer) in a
  *   move of level 1's bytes into level 2 is returned to the call that made
  *   the move; the bytes stay in level 1, and the next call that needs the
- *   move (tcio_close included) makes it again.  A file-system or MPI error
+ *   move (tcio_close included) makes it again.  A data call that fails
+ *   that way (rather than being rejected) may have taken the bytes of its
+ *   first segments already: a write's are written later with the rest,
+ *   and its file position stays, so repeating the call writes the same
+ *   bytes again.  A failed read call, or a failed completion of reads
+ *   (tcio_fetch, or any call that completes them: a write after reads,
+ *   tcio_flush, tcio_sync, tcio_close, ...), drops every read pending on
+ *   this rank: their buffers hold undefined bytes, the library no longer
+ *   writes into them, and they must be read again.  A file-system or MPI error
  *   once data has left level 1 (a spill's or early drain's write, a merge
  *   between nodes), or a lack of memory there (a forward received on
  *   several nodes), sticks to the
@@ -464,7 +472,9 @@ int tcio_set_size(tcio_file *fh, MPI_Offset size);
  * Local.  Complete this rank's pending reads: on return every buffer given
  * to tcio_read/tcio_read_at holds its data.  Returns TCIO_SUCCESS,
  * TCIO_ERR_BAD_HANDLE, TCIO_ERR_IO, TCIO_ERR_NO_SPACE, TCIO_ERR_NO_MEMORY
- * or TCIO_ERR_MPI (also a failure that stuck to the handle earlier).
+ * or TCIO_ERR_MPI (also a failure that stuck to the handle earlier).  On
+ * a failure of its own the pending reads are dropped, their buffers
+ * undefined (Errors, at the top).
  */
 int tcio_fetch(tcio_file *fh);
 
@@ -600,9 +610,9 @@ int tcio_read_session(tcio_file *fh, MPI_Offset offset, MPI_Offset length);
  * computations between I/O phases (say every few milliseconds of work) on
  * MPI libraries without asynchronous progress, where a busy aggregator
  * otherwise delays every rank that moves data to it.  Returns TCIO_SUCCESS,
- * TCIO_ERR_BAD_HANDLE, or the first file-system, MPI or memory error
- * (TCIO_ERR_NO_MEMORY) that a data movement of this handle met so far (it
- * also sticks for close).
+ * TCIO_ERR_BAD_HANDLE, or the failure that stuck to the handle (a
+ * file-system, MPI or memory error once data had left level 1: Errors, at
+ * the top; tcio_close fails with it too).
  */
 int tcio_progress(tcio_file *fh);
 

@@ -94,6 +94,19 @@ static int move_writes(tcio_file *fh)
     return rc != TCIO_SUCCESS ? rc : filled_rc;
 }
 
+/* Forget every pending read, the current segment's and the staged ones:
+ * after a failed completion their buffers are the caller's again (tcio.h,
+ * Errors), and a later completion must not write into them (they may be
+ * freed) nor fail again on the same bytes (which refused every later
+ * write of a read-write file). */
+static void drop_pending_reads(tcio_file *fh)
+{
+    if (fh->l1.mode == TCI_L1_READING)
+        tci_level1_reset(&fh->l1);
+    tci_staged_discard(&fh->staged);
+    fh->staged_tail = &fh->staged;
+}
+
 static int move_reads(tcio_file *fh)
 {
     if (tci_level1_has_reads(&fh->l1)) {
@@ -102,9 +115,11 @@ static int move_reads(tcio_file *fh)
     }
     int64_t segment = fh->l1.segment;
     int rc = tci_level2_get_reads(fh);
-    if (rc != TCIO_SUCCESS)
+    if (rc != TCIO_SUCCESS) {
         tci_error_explain(rc, "reading the bytes of segment %lld from level 2",
                           (long long)segment);
+        drop_pending_reads(fh);
+    }
     return rc;
 }
 
@@ -180,16 +195,22 @@ static int read_typed(tcio_file *fh, MPI_Offset offset, void *data, int count,
     if (req->bytes == 0)
         return TCIO_SUCCESS;
     fh->stats.count[TCI_C_BYTES_READ] += req->bytes;
-    if (req->type.contiguous)
-        return read_bytes(fh, offset, data, req->bytes);
+    if (req->type.contiguous) {
+        int rc = read_bytes(fh, offset, data, req->bytes);
+        if (rc != TCIO_SUCCESS)
+            drop_pending_reads(fh);
+        return rc;
+    }
     tci_staged_read *staged = tci_staged_new(data, count, type, &req->type);
     if (!staged)
         return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for a %lld-byte staging buffer "
                              "(a read into a non-contiguous datatype)", (long long)req->bytes);
-    int rc = read_bytes(fh, offset, staged->staging, req->bytes);
-    /* Queued even on failure: pieces already recorded point into it. */
+    /* Queued first: the pieces recorded point into its staging. */
     *fh->staged_tail = staged;
     fh->staged_tail = &staged->next;
+    int rc = read_bytes(fh, offset, staged->staging, req->bytes);
+    if (rc != TCIO_SUCCESS)
+        drop_pending_reads(fh);
     return rc;
 }
 
@@ -479,6 +500,8 @@ static __attribute__((noinline)) int read_held(const char *call, tcio_file *fh,
     int rc = read_in_level1(fh, offset, data, bytes);
     if (rc == TCIO_SUCCESS)
         fh->stats.count[TCI_C_BYTES_READ] += bytes;
+    else
+        drop_pending_reads(fh);
     return tci_error_note(call, rc);
 }
 

@@ -1577,9 +1577,11 @@ START_TEST(test_short_read_failure)
               "%s: the file is not the written runs over the bytes it had (a sieve that took "
               "the failed read for the end of the file writes zeros between them)", ctx);
     free(got);
-    /* Both at once: the failed load fails the close, whose reason must be
-     * the load's (its offset, that of segment 2R+1), not the sieve's read
-     * at offset 0, which the sieve recovered from. */
+    /* Both at once: a read still pending at the close, whose load fails
+     * there, fails the close, and the reason must be the load's (its
+     * offset, that of segment 2R+1), not the sieve's read at offset 0,
+     * which the sieve recovered from.  (A read whose completion failed
+     * before the close is dropped: test_failed_reads_dropped.) */
     fh = NULL;
     expect_all(tu_open_kv(path, MPI_MODE_RDWR, "4k", "4", kv, &fh), TCIO_SUCCESS, ctx, "open");
     wrc = TCIO_SUCCESS;
@@ -1588,15 +1590,89 @@ START_TEST(test_short_read_failure)
     expect_all(wrc, TCIO_SUCCESS, ctx, "tcio_write_at");
     reads_fail = 1;
     rc = tcio_read_at(fh, (MPI_Offset)(2 * tu_rank + 1) * SEG, buf, (int)sizeof buf, MPI_BYTE);
-    if (rc == TCIO_SUCCESS)
-        rc = tcio_fetch(fh);
-    expect_all(rc, TCIO_ERR_IO, ctx, "tcio_read_at and tcio_fetch, before the close");
+    expect_all(rc, TCIO_SUCCESS, ctx, "tcio_read_at (pending), before the close");
     rc = tu_close(fh);
     reads_fail = 0;
     char offset[64];
     snprintf(offset, sizeof offset, "at offset %lld ", (long long)(2 * tu_rank + 1) * SEG);
     expect_all(rc, TCIO_ERR_IO, ctx, "tcio_close after a failed load, the sieve's reads failing");
     EXPLAINED(rc, "tcio_close", "MPI_File_read_at", offset);
+    free(pre);
+    free(data);
+}
+END_TEST
+
+/* ---- 16a: a failed completion drops the pending reads ------------------------------------
+ * The reads stayed pending with their buffers: the next completion that
+ * succeeded wrote the file's bytes into them (freed by then, in a helper's
+ * audit), and every call that completes reads failed again, so a
+ * read-write file refused every later write. */
+START_TEST(test_failed_reads_dropped)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    const char *path = tu_path("failed-reads");
+    const char *ctx = "a failed completion of reads";
+    enum { SEG = 4096, N = 256 };
+    const int64_t size = (int64_t)4 * SEG * tu_nprocs;
+    unsigned char *pre = malloc(size), *data = malloc(SEG);
+    CHECK_ALL(pre && data, "%s: out of memory", ctx);
+    tu_fill_pattern(pre, size, 101);
+    tu_fill_pattern(data, SEG, 102);
+    prefill(path, pre, size, ctx);
+    const char *const kv[] = { "tcio_early_drain", "off", NULL };
+    tcio_file *fh = NULL;
+    expect_all(tu_open_kv(path, MPI_MODE_RDWR, "4k", "4", kv, &fh), TCIO_SUCCESS, ctx, "open");
+    /* Pending reads of this rank's segment 4R: contiguous, across the
+     * segment's end (so level 1 moves within the call), and into a vector
+     * type (staged); the completion fails. */
+    MPI_Offset mine = (MPI_Offset)4 * tu_rank * SEG;
+    unsigned char contiguous[N], across[2 * N], strided[2 * N];
+    MPI_Datatype every_other;
+    MPI_Type_vector(N, 1, 2, MPI_BYTE, &every_other);
+    MPI_Type_commit(&every_other);
+    memset(contiguous, 0xAA, sizeof contiguous);
+    memset(across, 0xAA, sizeof across);
+    memset(strided, 0xAA, sizeof strided);
+    reads_fail = 1;
+    int rc = tcio_read_at(fh, mine, contiguous, N, MPI_BYTE);
+    if (rc == TCIO_SUCCESS)
+        rc = tcio_read_at(fh, mine + 2 * N, strided, 1, every_other);
+    if (rc == TCIO_SUCCESS)
+        rc = tcio_read_at(fh, mine + SEG - N, across, 2 * N, MPI_BYTE);
+    if (rc == TCIO_SUCCESS)
+        rc = tcio_fetch(fh);
+    reads_fail = 0;
+    expect_all(rc, TCIO_ERR_IO, ctx, "the reads and tcio_fetch");
+    /* The library must not touch those buffers again: a successful read
+     * and fetch of another segment, then writes and a sync. */
+    memset(contiguous, 0x55, sizeof contiguous);
+    memset(across, 0x55, sizeof across);
+    memset(strided, 0x55, sizeof strided);
+    unsigned char later[N];
+    rc = tcio_read_at(fh, mine + 2 * SEG, later, N, MPI_BYTE);
+    if (rc == TCIO_SUCCESS)
+        rc = tcio_fetch(fh);
+    expect_all(rc, TCIO_SUCCESS, ctx, "a later read and tcio_fetch");
+    CHECK_ALL(memcmp(later, pre + mine + 2 * SEG, N) == 0, "%s: the later read is wrong", ctx);
+    int wrc = tcio_write_at(fh, mine + SEG, data, SEG, MPI_BYTE);
+    expect_all(wrc, TCIO_SUCCESS, ctx, "a write after the failed reads");
+    expect_all(tcio_sync(fh), TCIO_SUCCESS, ctx, "tcio_sync after the failed reads");
+    int untouched = 1;
+    for (int i = 0; i < N; i++)
+        untouched &= contiguous[i] == 0x55;
+    for (int i = 0; i < 2 * N; i++)
+        untouched &= across[i] == 0x55 && strided[i] == 0x55;
+    CHECK_ALL(untouched, "%s: the library wrote into the failed reads' buffers later", ctx);
+    expect_all(tu_close(fh), TCIO_SUCCESS, ctx, "tcio_close");
+    MPI_Type_free(&every_other);
+    for (int r = 0; r < tu_nprocs; r++)
+        memcpy(pre + (int64_t)4 * r * SEG + SEG, data, SEG);
+    int64_t got_size = 0;
+    unsigned char *got = tu_rank == 0 ? tu_read_file(path, &got_size) : NULL;
+    CHECK_ALL(tu_rank != 0 || (got && got_size == size && memcmp(got, pre, size) == 0),
+              "%s: the file is not the writes over the bytes it had", ctx);
+    free(got);
     free(pre);
     free(data);
 }
@@ -1961,6 +2037,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "full_file_system", test_full_file_system);
     tu_add_case(s, "sieve_without_stats", test_sieve_without_stats);
     tu_add_case(s, "short_read_failure", test_short_read_failure);
+    tu_add_case(s, "failed_reads_dropped", test_failed_reads_dropped);
     tu_add_case(s, "short_transfers", test_short_transfers);
     tu_add_case(s, "fast_path_bounds", test_fast_path_bounds);
     tu_add_case(s, "sieve_reader_identity", test_sieve_reader_identity);
