@@ -305,6 +305,22 @@ void tci_error_restore(int code, const char *message)
     tci_error_pending = 1;
 }
 
+int tci_first_failure_note(tci_first_failure *f, int rc)
+{
+    if (f->rc == TCIO_SUCCESS && rc != TCIO_SUCCESS) {
+        f->rc = rc;
+        f->explained = tci_error_save(rc, f->reason, sizeof f->reason) == rc;
+    }
+    return f->rc;
+}
+
+int tci_first_failure_result(const tci_first_failure *f)
+{
+    if (f->rc != TCIO_SUCCESS && f->explained)
+        tci_error_restore(f->rc, f->reason);
+    return f->rc;
+}
+
 int tcio_fortran_refusal(int code, const char *call, const char *reason)
 {
     tci_error_set(code, "%s", reason);

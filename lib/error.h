@@ -82,6 +82,22 @@ static inline int tci_error_note(const char *call, int rc)
 int tci_error_save(int rc, char *buf, size_t size);
 void tci_error_restore(int code, const char *message);
 
+/* The first failure of a loop or a chain of steps that goes on past
+ * failures (every slot is still drained, every collective step still
+ * made), with its own reason: each later failure sets a reason of its
+ * own, which would otherwise replace the first's, or leave a code without
+ * its reason when the codes differ. */
+typedef struct tci_first_failure {
+    int  rc;
+    int  explained;                        /* REASON is RC's */
+    char reason[TCI_ERROR_MESSAGE_MAX];
+} tci_first_failure;
+
+/* Note RC, a step's result; returns the first failure so far. */
+int tci_first_failure_note(tci_first_failure *f, int rc);
+/* The first failure (TCIO_SUCCESS if none), its reason pending again. */
+int tci_first_failure_result(const tci_first_failure *f);
+
 /* Collective over COMM, for a failure RC that every rank of COMM returns
  * (an agreed open): ranks without a reason of their own for RC take the
  * reason of the lowest rank that has one, so that every rank can explain

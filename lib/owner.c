@@ -70,33 +70,31 @@ int tci_owner_dirty_slots(tcio_file *fh, tci_drain_slot *dirty, int *ndirty)
 
 int tci_owner_drain_slots(tcio_file *fh, const tci_drain_slot *slots, int n)
 {
-    int rc = TCIO_SUCCESS;
+    tci_first_failure first = { 0 };
     for (int i = 0; i < n; i++) {
         fh->stats.count[TCI_C_CLOSE_DRAINS]++;
-        int slot_rc = tci_segio_write(tci_file_segio(fh), slots[i].segment, slots[i].data,
-                                      slots[i].bitmap);
-        if (rc == TCIO_SUCCESS)
-            rc = slot_rc;
+        tci_first_failure_note(&first, tci_segio_write(tci_file_segio(fh), slots[i].segment,
+                                                       slots[i].data, slots[i].bitmap));
     }
-    return rc;
+    return tci_first_failure_result(&first);
 }
 
 int tci_owner_drain_all(tcio_file *fh)
 {
     tci_transport *t = &fh->l2.t;
-    int rc = t->ops->sync(t);
+    tci_first_failure first = { 0 };
+    tci_first_failure_note(&first, t->ops->sync(t));
     /* Keep going after a failed slot, so that the others still reach the
-     * file. */
+     * file; the first failure is returned, with its reason. */
     for (int64_t s = 0; s < t->local_slots; s++) {
         tci_drain_slot d;
         bool dirty;
         int slot_rc = close_slot(fh, s, &d, &dirty);
         if (slot_rc == TCIO_SUCCESS && dirty)
             slot_rc = tci_owner_drain_slots(fh, &d, 1);
-        if (rc == TCIO_SUCCESS)
-            rc = slot_rc;
+        tci_first_failure_note(&first, slot_rc);
     }
-    return rc;
+    return tci_first_failure_result(&first);
 }
 
 /* ---- early drain ---------------------------------------------------------- */
@@ -216,17 +214,17 @@ int tci_owner_sync_slots(tcio_file *fh)
 {
     tci_transport *t = &fh->l2.t;
     const tci_drain_rule every_dirty = { .only_complete = false, .keep = true };
-    int rc = TCIO_SUCCESS;
+    tci_first_failure first = { 0 };
     /* Keep going after a failed slot, so that the others still reach the
-     * file (the engine makes a failure stick). */
+     * file (the engine makes a failure stick); the first failure is
+     * returned, with its reason. */
     for (int64_t s = 0; s < t->local_slots; s++) {
         bool drained = false;
         int slot_rc = tci_slot_drain(fh, &fh->l2, own_slot(fh, s), every_dirty, &drained);
         fh->stats.count[TCI_C_SYNC_DRAINS] += drained;
-        if (rc == TCIO_SUCCESS)
-            rc = tci_note_failure(fh, slot_rc);
+        tci_first_failure_note(&first, tci_note_failure(fh, slot_rc));
     }
-    return rc;
+    return tci_first_failure_result(&first);
 }
 
 /* In the slot at DATA and BITMAP, holding a segment of SIZE bytes under

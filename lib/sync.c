@@ -48,27 +48,27 @@ static int sync_handle(tcio_file *fh)
     return tci_note_failure(fh, tci_error_from_io(MPI_File_sync(fh->file)));
 }
 
-/* The first failure, with its own reason, is this rank's result. */
-static int first(int rc, int next)
-{
-    return rc != TCIO_SUCCESS ? rc : next;
-}
-
 /* Steps 1 to 6 above: this rank's part; the first failure is returned,
- * the steps go on (the collective ones must, and the slots that can
- * still reach the file should). */
+ * with its own reason, and the steps go on (the collective ones must, and
+ * the slots that can still reach the file should). */
 static int sync_steps(tcio_file *fh)
 {
-    int rc = tci_combiner_settle(fh, tci_access_settle(fh));
-    rc = first(rc, tci_error_from_mpi(tci_barrier(fh->comm)));
-    rc = first(rc, tci_error_explain(tci_owner_sync_slots(fh), "writing the segments this "
-                                     "aggregator holds to the file"));
-    rc = first(rc, sync_handle(fh));
-    rc = first(rc, tci_error_from_mpi(tci_barrier(fh->comm)));
-    rc = first(rc, sync_handle(fh));
+    tci_first_failure first = { 0 };
+    tci_first_failure_note(&first, tci_combiner_settle(fh, tci_access_settle(fh)));
+    tci_first_failure_note(&first, tci_error_from_mpi(tci_barrier(fh->comm)));
+    tci_first_failure_note(&first, tci_error_explain(tci_owner_sync_slots(fh), "writing the "
+                                                     "segments this aggregator holds to the "
+                                                     "file"));
+    tci_first_failure_note(&first, sync_handle(fh));
+    tci_first_failure_note(&first, tci_error_from_mpi(tci_barrier(fh->comm)));
+    tci_first_failure_note(&first, sync_handle(fh));
     tci_segio_close(&fh->io);
-    /* A failure that an earlier call met (an early drain, a spill). */
-    return first(rc, fh->failure != TCIO_SUCCESS ? tci_failed_earlier(fh) : TCIO_SUCCESS);
+    int rc = tci_first_failure_result(&first);
+    /* A failure that an earlier call met (an early drain, a spill); not
+     * one this call met itself, which has its own reason. */
+    if (rc == TCIO_SUCCESS && fh->failure != TCIO_SUCCESS)
+        rc = tci_failed_earlier(fh);
+    return rc;
 }
 
 static int sync_call(tcio_file *fh)

@@ -1410,6 +1410,9 @@ static long file_writes;
 static int short_io;
 enum { SHORT_IO_BYTES = 512 };
 static long long space_left = -1;
+/* With SPACE_LEFT: after the first write that found no room, the next
+ * ones fail with EIO (another code than the first failure's). */
+static int eio_after_full, full_seen;
 
 int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                       MPI_Datatype type, MPI_Status *status)
@@ -1423,7 +1426,8 @@ int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count
     if (n == 0 && count > 0) {
         if (status != MPI_STATUS_IGNORE)
             MPI_Status_set_elements(status, type, 0);
-        errno = ENOSPC;
+        errno = full_seen && eio_after_full ? EIO : ENOSPC;
+        full_seen = 1;
         return MPI_SUCCESS;
     }
     int err = PMPI_File_write_at(fh, offset, buf, n, type, status);
@@ -1726,24 +1730,43 @@ START_TEST(test_short_transfers)
     CHECK_ALL(tu_rank != 0 || (got && got_size == size && memcmp(got, pre, size) == 0),
               "%s: the file is not the written runs over the bytes it had", ctx);
     free(got);
-    /* A full file system: every rank an aggregator, each writing segment
-     * R (round-robin: its own), with room for 1000 bytes of its writes. */
+    /* A full file system: every rank an aggregator, each writing segments
+     * R and R + P (round-robin: its own, in its slots 0 and 1), with room
+     * for 1000 bytes of its writes; the write after the one that found no
+     * room fails with EIO.  Each of the sync and the close returns the
+     * first failure with its own reason (a later slot's failure of
+     * another code replaced it with a reason-less 'file system I/O
+     * error', and the sync called its own failure an earlier call's). */
     char every[16];
     snprintf(every, sizeof every, "%d", tu_nprocs);
     const char *const all_aggregate[] = { "tcio_early_drain", "off", "tcio_aggregators", every,
                                           NULL };
-    fh = NULL;
-    expect_all(tu_open_kv(path, MPI_MODE_RDWR, "4k", "4", all_aggregate, &fh), TCIO_SUCCESS,
-               ctx, "open");
-    expect_all(tcio_write_at(fh, (MPI_Offset)tu_rank * SEG, data, SEG, MPI_BYTE), TCIO_SUCCESS,
-               ctx, "tcio_write_at (full)");
-    space_left = 1000;
-    short_io = 1;
-    rc = tu_close(fh);
-    short_io = 0;
-    space_left = -1;
-    expect_all(rc, TCIO_ERR_NO_SPACE, ctx, "tcio_close on a full file system");
-    EXPLAINED(rc, "tcio_close", "MPI_File_write_at", "No space left on device");
+    for (int sync = 0; sync < 2; sync++) {
+        fh = NULL;
+        expect_all(tu_open_kv(path, MPI_MODE_RDWR, "4k", "4", all_aggregate, &fh),
+                   TCIO_SUCCESS, ctx, "open");
+        for (int k = 0; k < 2; k++)
+            expect_all(tcio_write_at(fh, (MPI_Offset)(tu_rank + k * tu_nprocs) * SEG, data, SEG,
+                                     MPI_BYTE), TCIO_SUCCESS, ctx, "tcio_write_at (full)");
+        space_left = 1000;
+        full_seen = 0;
+        eio_after_full = 1;
+        short_io = 1;
+        const char *call = sync ? "tcio_sync" : "tcio_close";
+        rc = sync ? tcio_sync(fh) : tu_close(fh);
+        expect_all(rc, TCIO_ERR_NO_SPACE, ctx, call);
+        EXPLAINED(rc, call, "MPI_File_write_at", "No space left on device");
+        char why[TCIO_MAX_ERROR_STRING];
+        tcio_last_error(why, sizeof why);
+        CHECK_ALL(strstr(why, "failed earlier") == NULL, "%s: %s calls its own failure an "
+                  "earlier one: %s", ctx, call, why);
+        short_io = 0;
+        space_left = -1;
+        eio_after_full = 0;
+        /* The file system has room again: the failure stuck. */
+        if (sync)
+            expect_all(tu_close(fh), TCIO_ERR_NO_SPACE, ctx, "tcio_close after the sync");
+    }
     free(pre);
     free(data);
     free(buf);
