@@ -130,8 +130,11 @@ enum tcio_error {
     TCIO_ERR_BAD_HANDLE,   /* NULL handle, a handle already closed, or one
                               between tcio_close_begin and tcio_close_end
                               given to any call but tcio_close_end       */
-    TCIO_ERR_BAD_ARG,      /* negative count or offset, NULL data, bad whence,
-                              NULL out-pointer or file name, an end past the
+    TCIO_ERR_BAD_ARG,      /* negative count, offset or length, NULL data, bad
+                              whence, NULL out-pointer or file name,
+                              MPI_COMM_NULL or an inter-communicator,
+                              sizes that differ between the ranks of
+                              tcio_set_size, an end past the
                               largest addressable offset ((2^40 - 2)
                               segments, 1 EiB with 1 MiB segments, or
                               2^63 - 1 minus one segment rounded down to
@@ -147,9 +150,10 @@ enum tcio_error {
     TCIO_ERR_WRITE_ONLY,   /* read from a file opened MPI_MODE_WRONLY      */
     TCIO_ERR_BAD_CONFIG,   /* an invalid tcio_* setting (info key or TCIO_*
                               environment variable): a size or count that is
-                              not a positive number, zero or more than P
-                              aggregators, a rank list with duplicates or
-                              out-of-range ranks; or ranks that disagree */
+                              not a positive number (or segment counts over
+                              2^20), zero or more than P aggregators, a rank
+                              list with duplicates, out-of-range ranks or
+                              over 4,096 entries; or ranks that disagree */
     TCIO_ERR_NO_MEMORY,    /* memory for buffers or the window ran out     */
     TCIO_ERR_NO_SUCH_FILE, /* open: file (or directory) does not exist     */
     TCIO_ERR_ACCESS,       /* open: permission denied                      */
@@ -188,7 +192,7 @@ typedef struct tcio_file tcio_file;
 tcio_file *tcio_open(const char *fname, int mode);
 
 /*
- * Open FNAME collectively over COMM (every rank passes the same name, mode
+ * Open FNAME collectively over COMM, an intra-communicator (every rank passes the same name, mode
  * and configuration; modes and settings are compared, names are not, as
  * MPI-IO does not compare them: ranks that name different files each
  * reach their own, doc/semantics.md, "Misuse").  INFO may be MPI_INFO_NULL; it may carry:
@@ -288,10 +292,12 @@ tcio_file *tcio_open(const char *fname, int mode);
  * TCIO_ERR_NO_MEMORY, TCIO_ERR_NO_SUCH_FILE, TCIO_ERR_ACCESS,
  * TCIO_ERR_FILE_EXISTS, TCIO_ERR_OPEN, TCIO_ERR_NO_SPACE (the file system
  * or the quota full when MPI_File_open created the file),
- * TCIO_ERR_IO (MPI_File_get_size, or the truncation of TCIO_MODE_TRUNC,
- * failed: then also TCIO_ERR_NO_SPACE or TCIO_ERR_NO_MEMORY as MPI says)
- * or TCIO_ERR_MPI, the same code on every
- * rank, with *FH set to NULL and no file created or changed by the library.
+ * TCIO_ERR_IO (MPI_File_get_size failed, or the truncation of
+ * TCIO_MODE_TRUNC did: the truncation also gives TCIO_ERR_NO_SPACE or
+ * TCIO_ERR_NO_MEMORY where MPI's error class says so) or TCIO_ERR_MPI,
+ * the same code on every rank, with *FH set to NULL; the library changed
+ * no file, and created none unless a failure came after rank 0's open
+ * (below).
  * Bad arguments, modes and settings (also settings or modes that differ
  * between ranks, where MPI wants one mode on every rank, or settings that
  * name more aggregators or higher ranks than the communicator has) are
@@ -513,7 +519,8 @@ int tcio_close(tcio_file *fh);
  * are written before it returns, as tcio_close writes them.  Each
  * aggregator writes exactly the segments it would write in tcio_close.
  * Returns TCIO_SUCCESS, or TCIO_ERR_BAD_HANDLE (FH not open: nothing
- * happened).  Every failure of the close, wherever it happens, is
+ * happened, and the other ranks wait, as for any collective call a rank
+ * skips).  Every failure of the close, wherever it happens, is
  * reported by tcio_close_end.  The bytes are not in the file before
  * tcio_close_end returns: no other program, MPI-IO handle or process
  * should read the file before then.
@@ -535,7 +542,8 @@ int tcio_close_begin(tcio_file *fh);
  * reached the file; otherwise the same failure on every rank (this rank's
  * own error code, for example TCIO_ERR_NO_SPACE when the file system
  * filled up while the thread wrote, or TCIO_ERR_REMOTE).  Also
- * TCIO_ERR_BAD_HANDLE if FH is not closing (nothing happened).
+ * TCIO_ERR_BAD_HANDLE if FH is not closing (nothing happened, and the
+ * other ranks wait, as for any collective call a rank skips).
  */
 int tcio_close_end(tcio_file *fh);
 
@@ -698,7 +706,8 @@ int tcio_last_error(char *buf, int len);
  *                              library's polls and waits leave MPI's
  *                              progress engine alone
  * Numbers are decimal without suffix.  Returns TCIO_SUCCESS,
- * TCIO_ERR_BAD_HANDLE, TCIO_ERR_BAD_ARG (INFO NULL) or TCIO_ERR_MPI (with
+ * TCIO_ERR_BAD_HANDLE, TCIO_ERR_BAD_ARG (INFO NULL), TCIO_ERR_NO_MEMORY
+ * (MPI ran out of memory for the info object) or TCIO_ERR_MPI (with
  * *INFO set to MPI_INFO_NULL).
  */
 int tcio_get_info(tcio_file *fh, MPI_Info *info);

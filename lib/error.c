@@ -12,7 +12,7 @@
 
 static const char *const messages[TCIO_ERR_COUNT] = {
     [TCIO_SUCCESS]          = "success",
-    [TCIO_ERR_BAD_HANDLE]   = "invalid tcio file handle (NULL or already closed)",
+    [TCIO_ERR_BAD_HANDLE]   = "invalid tcio file handle (NULL, already closed, or closing)",
     [TCIO_ERR_BAD_ARG]      = "invalid argument (negative count, offset or length, NULL pointer, bad whence, an end past the largest addressable offset ((2^40 - 2) segments, or 2^63 - 1 minus a segment if less, down to a segment boundary), or one element of a non-contiguous datatype over 2 GiB)",
     [TCIO_ERR_BAD_TYPE]     = "invalid datatype (MPI_DATATYPE_NULL or not committed)",
     [TCIO_ERR_BAD_MODE]     = "invalid access mode",

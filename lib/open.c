@@ -445,6 +445,12 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
         *fhp = NULL;
     if (comm == MPI_COMM_NULL)
         return tci_error_set(TCIO_ERR_BAD_ARG, "tcio_open_comm: the communicator is MPI_COMM_NULL");
+    /* Every rank of both groups says the same: refused everywhere, no
+     * rank left waiting. */
+    int inter = 0;
+    if (MPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter)
+        return tci_error_set(TCIO_ERR_BAD_ARG, "tcio_open_comm: the communicator is an "
+                             "inter-communicator (MPI-IO opens files on intra-communicators)");
     tci_collective_enter("tcio_open_comm");
     double t0 = MPI_Wtime(), waited0 = tci_collective_waited();
     int nprocs = 0, me = 0;

@@ -2556,6 +2556,17 @@ START_TEST(test_error_reasons)
                                              NULL), TCIO_ERR_BAD_ARG, "handle pointer is NULL");
     REFUSED("tcio_open_comm", tcio_open_comm(MPI_COMM_NULL, path, MODE_NEW_WRONLY, MPI_INFO_NULL,
                                              &none), TCIO_ERR_BAD_ARG, "MPI_COMM_NULL");
+    /* An inter-communicator between the even and the odd ranks: refused on
+     * every rank (MPI-IO opens files on intra-communicators). */
+    if (tu_nprocs >= 2) {
+        MPI_Comm half, inter;
+        MPI_Comm_split(MPI_COMM_WORLD, tu_rank % 2, tu_rank, &half);
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, tu_rank % 2 ? 0 : 1, 77, &inter);
+        REFUSED("tcio_open_comm", tcio_open_comm(inter, path, MODE_NEW_WRONLY, MPI_INFO_NULL,
+                                                 &none), TCIO_ERR_BAD_ARG, "inter-communicator");
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+    }
     CHECK_ALL(tcio_open(NULL, MODE_NEW_WRONLY) == NULL, "tcio_open(NULL) returned a handle");
     tu_expect_reason(&st, TCIO_ERR_BAD_ARG, "tcio_open_comm", (const char *[]){ "file name", NULL },
                      "tcio_open(NULL, ...)");
