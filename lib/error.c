@@ -338,9 +338,12 @@ int tcio_last_error(char *buf, int len)
 
 void tci_error_share(MPI_Comm comm, int rc)
 {
-    int rank, nprocs;
-    if (comm == MPI_COMM_NULL || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS ||
-        MPI_Comm_size(comm, &nprocs) != MPI_SUCCESS)
+    /* An inter-communicator, refused by the open on every rank with the
+     * same reason, has no collective of this form (its reductions cross
+     * between the groups, its broadcasts need MPI_ROOT). */
+    int rank, nprocs, inter = 0;
+    if (comm == MPI_COMM_NULL || MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+        MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &nprocs) != MPI_SUCCESS)
         return;
     bool has_reason = tci_error_pending && pending.code == rc;
     int mine = has_reason ? rank : INT_MAX, source = INT_MAX;
