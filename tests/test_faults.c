@@ -1531,6 +1531,17 @@ int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_D
     return MPI_SUCCESS;
 }
 
+/* Rank 0 reads PATH: it must be the SIZE bytes of WANT; collective. */
+static void expect_file_is(const char *path, const unsigned char *want, int64_t size,
+                           const char *ctx, const char *what)
+{
+    int64_t got_size = 0;
+    unsigned char *got = tu_rank == 0 ? tu_read_file(path, &got_size) : NULL;
+    CHECK_ALL(tu_rank != 0 || (got && got_size == size && memcmp(got, want, size) == 0),
+              "%s: %s", ctx, what);
+    free(got);
+}
+
 /* Such a read was taken for the end of the file: a load gave zeros and
  * success, and a sieved write put zeros over the file's bytes between the
  * written runs.  Now the load fails with TCIO_ERR_IO, and the sieve falls
@@ -1575,12 +1586,9 @@ START_TEST(test_short_read_failure)
     expect_all(rc, TCIO_SUCCESS, ctx, "tcio_close (the sieve's reads fail)");
     for (int off = 0; off < SEG; off += 2 * RUN)
         memcpy(pre + off, data + off, RUN);
-    int64_t got_size = 0;
-    unsigned char *got = tu_rank == 0 ? tu_read_file(path, &got_size) : NULL;
-    CHECK_ALL(tu_rank != 0 || (got && got_size == size && memcmp(got, pre, size) == 0),
-              "%s: the file is not the written runs over the bytes it had (a sieve that took "
-              "the failed read for the end of the file writes zeros between them)", ctx);
-    free(got);
+    expect_file_is(path, pre, size, ctx,
+                   "the file is not the written runs over the bytes it had (a sieve that "
+                   "took the failed read for the end of the file writes zeros between them)");
     /* Both at once: a read still pending at the close, whose load fails
      * there, fails the close, and the reason must be the load's (its
      * offset, that of segment 2R+1), not the sieve's read at offset 0,
@@ -1672,11 +1680,7 @@ START_TEST(test_failed_reads_dropped)
     MPI_Type_free(&every_other);
     for (int r = 0; r < tu_nprocs; r++)
         memcpy(pre + (int64_t)4 * r * SEG + SEG, data, SEG);
-    int64_t got_size = 0;
-    unsigned char *got = tu_rank == 0 ? tu_read_file(path, &got_size) : NULL;
-    CHECK_ALL(tu_rank != 0 || (got && got_size == size && memcmp(got, pre, size) == 0),
-              "%s: the file is not the writes over the bytes it had", ctx);
-    free(got);
+    expect_file_is(path, pre, size, ctx, "the file is not the writes over the bytes it had");
     free(pre);
     free(data);
 }
@@ -1725,11 +1729,7 @@ START_TEST(test_short_transfers)
     expect_all(rc, TCIO_SUCCESS, ctx, "tcio_close (short reads and writes)");
     for (int off = 0; off < SEG; off += 2 * RUN)
         memcpy(pre + off, data + off, RUN);
-    int64_t got_size = 0;
-    unsigned char *got = tu_rank == 0 ? tu_read_file(path, &got_size) : NULL;
-    CHECK_ALL(tu_rank != 0 || (got && got_size == size && memcmp(got, pre, size) == 0),
-              "%s: the file is not the written runs over the bytes it had", ctx);
-    free(got);
+    expect_file_is(path, pre, size, ctx, "the file is not the written runs over the bytes it had");
     /* A full file system: every rank an aggregator, each writing segments
      * R and R + P (round-robin: its own, in its slots 0 and 1), with room
      * for 1000 bytes of its writes; the write after the one that found no
