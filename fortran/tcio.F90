@@ -197,6 +197,10 @@ module tcio
       import :: c_ptr, c_int
       type(c_ptr), value :: fh
     end function
+    integer(c_int) function c_is_closing(fh) bind(C, name="tcio_fortran_is_closing")
+      import :: c_ptr, c_int
+      type(c_ptr), value :: fh
+    end function
     integer(c_int) function c_close_begin(fh) bind(C, name="tcio_close_begin")
       import :: c_ptr, c_int
       type(c_ptr), value :: fh
@@ -292,12 +296,12 @@ contains
   end function
 
   ! tcio_close frees the handle even on error; FH is reset to "no file",
-  ! but not when it refuses FH (TCIO_ERR_BAD_HANDLE: a closing handle
-  ! stays for tcio_close_end, which alone can end its close).
+  ! except for a closing handle it refuses (TCIO_ERR_BAD_HANDLE), which
+  ! stays for tcio_close_end, the only call that can end its close.
   integer function tcio_close(fh) result(rc)
     type(tcio_file), intent(inout) :: fh
     rc = c_close(fh%handle)
-    if (rc /= TCIO_ERR_BAD_HANDLE) fh%handle = c_null_ptr
+    if (rc /= TCIO_ERR_BAD_HANDLE .or. c_is_closing(fh%handle) == 0) fh%handle = c_null_ptr
   end function
 
   ! tcio_close_begin: FH stays as it is, closing, for tcio_close_end.

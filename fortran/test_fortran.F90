@@ -104,7 +104,7 @@ subroutine integer_handle_tests()
   integer(1) :: expected(4 * 4 * N + 8)
   character(len=32) :: c_version
   character(len=:), allocatable :: name
-  type(tcio_file) :: fh, never_opened
+  type(tcio_file) :: fh, fh2, never_opened
   integer(MPI_OFFSET_KIND) :: block, base, fsize
 
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -315,8 +315,12 @@ subroutine integer_handle_tests()
   call check_rc(tcio_sync(fh), TCIO_ERR_BAD_HANDLE, 'sync of a closing handle')
   call check_rc(tcio_close(fh), TCIO_ERR_BAD_HANDLE, 'tcio_close of a closing handle')
   call check(tcio_is_open(fh), 'tcio_is_open after a refused tcio_close')
+  fh2 = fh
   call check_rc(tcio_close_end(fh), TCIO_SUCCESS, 'close_end')
   call check(.not. tcio_is_open(fh), 'tcio_is_open after close_end')
+  ! a copy of the handle, closed by now: refused, and reset to "no file"
+  call check_rc(tcio_close(fh2), TCIO_ERR_BAD_HANDLE, 'tcio_close of a closed copy')
+  call check(.not. tcio_is_open(fh2), 'tcio_is_open after tcio_close of a closed copy')
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   if (rank == 0) then
     call read_file(name, bytes)

@@ -52,6 +52,11 @@ bool tci_handle_is_closing(const tcio_file *fh)
     return false;
 }
 
+int tcio_fortran_is_closing(const void *fh)
+{
+    return fh && tci_handle_is_closing(fh);
+}
+
 void tci_handle_remember_closing(tcio_file *fh)
 {
     tcio_file **tail = &closing_files;
