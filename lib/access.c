@@ -202,9 +202,11 @@ static int read_typed(tcio_file *fh, MPI_Offset offset, void *data, int count,
         return rc;
     }
     tci_staged_read *staged = tci_staged_new(data, count, type, &req->type);
-    if (!staged)
+    if (!staged) {
+        drop_pending_reads(fh);
         return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for a %lld-byte staging buffer "
                              "(a read into a non-contiguous datatype)", (long long)req->bytes);
+    }
     /* Queued first: the pieces recorded point into its staging. */
     *fh->staged_tail = staged;
     fh->staged_tail = &staged->next;
@@ -221,8 +223,13 @@ static int read_at_call(tcio_file *fh, MPI_Offset offset, void *data, int count,
         return tci_error_bad_handle(fh);
     request req;
     int rc = check_request(fh, false, true, offset, data, count, type, &req);
-    if (rc != TCIO_SUCCESS)
+    if (rc != TCIO_SUCCESS) {
+        /* Refused for a failure that stuck (not for its arguments): a
+         * failed read call, which drops the pending reads (tcio.h). */
+        if (fh->failure != TCIO_SUCCESS)
+            drop_pending_reads(fh);
         return rc;
+    }
     return read_typed(fh, offset, data, count, type, &req);
 }
 
@@ -232,8 +239,13 @@ static int read_call(tcio_file *fh, void *data, int count, MPI_Datatype type)
         return tci_error_bad_handle(fh);
     request req;
     int rc = check_request(fh, false, false, fh->position, data, count, type, &req);
-    if (rc != TCIO_SUCCESS)
+    if (rc != TCIO_SUCCESS) {
+        /* Refused for a failure that stuck (not for its arguments): a
+         * failed read call, which drops the pending reads (tcio.h). */
+        if (fh->failure != TCIO_SUCCESS)
+            drop_pending_reads(fh);
         return rc;
+    }
     rc = read_typed(fh, fh->position, data, count, type, &req);
     if (rc == TCIO_SUCCESS)
         fh->position += req.bytes;

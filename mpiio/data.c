@@ -336,8 +336,14 @@ static int full_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset of
     }
     tmi_view_pieces(&e->view, start, bytes, one_piece, &c);
     rc = c.rc;
-    if (rc == 0 && c.pending)
-        rc = TMI_LIB(tcio_fetch(e->tf));
+    /* The pieces read so far complete here even after a later piece
+     * failed (refused, their bytes still in libtcio's list): BUF or
+     * C.PACKED, freed below, must not be written into after this call. */
+    if (c.pending) {
+        int fetch_rc = TMI_LIB(tcio_fetch(e->tf));
+        if (rc == 0)
+            rc = fetch_rc;
+    }
     if (rc == 0 && dir == TMI_READ && c.packed != buf) {
         /* A partial last element (a short read at the end of the file)
          * gets the bytes read, as the real read stores them, its others

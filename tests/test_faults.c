@@ -1619,68 +1619,144 @@ END_TEST
  * succeeded wrote the file's bytes into them (freed by then, in a helper's
  * audit), and every call that completes reads failed again, so a
  * read-write file refused every later write. */
+/* Fill the failed reads' buffers with 0x55; after a successful read and
+ * fetch, writes and a sync, they must still hold it. */
+static void expect_untouched(tcio_file *fh, MPI_Offset mine, unsigned char *const bufs[],
+                             const int lens[], int nbufs, const unsigned char *pre,
+                             const unsigned char *data, int seg, const char *ctx)
+{
+    for (int b = 0; b < nbufs; b++)
+        memset(bufs[b], 0x55, (size_t)lens[b]);
+    unsigned char later[64];
+    int rc = tcio_read_at(fh, mine + 2 * seg, later, (int)sizeof later, MPI_BYTE);
+    if (rc == TCIO_SUCCESS)
+        rc = tcio_fetch(fh);
+    expect_all(rc, TCIO_SUCCESS, ctx, "a later read and tcio_fetch");
+    CHECK_ALL(memcmp(later, pre + mine + 2 * seg, sizeof later) == 0,
+              "%s: the later read is wrong", ctx);
+    expect_all(tcio_write_at(fh, mine + seg, data, seg, MPI_BYTE), TCIO_SUCCESS, ctx,
+               "a write after the failed reads");
+    expect_all(tcio_sync(fh), TCIO_SUCCESS, ctx, "tcio_sync after the failed reads");
+    int untouched = 1;
+    for (int b = 0; b < nbufs; b++)
+        for (int i = 0; i < lens[b]; i++)
+            untouched &= bufs[b][i] == 0x55;
+    CHECK_ALL(untouched, "%s: the library wrote into the failed reads' buffers later", ctx);
+}
+
 START_TEST(test_failed_reads_dropped)
 {
     TU_BEGIN();
     tu_clear_aggregation_env();
     const char *path = tu_path("failed-reads");
-    const char *ctx = "a failed completion of reads";
     enum { SEG = 4096, N = 256 };
     const int64_t size = (int64_t)4 * SEG * tu_nprocs;
     unsigned char *pre = malloc(size), *data = malloc(SEG);
-    CHECK_ALL(pre && data, "%s: out of memory", ctx);
+    CHECK_ALL(pre && data, "failed reads: out of memory");
     tu_fill_pattern(pre, size, 101);
     tu_fill_pattern(data, SEG, 102);
-    prefill(path, pre, size, ctx);
+    prefill(path, pre, size, "failed reads");
     const char *const kv[] = { "tcio_early_drain", "off", NULL };
-    tcio_file *fh = NULL;
-    expect_all(tu_open_kv(path, MPI_MODE_RDWR, "4k", "4", kv, &fh), TCIO_SUCCESS, ctx, "open");
-    /* Pending reads of this rank's segment 4R: contiguous, across the
-     * segment's end (so level 1 moves within the call), and into a vector
-     * type (staged); the completion fails. */
-    MPI_Offset mine = (MPI_Offset)4 * tu_rank * SEG;
-    unsigned char contiguous[N], across[2 * N], strided[2 * N];
     MPI_Datatype every_other;
     MPI_Type_vector(N, 1, 2, MPI_BYTE, &every_other);
     MPI_Type_commit(&every_other);
-    memset(contiguous, 0xAA, sizeof contiguous);
-    memset(across, 0xAA, sizeof across);
-    memset(strided, 0xAA, sizeof strided);
-    reads_fail = 1;
-    int rc = tcio_read_at(fh, mine, contiguous, N, MPI_BYTE);
-    if (rc == TCIO_SUCCESS)
-        rc = tcio_read_at(fh, mine + 2 * N, strided, 1, every_other);
-    if (rc == TCIO_SUCCESS)
-        rc = tcio_read_at(fh, mine + SEG - N, across, 2 * N, MPI_BYTE);
-    if (rc == TCIO_SUCCESS)
-        rc = tcio_fetch(fh);
-    reads_fail = 0;
-    expect_all(rc, TCIO_ERR_IO, ctx, "the reads and tcio_fetch");
-    /* The library must not touch those buffers again: a successful read
-     * and fetch of another segment, then writes and a sync. */
-    memset(contiguous, 0x55, sizeof contiguous);
-    memset(across, 0x55, sizeof across);
-    memset(strided, 0x55, sizeof strided);
-    unsigned char later[N];
-    rc = tcio_read_at(fh, mine + 2 * SEG, later, N, MPI_BYTE);
-    if (rc == TCIO_SUCCESS)
-        rc = tcio_fetch(fh);
-    expect_all(rc, TCIO_SUCCESS, ctx, "a later read and tcio_fetch");
-    CHECK_ALL(memcmp(later, pre + mine + 2 * SEG, N) == 0, "%s: the later read is wrong", ctx);
-    int wrc = tcio_write_at(fh, mine + SEG, data, SEG, MPI_BYTE);
-    expect_all(wrc, TCIO_SUCCESS, ctx, "a write after the failed reads");
-    expect_all(tcio_sync(fh), TCIO_SUCCESS, ctx, "tcio_sync after the failed reads");
-    int untouched = 1;
-    for (int i = 0; i < N; i++)
-        untouched &= contiguous[i] == 0x55;
-    for (int i = 0; i < 2 * N; i++)
-        untouched &= across[i] == 0x55 && strided[i] == 0x55;
-    CHECK_ALL(untouched, "%s: the library wrote into the failed reads' buffers later", ctx);
-    expect_all(tu_close(fh), TCIO_SUCCESS, ctx, "tcio_close");
+    /* Pending reads of this rank's segment 4R, contiguous and into a
+     * vector type (staged), then each way a completion fails: a read that
+     * crosses into the next segment (level 1 moves within the call), the
+     * fetch, a write to another segment (which completes the reads
+     * first). */
+    static const char *const ways[] = { "a read across a segment's end fails",
+                                        "tcio_fetch fails",
+                                        "a write after the reads fails" };
+    MPI_Offset mine = (MPI_Offset)4 * tu_rank * SEG;
+    for (int way = 0; way < 3; way++) {
+        const char *ctx = ways[way];
+        tcio_file *fh = NULL;
+        expect_all(tu_open_kv(path, MPI_MODE_RDWR, "4k", "4", kv, &fh), TCIO_SUCCESS, ctx,
+                   "open");
+        unsigned char contiguous[N], strided[2 * N], across[2 * N];
+        reads_fail = 1;
+        int rc = tcio_read_at(fh, mine, contiguous, N, MPI_BYTE);
+        if (rc == TCIO_SUCCESS)
+            rc = tcio_read_at(fh, mine + 2 * N, strided, 1, every_other);
+        expect_all(rc, TCIO_SUCCESS, ctx, "the pending reads");
+        if (way == 0)
+            rc = tcio_read_at(fh, mine + SEG - N, across, 2 * N, MPI_BYTE);
+        else if (way == 1)
+            rc = tcio_fetch(fh);
+        else
+            rc = tcio_write_at(fh, mine + 3 * SEG, data, N, MPI_BYTE);
+        reads_fail = 0;
+        expect_all(rc, TCIO_ERR_IO, ctx, way == 0 ? "tcio_read_at" : way == 1 ? "tcio_fetch"
+                                                                            : "tcio_write_at");
+        unsigned char *const bufs[] = { contiguous, strided, across };
+        const int lens[] = { N, 2 * N, 2 * N };
+        expect_untouched(fh, mine, bufs, lens, 3, pre, data, SEG, ctx);
+        expect_all(tu_close(fh), TCIO_SUCCESS, ctx, "tcio_close");
+    }
     MPI_Type_free(&every_other);
     for (int r = 0; r < tu_nprocs; r++)
         memcpy(pre + (int64_t)4 * r * SEG + SEG, data, SEG);
-    expect_file_is(path, pre, size, ctx, "the file is not the writes over the bytes it had");
+    expect_file_is(path, pre, size, "failed reads", "the file is not the writes over the bytes "
+                   "it had");
+    free(pre);
+    free(data);
+}
+END_TEST
+
+/* A read refused because an earlier failure stuck (an early drain that
+ * found the file system full) is a failed read call too: the reads
+ * pending before it were completed later, into their buffers, at the
+ * close (a review). */
+START_TEST(test_sticky_refusal_drops_reads)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    if (tu_nprocs < 2) {
+        CHECK_ALL(1, "one rank");
+        return;
+    }
+    const char *path = tu_path("sticky-reads");
+    const char *ctx = "a read refused after a failure stuck";
+    enum { SEG = 4096, N = 100 };
+    unsigned char *pre = malloc(4 * SEG), *data = malloc(SEG);
+    CHECK_ALL(pre && data, "%s: out of memory", ctx);
+    tu_fill_pattern(pre, 4 * SEG, 111);
+    tu_fill_pattern(data, SEG, 112);
+    prefill(path, pre, 4 * SEG, ctx);
+    const char *const kv[] = { "tcio_aggregators", "1", NULL };   /* early drain on */
+    tcio_file *fh = NULL;
+    expect_all(tu_open_kv(path, MPI_MODE_RDWR, "4k", "4", kv, &fh), TCIO_SUCCESS, ctx, "open");
+    unsigned char first[N];
+    int rc = tu_rank == 0 ? tcio_read_at(fh, 0, first, N, MPI_BYTE) : TCIO_SUCCESS;
+    expect_all(rc, TCIO_SUCCESS, ctx, "rank 0's first read (pending)");
+    /* Rank 1 fills segment 2 in rank 0's slot (its level 1 moves on to
+     * segment 3); rank 0's poll drains it early into a full file system. */
+    if (tu_rank == 1) {
+        rc = tcio_write_at(fh, 2 * SEG, data, SEG, MPI_BYTE);
+        if (rc == TCIO_SUCCESS)
+            rc = tcio_write_at(fh, 3 * SEG, data, 1, MPI_BYTE);
+    }
+    expect_all(rc, TCIO_SUCCESS, ctx, "rank 1's writes");
+    if (tu_rank == 0) {
+        space_left = 0;
+        rc = tcio_progress(fh);
+    }
+    expect_all(rc, tu_rank == 0 ? TCIO_ERR_NO_SPACE : TCIO_SUCCESS, ctx,
+               "tcio_progress (rank 0's early drain)");
+    unsigned char second[N];
+    rc = tu_rank == 0 ? tcio_read_at(fh, SEG, second, N, MPI_BYTE) : TCIO_SUCCESS;
+    expect_all(rc, tu_rank == 0 ? TCIO_ERR_NO_SPACE : TCIO_SUCCESS, ctx,
+               "rank 0's second read (refused)");
+    memset(first, 0x55, sizeof first);
+    rc = tu_close(fh);
+    space_left = -1;
+    CHECK_ALL(rc == (tu_rank == 0 ? TCIO_ERR_NO_SPACE : TCIO_ERR_REMOTE),
+              "%s: tcio_close returned %d", ctx, rc);
+    int untouched = 1;
+    for (int i = 0; i < N; i++)
+        untouched &= first[i] == 0x55;
+    CHECK_ALL(untouched, "%s: the close wrote into the first read's buffer", ctx);
     free(pre);
     free(data);
 }
@@ -2061,6 +2137,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "sieve_without_stats", test_sieve_without_stats);
     tu_add_case(s, "short_read_failure", test_short_read_failure);
     tu_add_case(s, "failed_reads_dropped", test_failed_reads_dropped);
+    tu_add_case(s, "sticky_refusal_drops_reads", test_sticky_refusal_drops_reads);
     tu_add_case(s, "short_transfers", test_short_transfers);
     tu_add_case(s, "fast_path_bounds", test_fast_path_bounds);
     tu_add_case(s, "sieve_reader_identity", test_sieve_reader_identity);
