@@ -434,17 +434,15 @@ static int progress_call(tcio_file *fh)
 
 int tci_access_settle(tcio_file *fh)
 {
-    int rc = complete_reads(fh);
-    int put_rc = move_writes(fh);
-    int tier_rc = fh->node.t.ops ? tci_level2_complete_all(&fh->node) : TCIO_SUCCESS;
-    if (put_rc == TCIO_SUCCESS)
-        put_rc = tier_rc;
-    int done_rc = tci_level2_complete_all(&fh->l2);
-    if (done_rc != TCIO_SUCCESS)
-        tci_error_explain(done_rc, "completing this rank's moves to level 2");
-    if (rc == TCIO_SUCCESS)
-        rc = put_rc;
-    return rc != TCIO_SUCCESS ? rc : done_rc;
+    tci_first_failure first = { 0 };
+    tci_first_failure_note(&first, complete_reads(fh));
+    tci_first_failure_note(&first, move_writes(fh));
+    if (fh->node.t.ops)
+        tci_first_failure_note(&first, tci_level2_complete_all(&fh->node));
+    tci_first_failure_note(&first, tci_error_explain(tci_level2_complete_all(&fh->l2),
+                                                     "completing this rank's moves to level "
+                                                     "2"));
+    return tci_first_failure_result(&first);
 }
 
 /* ---- the per-access fast path -------------------------------------------- */

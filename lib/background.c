@@ -83,15 +83,16 @@ int tci_background_drain(tcio_file *fh, bool background)
     if (!dirty)
         return tci_owner_drain_all(fh);
     int ndirty = 0;
-    int rc = tci_owner_dirty_slots(fh, dirty, &ndirty);
+    tci_first_failure first = { 0 };
+    tci_first_failure_note(&first, tci_owner_dirty_slots(fh, dirty, &ndirty));
     /* The first slots are written now when the share is short; the
      * thread starts on the others before. */
     int nthread = background_count(fh, ndirty);
     if (nthread > 0 && !hand_over(fh, dirty + (ndirty - nthread), nthread))
         nthread = 0;
-    int drain_rc = tci_owner_drain_slots(fh, dirty, ndirty - nthread);
+    tci_first_failure_note(&first, tci_owner_drain_slots(fh, dirty, ndirty - nthread));
     free(dirty);
-    return rc != TCIO_SUCCESS ? rc : drain_rc;
+    return tci_first_failure_result(&first);
 }
 
 int tci_background_finish(tcio_file *fh)

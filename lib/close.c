@@ -63,22 +63,22 @@ static void begin_close(tcio_file *fh, bool background)
 {
     tci_handle_forget(fh);
     double t0 = MPI_Wtime(), waited0 = tci_collective_waited();
-    int rc = tci_combiner_settle(fh, tci_access_settle(fh));
+    /* The first failure is reported, with its own reason. */
+    tci_first_failure first = { 0 };
+    tci_first_failure_note(&first, tci_combiner_settle(fh, tci_access_settle(fh)));
     /* No rank drains before every rank's last put has completed. */
     tci_barrier(fh->comm);
-    int drain_rc = tci_background_drain(fh, background);
-    /* The first failure is reported, with its own reason. */
-    if (rc == TCIO_SUCCESS && drain_rc != TCIO_SUCCESS)
-        rc = tci_error_explain(drain_rc, "writing the segments this aggregator holds to "
-                               "the file");
+    tci_first_failure_note(&first, tci_error_explain(tci_background_drain(fh, background),
+                                                     "writing the segments this aggregator "
+                                                     "holds to the file"));
     /* The drain thread writes through a descriptor of its own: this
      * rank's MPI handle is closed now (a local close, no
      * synchronisation: every rank has its own handle). */
     tci_segio_close(&fh->io);
     int close_err = MPI_File_close(&fh->file);
     fh->file = MPI_FILE_NULL;
-    if (rc == TCIO_SUCCESS)
-        rc = tci_error_from_io_at(close_err, "MPI_File_close(file)", __func__);
+    tci_first_failure_note(&first, tci_error_from_io_at(close_err, "MPI_File_close(file)",
+                                                        __func__));
     /* MPI_MODE_DELETE_ON_CLOSE (the same on every rank): the name goes
      * once every rank has closed its handle.  A file system whose clients
      * keep an unlinked file only for the client that unlinked it (NFS)
@@ -89,9 +89,10 @@ static void begin_close(tcio_file *fh, bool background)
         tci_barrier(fh->comm);
     if (fh->delete_on_close && fh->rank == 0) {
         int delete_err = MPI_File_delete(fh->name, MPI_INFO_NULL);
-        if (rc == TCIO_SUCCESS)
-            rc = tci_error_from_io_at(delete_err, "MPI_File_delete(name)", __func__);
+        tci_first_failure_note(&first, tci_error_from_io_at(delete_err, "MPI_File_delete(name)",
+                                                            __func__));
     }
+    int rc = tci_first_failure_result(&first);
     fh->closing.rc = rc;
     fh->closing.reason_code = tci_error_save(rc, fh->closing.reason, sizeof fh->closing.reason);
     fh->stats.time[TCI_T_CLOSE] += MPI_Wtime() - t0;

@@ -340,14 +340,18 @@ int tci_combiner_settle(tcio_file *fh, int settled)
     /* Every rank of the node has moved its level 1 into the node's tier
      * (the tier's slots hold only this node's bytes, so only its ranks
      * need to have arrived). */
-    int rc = tci_error_from_mpi(tci_barrier(fh->comb.comm));
-    int drain_rc = drain_all(fh);
+    /* SETTLED's failure first, with its reason, then this step's. */
+    tci_first_failure first = { 0 };
+    tci_first_failure_note(&first, settled);
+    tci_first_failure mine = { 0 };
+    tci_first_failure_note(&mine, tci_error_from_mpi(tci_barrier(fh->comb.comm)));
+    tci_first_failure_note(&mine, drain_all(fh));
     /* Every staged forward merged by its aggregator (a collective step:
      * entered even after a failure here). */
-    int merged_rc = tci_forward_settle(fh);
-    int done_rc = tci_level2_complete_all(&fh->l2);
-    if (rc == TCIO_SUCCESS)
-        rc = drain_rc != TCIO_SUCCESS ? drain_rc : merged_rc != TCIO_SUCCESS ? merged_rc : done_rc;
-    tci_error_explain(rc, "forwarding the segments of the node's combining tier");
-    return settled != TCIO_SUCCESS ? settled : rc;
+    tci_first_failure_note(&mine, tci_forward_settle(fh));
+    tci_first_failure_note(&mine, tci_level2_complete_all(&fh->l2));
+    int rc = tci_first_failure_result(&mine);
+    tci_first_failure_note(&first, tci_error_explain(rc, "forwarding the segments of the "
+                                                     "node's combining tier"));
+    return tci_first_failure_result(&first);
 }

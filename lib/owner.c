@@ -278,7 +278,7 @@ static int cut_taken(tcio_file *fh, tci_location loc, tci_slot_header *h, MPI_Of
 int tci_owner_cut_slots(tcio_file *fh, MPI_Offset size)
 {
     tci_transport *t = &fh->l2.t;
-    int rc = TCIO_SUCCESS;
+    tci_first_failure first = { 0 };
     for (int64_t s = 0; s < t->local_slots; s++) {
         tci_location loc = own_slot(fh, s);
         tci_slot_header h;
@@ -290,8 +290,7 @@ int tci_owner_cut_slots(tcio_file *fh, MPI_Offset size)
             if (slot_rc == TCIO_SUCCESS)
                 slot_rc = release_rc;
         }
-        if (rc == TCIO_SUCCESS)
-            rc = tci_note_failure(fh, slot_rc);
+        tci_first_failure_note(&first, tci_note_failure(fh, slot_rc));
     }
-    return rc;
+    return tci_first_failure_result(&first);
 }

@@ -64,8 +64,8 @@ static int mpi_write(MPI_File file, MPI_Offset offset, const char *data, int len
             int saved = errno;
             return tci_error_set(saved == ENOSPC || saved == EDQUOT ? TCIO_ERR_NO_SPACE
                                                                     : TCIO_ERR_IO,
-                                 "MPI_File_write_at of %d bytes at offset %lld wrote %d: %s",
-                                 len - done, (long long)(offset + done), done,
+                                 "MPI_File_write_at of %d bytes at offset %lld stopped "
+                                 "after %d: %s", len, (long long)offset, done,
                                  saved ? strerror(saved) : "no reason given");
         }
         done += written;

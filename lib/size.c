@@ -150,10 +150,10 @@ static int resize(tcio_file *fh, MPI_Offset size)
     /* Both with no move or write-back in flight anywhere: the slots
      * forget every byte at or past SIZE, the file loses the bytes that
      * drains and spills wrote there. */
-    rc = tci_owner_cut_slots(fh, size);
-    int file_rc = resize_file(fh, size);
-    if (rc == TCIO_SUCCESS)
-        rc = file_rc;
+    tci_first_failure first = { 0 };
+    tci_first_failure_note(&first, tci_owner_cut_slots(fh, size));
+    tci_first_failure_note(&first, resize_file(fh, size));
+    rc = tci_first_failure_result(&first);
     /* Every rank's writes past SIZE are gone: the end is SIZE now. */
     set_agreed(fh, size);
     if (fh->written_end > size)
