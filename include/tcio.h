@@ -672,13 +672,13 @@ int tcio_last_error(char *buf, int len);
  *   tcio_aggregators           number of aggregators
  *   tcio_aggregator_placement  "spread", "node" or "list"
  *   tcio_aggregator_ranks      the aggregators' ranks in the file's
- *                              communicator, "0,2" (left out if longer
- *                              than MPI_MAX_INFO_VAL)
+ *                              communicator, "0,2" (left out if
+ *                              MPI_MAX_INFO_VAL characters or longer)
  *   tcio_early_drain           "on", "off" or "mover"
  *   tcio_stats                 "off", "on" or "json"
  *   tcio_stats_file            where the statistics go, if set (left
- *                              out if longer than MPI_MAX_INFO_VAL: a
- *                              name from TCIO_STATS_FILE)
+ *                              out if MPI_MAX_INFO_VAL characters or
+ *                              longer: a name from TCIO_STATS_FILE)
  *   tcio_transport             the transport in use (never "auto"): "rma"
  *                              (MPI one-sided operations), "shm" (node-
  *                              shared memory: auto on one node, or asked

@@ -35,7 +35,7 @@ static int add_tcio_settings(const tcio_file *fh, MPI_Info info)
     const tci_config *c = &fh->config;
     static const char *const placements[] = { "spread", "node", "list" };
     static const char *const stats[] = { "off", "on", "json" };
-    char ranks[MPI_MAX_INFO_VAL + 1];
+    char ranks[MPI_MAX_INFO_VAL];   /* shorter than MPI_MAX_INFO_VAL, as above */
     rank_list_text(&fh->aggr, ranks, sizeof ranks);
     const tci_segmap *m = &fh->map;   /* the geometry in effect */
     int err = info_set_int(info, "tcio_segment_size", m->segment_size);
@@ -58,9 +58,11 @@ static int add_tcio_settings(const tcio_file *fh, MPI_Info info)
                            : c->early_drain ? "on" : "off");
     if (err == MPI_SUCCESS)
         err = MPI_Info_set(info, "tcio_stats", stats[c->stats]);
-    /* An info value cannot be longer (MPI_Info_set would fail the whole
-     * call); such a name can only come from TCIO_STATS_FILE. */
-    if (err == MPI_SUCCESS && c->stats_file && strlen(c->stats_file) <= MPI_MAX_INFO_VAL)
+    /* An info value must be shorter than MPI_MAX_INFO_VAL (Open MPI
+     * refuses one of that length, MPICH does not; MPI_Info_set would fail
+     * the whole call, or abort); such a name can only come from
+     * TCIO_STATS_FILE. */
+    if (err == MPI_SUCCESS && c->stats_file && strlen(c->stats_file) < MPI_MAX_INFO_VAL)
         err = MPI_Info_set(info, "tcio_stats_file", c->stats_file);
     if (err == MPI_SUCCESS)
         err = MPI_Info_set(info, "tcio_transport", tci_handle_transport_name(fh));

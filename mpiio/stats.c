@@ -41,7 +41,7 @@ static int format_of_file(tmi_entry *e)
      * which only TCIO_STATS_FILE can give (it takes precedence over the
      * info key, as in libtcio). */
     const char *env = getenv("TCIO_STATS_FILE");
-    if (!found && env && strlen(env) > MPI_MAX_INFO_VAL)
+    if (!found && env && strlen(env) >= MPI_MAX_INFO_VAL)
         e->stats_file = strdup(env);
     return format;
 }
