@@ -197,7 +197,7 @@ module tcio
       import :: c_ptr, c_int
       type(c_ptr), value :: fh
     end function
-    integer(c_int) function c_is_closing(fh) bind(C, name="tcio_fortran_is_closing")
+    integer(c_int) function c_handle_state(fh) bind(C, name="tcio_fortran_handle_state")
       import :: c_ptr, c_int
       type(c_ptr), value :: fh
     end function
@@ -301,7 +301,11 @@ contains
   integer function tcio_close(fh) result(rc)
     type(tcio_file), intent(inout) :: fh
     rc = c_close(fh%handle)
-    if (rc /= TCIO_ERR_BAD_HANDLE .or. c_is_closing(fh%handle) == 0) fh%handle = c_null_ptr
+    if (rc /= TCIO_ERR_BAD_HANDLE) then
+      fh%handle = c_null_ptr
+    else if (c_handle_state(fh%handle) /= 2) then
+      fh%handle = c_null_ptr
+    end if
   end function
 
   ! tcio_close_begin: FH stays as it is, closing, for tcio_close_end.
@@ -311,11 +315,16 @@ contains
   end function
 
   ! tcio_close_end frees the handle even on error (FH is then reset to "no
-  ! file"), but not when it refuses FH (TCIO_ERR_BAD_HANDLE: not closing).
+  ! file"), except for an open handle it refuses (TCIO_ERR_BAD_HANDLE: not
+  ! closing), which stays for tcio_close or tcio_close_begin.
   integer function tcio_close_end(fh) result(rc)
     type(tcio_file), intent(inout) :: fh
     rc = c_close_end(fh%handle)
-    if (rc /= TCIO_ERR_BAD_HANDLE) fh%handle = c_null_ptr
+    if (rc /= TCIO_ERR_BAD_HANDLE) then
+      fh%handle = c_null_ptr
+    else if (c_handle_state(fh%handle) /= 1) then
+      fh%handle = c_null_ptr
+    end if
   end function
 
   ! ---- data, integer handles ----

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <ISO_Fortran_binding.h>
 #include "tcio.h"
-#include "error.h"        /* tcio_fortran_refusal, libtcio's one export outside tcio.h */
+#include "error.h"        /* tcio_fortran_refusal, one of libtcio's two exports outside tcio.h */
 
 /* The module passes offsets as integer(c_long_long), converted from the
  * users' integer(MPI_OFFSET_KIND); tcio_seek, tcio_prefetch and

@@ -104,7 +104,7 @@ subroutine integer_handle_tests()
   integer(1) :: expected(4 * 4 * N + 8)
   character(len=32) :: c_version
   character(len=:), allocatable :: name
-  type(tcio_file) :: fh, fh2, never_opened
+  type(tcio_file) :: fh, fh2, fh3, never_opened
   integer(MPI_OFFSET_KIND) :: block, base, fsize
 
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -318,9 +318,13 @@ subroutine integer_handle_tests()
   fh2 = fh
   call check_rc(tcio_close_end(fh), TCIO_SUCCESS, 'close_end')
   call check(.not. tcio_is_open(fh), 'tcio_is_open after close_end')
-  ! a copy of the handle, closed by now: refused, and reset to "no file"
+  ! a copy of the handle, closed by now: refused, and reset to "no file",
+  ! by tcio_close and by tcio_close_end
+  fh3 = fh2
   call check_rc(tcio_close(fh2), TCIO_ERR_BAD_HANDLE, 'tcio_close of a closed copy')
   call check(.not. tcio_is_open(fh2), 'tcio_is_open after tcio_close of a closed copy')
+  call check_rc(tcio_close_end(fh3), TCIO_ERR_BAD_HANDLE, 'tcio_close_end of a closed copy')
+  call check(.not. tcio_is_open(fh3), 'tcio_is_open after tcio_close_end of a closed copy')
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   if (rank == 0) then
     call read_file(name, bytes)

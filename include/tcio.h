@@ -88,11 +88,14 @@
  *   that way (rather than being rejected) may have taken the bytes of its
  *   first segments already: a write's are written later with the rest,
  *   and its file position stays, so repeating the call writes the same
- *   bytes again.  A failed read call, or a failed completion of reads
- *   (tcio_fetch, or any call that completes them: a write after reads,
- *   tcio_flush, tcio_sync, tcio_close, ...), drops every read pending on
- *   this rank: their buffers hold undefined bytes, the library no longer
- *   writes into them, and they must be read again.  A file-system or MPI error
+ *   bytes again.  A read or write call that fails (also one refused for
+ *   a failure that stuck, below; not one rejected for its arguments), or
+ *   a failed completion of reads (tcio_fetch, or the one inside
+ *   tcio_flush, tcio_sync, tcio_set_size or tcio_close), drops every read
+ *   pending on this rank: their buffers hold undefined bytes, the library
+ *   no longer writes into them, and they must be read again.  A
+ *   collective call refused before anything moves changes nothing (its
+ *   pending reads complete later).  A file-system or MPI error
  *   once data has left level 1 (a spill's or early drain's write, a merge
  *   between nodes), or a lack of memory there (a forward received on
  *   several nodes), sticks to the
@@ -478,9 +481,10 @@ int tcio_set_size(tcio_file *fh, MPI_Offset size);
  * Local.  Complete this rank's pending reads: on return every buffer given
  * to tcio_read/tcio_read_at holds its data.  Returns TCIO_SUCCESS,
  * TCIO_ERR_BAD_HANDLE, TCIO_ERR_IO, TCIO_ERR_NO_SPACE, TCIO_ERR_NO_MEMORY
- * or TCIO_ERR_MPI (also a failure that stuck to the handle earlier).  On
- * a failure of its own the pending reads are dropped, their buffers
- * undefined (Errors, at the top).
+ * or TCIO_ERR_MPI (also a failure that stuck to the handle earlier: the
+ * reads are completed first, their buffers hold the data).  On a failure
+ * of its own the pending reads are dropped, their buffers undefined
+ * (Errors, at the top).
  */
 int tcio_fetch(tcio_file *fh);
 
@@ -678,7 +682,9 @@ int tcio_last_error(char *buf, int len);
  *   tcio_stats                 "off", "on" or "json"
  *   tcio_stats_file            where the statistics go, if set (left
  *                              out if MPI_MAX_INFO_VAL characters or
- *                              longer: a name from TCIO_STATS_FILE)
+ *                              longer: a name from TCIO_STATS_FILE,
+ *                              or under MPICH an info value of exactly
+ *                              that length)
  *   tcio_transport             the transport in use (never "auto"): "rma"
  *                              (MPI one-sided operations), "shm" (node-
  *                              shared memory: auto on one node, or asked

@@ -107,6 +107,14 @@ static void drop_pending_reads(tcio_file *fh)
     fh->staged_tail = &fh->staged;
 }
 
+/* Whether RC is a refusal of a call's arguments (check_request's), which
+ * changes nothing. */
+static bool is_argument_error(int rc)
+{
+    return rc == TCIO_ERR_BAD_ARG || rc == TCIO_ERR_BAD_TYPE || rc == TCIO_ERR_READ_ONLY ||
+           rc == TCIO_ERR_WRITE_ONLY;
+}
+
 static int move_reads(tcio_file *fh)
 {
     if (tci_level1_has_reads(&fh->l1)) {
@@ -354,6 +362,17 @@ static int write_typed(tcio_file *fh, MPI_Offset offset, const void *data, int c
     return write_packed(fh, offset, data, count, type, &req->type);
 }
 
+/* A write call's result RC: one that failed (for a failure that stuck, a
+ * move, no memory for packing; not for its arguments, which change
+ * nothing) is a failed data call and drops the pending reads (tcio.h,
+ * Errors); a write that moved level 1 has completed them already. */
+static int write_failed(tcio_file *fh, int rc)
+{
+    if (rc != TCIO_SUCCESS && (fh->failure != TCIO_SUCCESS || !is_argument_error(rc)))
+        drop_pending_reads(fh);
+    return rc;
+}
+
 static int write_at_call(tcio_file *fh, MPI_Offset offset, const void *data, int count,
                          MPI_Datatype type)
 {
@@ -361,9 +380,9 @@ static int write_at_call(tcio_file *fh, MPI_Offset offset, const void *data, int
         return tci_error_bad_handle(fh);
     request req;
     int rc = check_request(fh, true, true, offset, data, count, type, &req);
-    if (rc != TCIO_SUCCESS)
-        return rc;
-    return write_typed(fh, offset, data, count, type, &req);
+    if (rc == TCIO_SUCCESS)
+        rc = write_typed(fh, offset, data, count, type, &req);
+    return write_failed(fh, rc);
 }
 
 static int write_call(tcio_file *fh, const void *data, int count, MPI_Datatype type)
@@ -372,12 +391,11 @@ static int write_call(tcio_file *fh, const void *data, int count, MPI_Datatype t
         return tci_error_bad_handle(fh);
     request req;
     int rc = check_request(fh, true, false, fh->position, data, count, type, &req);
-    if (rc != TCIO_SUCCESS)
-        return rc;
-    rc = write_typed(fh, fh->position, data, count, type, &req);
+    if (rc == TCIO_SUCCESS)
+        rc = write_typed(fh, fh->position, data, count, type, &req);
     if (rc == TCIO_SUCCESS)
         fh->position += req.bytes;
-    return rc;
+    return write_failed(fh, rc);
 }
 
 /* ---- position, fetch, progress ------------------------------------------ */

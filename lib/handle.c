@@ -52,9 +52,13 @@ bool tci_handle_is_closing(const tcio_file *fh)
     return false;
 }
 
-int tcio_fortran_is_closing(const void *fh)
+int tcio_fortran_handle_state(const void *fh)
 {
-    return fh && tci_handle_is_closing(fh);
+    if (!fh)
+        return 0;
+    if (tci_handle_is_closing(fh))
+        return 2;
+    return tci_handle_is_open(fh) ? 1 : 0;
 }
 
 void tci_handle_remember_closing(tcio_file *fh)

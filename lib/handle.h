@@ -32,13 +32,15 @@ void tci_handle_remember_closing(tcio_file *fh);
 void tci_handle_forget_closing(tcio_file *fh);
 tcio_file *tci_handle_oldest_closing(void);
 
-/* Exported for the Fortran module (libtcio_fortran), whose tcio_close
- * keeps a handle it refused only if that handle is closing (for
- * tcio_close_end): 1 if FH is between tcio_close_begin and
- * tcio_close_end, else 0.  FH is only compared, never read.  Not part of
- * the API (tcio.h): named tcio_ because the library exports no other
- * names. */
-int tcio_fortran_is_closing(const void *fh);
+/* Exported for the Fortran module (libtcio_fortran), whose tcio_close and
+ * tcio_close_end keep a handle they refused only while it still needs a
+ * call (closing: tcio_close_end; open: tcio_close or tcio_close_begin),
+ * and reset one that is neither (a copy of a closed handle): 2 if FH is
+ * between tcio_close_begin and tcio_close_end, 1 if it is open, 0
+ * otherwise.  FH is only compared with the registry's handles, never
+ * read.  Not part of the API (tcio.h): named tcio_ because the library
+ * exports no other names. */
+int tcio_fortran_handle_state(const void *fh);
 
 /* TCIO_ERR_BAD_HANDLE for FH, which CALL found not open, with the
  * reason: a handle between tcio_close_begin and tcio_close_end is named

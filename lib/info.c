@@ -60,8 +60,8 @@ static int add_tcio_settings(const tcio_file *fh, MPI_Info info)
         err = MPI_Info_set(info, "tcio_stats", stats[c->stats]);
     /* An info value must be shorter than MPI_MAX_INFO_VAL (Open MPI
      * refuses one of that length, MPICH does not; MPI_Info_set would fail
-     * the whole call, or abort); such a name can only come from
-     * TCIO_STATS_FILE. */
+     * the whole call, or abort); such a name comes from TCIO_STATS_FILE,
+     * or under MPICH from an info value of exactly MPI_MAX_INFO_VAL. */
     if (err == MPI_SUCCESS && c->stats_file && strlen(c->stats_file) < MPI_MAX_INFO_VAL)
         err = MPI_Info_set(info, "tcio_stats_file", c->stats_file);
     if (err == MPI_SUCCESS)

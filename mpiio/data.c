@@ -237,6 +237,7 @@ small_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset off, void *b
 static int full_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset off, void *buf,
                        MPI_Count count, MPI_Datatype type, MPI_Offset *done, const char *call)
 {
+    char why[TCIO_MAX_ERROR_STRING] = "";   /* a failed piece's reason, kept past the fetch */
     *done = 0;
     if (count < 0 || type == MPI_DATATYPE_NULL || (explicit_offset && off < 0))
         return -1;
@@ -338,8 +339,11 @@ static int full_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset of
     rc = c.rc;
     /* The pieces read so far complete here even after a later piece
      * failed (refused, their bytes still in libtcio's list): BUF or
-     * C.PACKED, freed below, must not be written into after this call. */
+     * C.PACKED, freed below, must not be written into after this call.
+     * The piece's failure is the one said, not the fetch's. */
     if (c.pending) {
+        if (rc != 0)
+            tcio_last_error(why, sizeof why);
         int fetch_rc = TMI_LIB(tcio_fetch(e->tf));
         if (rc == 0)
             rc = fetch_rc;
@@ -372,6 +376,8 @@ static int full_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset of
     if (rc == 0)
         *done = c.done;
 out:
+    if (rc != 0 && why[0])
+        return tmi_fail(e, call, tmi_class_of(rc), why);
     if (rc != 0)
         return tmi_error(e, call, rc);
     if (!explicit_offset)

@@ -37,9 +37,11 @@ static int format_of_file(tmi_entry *e)
         found)
         e->stats_file = strdup(value);
     MPI_Info_free(&info);
-    /* tcio_get_info leaves out a name longer than an info value can be,
-     * which only TCIO_STATS_FILE can give (it takes precedence over the
-     * info key, as in libtcio). */
+    /* tcio_get_info leaves out a name of MPI_MAX_INFO_VAL characters or
+     * more, which TCIO_STATS_FILE gives (it takes precedence over the info
+     * key, as in libtcio); an info key of exactly that length (MPICH
+     * accepts one) is not found here, and the summary goes to the default
+     * stream. */
     const char *env = getenv("TCIO_STATS_FILE");
     if (!found && env && strlen(env) >= MPI_MAX_INFO_VAL)
         e->stats_file = strdup(env);

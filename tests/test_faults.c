@@ -1708,10 +1708,10 @@ START_TEST(test_failed_reads_dropped)
 }
 END_TEST
 
-/* A read refused because an earlier failure stuck (an early drain that
- * found the file system full) is a failed read call too: the reads
- * pending before it were completed later, into their buffers, at the
- * close (a review). */
+/* A read or write refused because an earlier failure stuck (an early
+ * drain that found the file system full) is a failed data call too: the
+ * reads pending before it were completed later, into their buffers, at
+ * the close (two reviews). */
 START_TEST(test_sticky_refusal_drops_reads)
 {
     TU_BEGIN();
@@ -1721,46 +1721,56 @@ START_TEST(test_sticky_refusal_drops_reads)
         return;
     }
     const char *path = tu_path("sticky-reads");
-    const char *ctx = "a read refused after a failure stuck";
     enum { SEG = 4096, N = 100 };
     unsigned char *pre = malloc(4 * SEG), *data = malloc(SEG);
-    CHECK_ALL(pre && data, "%s: out of memory", ctx);
+    CHECK_ALL(pre && data, "sticky refusal: out of memory");
     tu_fill_pattern(pre, 4 * SEG, 111);
     tu_fill_pattern(data, SEG, 112);
-    prefill(path, pre, 4 * SEG, ctx);
-    const char *const kv[] = { "tcio_aggregators", "1", NULL };   /* early drain on */
-    tcio_file *fh = NULL;
-    expect_all(tu_open_kv(path, MPI_MODE_RDWR, "4k", "4", kv, &fh), TCIO_SUCCESS, ctx, "open");
-    unsigned char first[N];
-    int rc = tu_rank == 0 ? tcio_read_at(fh, 0, first, N, MPI_BYTE) : TCIO_SUCCESS;
-    expect_all(rc, TCIO_SUCCESS, ctx, "rank 0's first read (pending)");
-    /* Rank 1 fills segment 2 in rank 0's slot (its level 1 moves on to
-     * segment 3); rank 0's poll drains it early into a full file system. */
-    if (tu_rank == 1) {
-        rc = tcio_write_at(fh, 2 * SEG, data, SEG, MPI_BYTE);
-        if (rc == TCIO_SUCCESS)
-            rc = tcio_write_at(fh, 3 * SEG, data, 1, MPI_BYTE);
+    /* The refused call: a read, or a write (which never got to complete
+     * the reads). */
+    static const char *const ways[] = { "a read refused after a failure stuck",
+                                        "a write refused after a failure stuck" };
+    for (int way = 0; way < 2; way++) {
+        const char *ctx = ways[way];
+        prefill(path, pre, 4 * SEG, ctx);
+        const char *const kv[] = { "tcio_aggregators", "1", NULL };   /* early drain on */
+        tcio_file *fh = NULL;
+        expect_all(tu_open_kv(path, MPI_MODE_RDWR, "4k", "4", kv, &fh), TCIO_SUCCESS, ctx,
+                   "open");
+        unsigned char first[N];
+        int rc = tu_rank == 0 ? tcio_read_at(fh, 0, first, N, MPI_BYTE) : TCIO_SUCCESS;
+        expect_all(rc, TCIO_SUCCESS, ctx, "rank 0's first read (pending)");
+        /* Rank 1 fills segment 2 in rank 0's slot (its level 1 moves on
+         * to segment 3); rank 0's poll drains it early into a full file
+         * system. */
+        if (tu_rank == 1) {
+            rc = tcio_write_at(fh, 2 * SEG, data, SEG, MPI_BYTE);
+            if (rc == TCIO_SUCCESS)
+                rc = tcio_write_at(fh, 3 * SEG, data, 1, MPI_BYTE);
+        }
+        expect_all(rc, TCIO_SUCCESS, ctx, "rank 1's writes");
+        if (tu_rank == 0) {
+            space_left = 0;
+            rc = tcio_progress(fh);
+        }
+        expect_all(rc, tu_rank == 0 ? TCIO_ERR_NO_SPACE : TCIO_SUCCESS, ctx,
+                   "tcio_progress (rank 0's early drain)");
+        unsigned char second[N];
+        if (tu_rank == 0)
+            rc = way == 0 ? tcio_read_at(fh, SEG, second, N, MPI_BYTE)
+                          : tcio_write_at(fh, SEG, data, N, MPI_BYTE);
+        expect_all(rc, tu_rank == 0 ? TCIO_ERR_NO_SPACE : TCIO_SUCCESS, ctx,
+                   "rank 0's refused call");
+        memset(first, 0x55, sizeof first);
+        rc = tu_close(fh);
+        space_left = -1;
+        CHECK_ALL(rc == (tu_rank == 0 ? TCIO_ERR_NO_SPACE : TCIO_ERR_REMOTE),
+                  "%s: tcio_close returned %d", ctx, rc);
+        int untouched = 1;
+        for (int i = 0; i < N; i++)
+            untouched &= first[i] == 0x55;
+        CHECK_ALL(untouched, "%s: the close wrote into the first read's buffer", ctx);
     }
-    expect_all(rc, TCIO_SUCCESS, ctx, "rank 1's writes");
-    if (tu_rank == 0) {
-        space_left = 0;
-        rc = tcio_progress(fh);
-    }
-    expect_all(rc, tu_rank == 0 ? TCIO_ERR_NO_SPACE : TCIO_SUCCESS, ctx,
-               "tcio_progress (rank 0's early drain)");
-    unsigned char second[N];
-    rc = tu_rank == 0 ? tcio_read_at(fh, SEG, second, N, MPI_BYTE) : TCIO_SUCCESS;
-    expect_all(rc, tu_rank == 0 ? TCIO_ERR_NO_SPACE : TCIO_SUCCESS, ctx,
-               "rank 0's second read (refused)");
-    memset(first, 0x55, sizeof first);
-    rc = tu_close(fh);
-    space_left = -1;
-    CHECK_ALL(rc == (tu_rank == 0 ? TCIO_ERR_NO_SPACE : TCIO_ERR_REMOTE),
-              "%s: tcio_close returned %d", ctx, rc);
-    int untouched = 1;
-    for (int i = 0; i < N; i++)
-        untouched &= first[i] == 0x55;
-    CHECK_ALL(untouched, "%s: the close wrote into the first read's buffer", ctx);
     free(pre);
     free(data);
 }
