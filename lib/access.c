@@ -115,6 +115,18 @@ static bool is_argument_error(int rc)
            rc == TCIO_ERR_WRITE_ONLY;
 }
 
+/* A read or write call's result RC: one that failed (refused for a
+ * failure that stuck, or failing in a move or for memory; not one
+ * rejected for its arguments, which changes nothing) drops the pending
+ * reads (tcio.h, Errors).  A failed completion inside it dropped them
+ * already. */
+static int data_call_result(tcio_file *fh, int rc)
+{
+    if (rc != TCIO_SUCCESS && (fh->failure != TCIO_SUCCESS || !is_argument_error(rc)))
+        drop_pending_reads(fh);
+    return rc;
+}
+
 static int move_reads(tcio_file *fh)
 {
     if (tci_level1_has_reads(&fh->l1)) {
@@ -203,25 +215,17 @@ static int read_typed(tcio_file *fh, MPI_Offset offset, void *data, int count,
     if (req->bytes == 0)
         return TCIO_SUCCESS;
     fh->stats.count[TCI_C_BYTES_READ] += req->bytes;
-    if (req->type.contiguous) {
-        int rc = read_bytes(fh, offset, data, req->bytes);
-        if (rc != TCIO_SUCCESS)
-            drop_pending_reads(fh);
-        return rc;
-    }
+    if (req->type.contiguous)
+        return read_bytes(fh, offset, data, req->bytes);
     tci_staged_read *staged = tci_staged_new(data, count, type, &req->type);
-    if (!staged) {
-        drop_pending_reads(fh);
+    if (!staged)
         return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory for a %lld-byte staging buffer "
                              "(a read into a non-contiguous datatype)", (long long)req->bytes);
-    }
-    /* Queued first: the pieces recorded point into its staging. */
+    /* Queued first: the pieces recorded point into its staging (a failure
+     * drops it with them: data_call_result). */
     *fh->staged_tail = staged;
     fh->staged_tail = &staged->next;
-    int rc = read_bytes(fh, offset, staged->staging, req->bytes);
-    if (rc != TCIO_SUCCESS)
-        drop_pending_reads(fh);
-    return rc;
+    return read_bytes(fh, offset, staged->staging, req->bytes);
 }
 
 static int read_at_call(tcio_file *fh, MPI_Offset offset, void *data, int count,
@@ -231,14 +235,9 @@ static int read_at_call(tcio_file *fh, MPI_Offset offset, void *data, int count,
         return tci_error_bad_handle(fh);
     request req;
     int rc = check_request(fh, false, true, offset, data, count, type, &req);
-    if (rc != TCIO_SUCCESS) {
-        /* Refused for a failure that stuck (not for its arguments): a
-         * failed read call, which drops the pending reads (tcio.h). */
-        if (fh->failure != TCIO_SUCCESS)
-            drop_pending_reads(fh);
-        return rc;
-    }
-    return read_typed(fh, offset, data, count, type, &req);
+    if (rc == TCIO_SUCCESS)
+        rc = read_typed(fh, offset, data, count, type, &req);
+    return data_call_result(fh, rc);
 }
 
 static int read_call(tcio_file *fh, void *data, int count, MPI_Datatype type)
@@ -247,17 +246,11 @@ static int read_call(tcio_file *fh, void *data, int count, MPI_Datatype type)
         return tci_error_bad_handle(fh);
     request req;
     int rc = check_request(fh, false, false, fh->position, data, count, type, &req);
-    if (rc != TCIO_SUCCESS) {
-        /* Refused for a failure that stuck (not for its arguments): a
-         * failed read call, which drops the pending reads (tcio.h). */
-        if (fh->failure != TCIO_SUCCESS)
-            drop_pending_reads(fh);
-        return rc;
-    }
-    rc = read_typed(fh, fh->position, data, count, type, &req);
+    if (rc == TCIO_SUCCESS)
+        rc = read_typed(fh, fh->position, data, count, type, &req);
     if (rc == TCIO_SUCCESS)
         fh->position += req.bytes;
-    return rc;
+    return data_call_result(fh, rc);
 }
 
 /* ---- writes -------------------------------------------------------------- */
@@ -362,17 +355,6 @@ static int write_typed(tcio_file *fh, MPI_Offset offset, const void *data, int c
     return write_packed(fh, offset, data, count, type, &req->type);
 }
 
-/* A write call's result RC: one that failed (for a failure that stuck, a
- * move, no memory for packing; not for its arguments, which change
- * nothing) is a failed data call and drops the pending reads (tcio.h,
- * Errors); a write that moved level 1 has completed them already. */
-static int write_failed(tcio_file *fh, int rc)
-{
-    if (rc != TCIO_SUCCESS && (fh->failure != TCIO_SUCCESS || !is_argument_error(rc)))
-        drop_pending_reads(fh);
-    return rc;
-}
-
 static int write_at_call(tcio_file *fh, MPI_Offset offset, const void *data, int count,
                          MPI_Datatype type)
 {
@@ -382,7 +364,7 @@ static int write_at_call(tcio_file *fh, MPI_Offset offset, const void *data, int
     int rc = check_request(fh, true, true, offset, data, count, type, &req);
     if (rc == TCIO_SUCCESS)
         rc = write_typed(fh, offset, data, count, type, &req);
-    return write_failed(fh, rc);
+    return data_call_result(fh, rc);
 }
 
 static int write_call(tcio_file *fh, const void *data, int count, MPI_Datatype type)
@@ -395,7 +377,7 @@ static int write_call(tcio_file *fh, const void *data, int count, MPI_Datatype t
         rc = write_typed(fh, fh->position, data, count, type, &req);
     if (rc == TCIO_SUCCESS)
         fh->position += req.bytes;
-    return write_failed(fh, rc);
+    return data_call_result(fh, rc);
 }
 
 /* ---- position, fetch, progress ------------------------------------------ */
