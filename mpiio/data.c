@@ -10,6 +10,7 @@
  * the memory side goes through a packed copy (MPI_Pack/MPI_Unpack) and
  * the file side through the view's runs, one tcio call per run. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,8 +45,12 @@ static int cache_read(tmi_entry *e, MPI_Offset off, MPI_Offset len, char *dst,
 {
     while (len > 0) {
         if (e->cache_len == 0 || off < e->cache_off || off >= e->cache_off + e->cache_len) {
-            if (!e->cache && !(e->cache = malloc(TMI_CACHE_BYTES)))
-                return TCIO_ERR_NO_MEMORY;
+            if (!e->cache && !(e->cache = malloc(TMI_CACHE_BYTES))) {
+                /* No memory for the cache: the bytes straight from
+                 * libtcio, uncached, rather than a refusal of the read. */
+                int rc = TMI_LIB(tcio_read_at(e->tf, off, dst, (int)len, MPI_BYTE));
+                return rc ? rc : TMI_LIB(tcio_fetch(e->tf));
+            }
             MPI_Offset at = off - off % TMI_CACHE_BYTES;
             /* The block up to the end of the file only: the segments past
              * it hold nothing to read, and each would cost libtcio a
@@ -323,8 +328,13 @@ static int full_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset of
                                    "datatype");
     } else {
         c.packed = malloc(bytes);
-        if (!c.packed)
-            return tmi_error(e, call, TCIO_ERR_NO_MEMORY);
+        if (!c.packed) {
+            /* The interposer's own failure: libtcio's last reason is
+             * another call's. */
+            snprintf(why, sizeof why, "no memory to pack the %lld bytes of the datatype",
+                     (long long)bytes);
+            return tmi_fail(e, call, MPI_ERR_NO_MEM, why);
+        }
         if (dir == TMI_WRITE) {
             int pos = 0;
             if (MPI_Pack(buf, (int)count, type, c.packed, (int)bytes, &pos, MPI_COMM_SELF) !=

@@ -33,6 +33,22 @@ static int interposed;
     } while (0)
 #define OK(call) CHECK((call) == MPI_SUCCESS, "%s failed", #call)
 
+#ifdef MPIIO_PROG_WRAP_MALLOC
+/* The --wrap build: with MPIIO_PROG_NO_CACHE set, every allocation of
+ * 64 KiB by this program's objects fails, the interposer's read cache
+ * (mpiio/data.c, TMI_CACHE_BYTES) among them; small reads must then
+ * still get their bytes.  libtcio and the MPI library are shared
+ * libraries and allocate through the real malloc. */
+void *__real_malloc(size_t size);
+void *__wrap_malloc(size_t size)
+{
+    static int no_cache = -1;
+    if (no_cache < 0)
+        no_cache = getenv("MPIIO_PROG_NO_CACHE") != NULL;
+    return no_cache && size == 64 * 1024 ? NULL : __real_malloc(size);
+}
+#endif
+
 static unsigned char pat(long long o, int round)
 {
     return (unsigned char)(((unsigned long long)o * 2654435761u >> 11) + 17 * round + 1);
