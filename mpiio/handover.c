@@ -11,12 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "switch.h"
 #include "tmi.h"
 
 int tmi_verbose(void)
 {
+    /* A switch (switch.h); any other non-empty word is on. */
     const char *v = getenv("TCIO_MPIIO_VERBOSE");
-    return v && *v && strcmp(v, "0") != 0 && strcmp(v, "off") != 0;
+    int on = 1;
+    return v && *v && (tci_parse_switch(v, &on) != 0 || on);
 }
 
 void tmi_say(MPI_Comm comm, const char *name, const char *fmt, ...)

@@ -33,17 +33,17 @@ static int pattern_allows(const char *name)
     return ok;
 }
 
-/* The program's say: the info key tcio_mpiio = enable or disable; -1 if
- * it did not pass one. */
-static int info_says(MPI_Info info)
+/* The program's say: the info key tcio_mpiio = enable or disable (in any
+ * case); -1 if it did not pass one, -2 (VALUE holds it) for another
+ * value. */
+static int info_says(MPI_Info info, char value[static 32])
 {
-    char value[16];
     int flag = 0;
+    value[0] = '\0';
     if (info == MPI_INFO_NULL ||
-        MPI_Info_get(info, "tcio_mpiio", (int)sizeof value - 1, value, &flag) != MPI_SUCCESS ||
-        !flag)
+        MPI_Info_get(info, "tcio_mpiio", 31, value, &flag) != MPI_SUCCESS || !flag)
         return -1;
-    return strcmp(value, "enable") == 0 ? 1 : strcmp(value, "disable") == 0 ? 0 : -1;
+    return strcasecmp(value, "enable") == 0 ? 1 : strcasecmp(value, "disable") == 0 ? 0 : -2;
 }
 
 /* This rank's view of whether the file may be served; WHY says why not. */
@@ -62,7 +62,17 @@ static int may_serve(MPI_Comm comm, const char *name, int amode, MPI_Info info,
         return *why = "MPI_MODE_SEQUENTIAL (shared file pointer only)", 0;
     if (env && (!*env || strcmp(env, "none") == 0))
         return *why = "TCIO_MPIIO_FILES is empty or none", 0;
-    int says = info_says(info);
+    char value[32];
+    int says = info_says(info, value);
+    if (says == -2) {
+        /* A typo must not pass for a choice unsaid. */
+        int me;
+        MPI_Comm_rank(comm, &me);
+        if (me == 0)
+            fprintf(stderr, "libtcio_mpiio: %s: the info key tcio_mpiio=%s is neither enable "
+                            "nor disable: ignored\n", name, value);
+        says = -1;
+    }
     if (says == 0)
         return *why = "the info key tcio_mpiio=disable", 0;
     if (says < 0 && !pattern_allows(name))
@@ -347,6 +357,13 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
          * served, the real handle is the program's. */
         char msg[TCIO_MAX_ERROR_STRING];
         tcio_last_error(msg, sizeof msg);
+        int me;
+        MPI_Comm_rank(comm, &me);
+        /* Settings libtcio refuses (a TCIO_* typo) are said always, on
+         * rank 0: otherwise every file would go to MPI-IO unexplained. */
+        if (trc == TCIO_ERR_BAD_CONFIG && !tmi_verbose() && me == 0)
+            fprintf(stderr, "libtcio_mpiio: %s: not served: libtcio refused its settings: %s\n",
+                    filename, msg);
         tmi_say(comm, filename, "not served: libtcio could not open it: %s", msg);
         return MPI_SUCCESS;
     }

@@ -16,7 +16,7 @@
 dir=${TCIO_TEST_DIR:-${TMPDIR:-/tmp}}/tcio-mpiio.$$
 # Each run writes its files in a directory of its own: no run starts
 # from files an earlier one left.
-mkdir -p "$dir/plain" "$dir/tcio" "$dir/wrap" "$dir/nocache" "$dir/none" "$dir/pattern" || exit 1
+mkdir -p "$dir/plain" "$dir/tcio" "$dir/wrap" "$dir/nocache" "$dir/badcfg" "$dir/none" "$dir/pattern" || exit 1
 trap 'rm -rf "$dir"' EXIT
 # dash runs the EXIT trap on exit only: a signal exits first.
 trap 'exit 1' INT TERM HUP
@@ -155,6 +155,15 @@ TCIO_MPIIO_FILES='*/nothing:*/mpiio-v?ew.dat' TCIO_MPIIO_VERBOSE=1 ./tests/run-m
 expect "$dir/pattern.err" "served by libtcio" 1 "a TCIO_MPIIO_FILES pattern"
 expect "$dir/pattern.err" "mpiio-view.dat: served by libtcio" 1 "a TCIO_MPIIO_FILES pattern"
 expect "$dir/pattern.err" "mpiio-pieces.dat: not served: no pattern of TCIO_MPIIO_FILES matches" 1 "a TCIO_MPIIO_FILES pattern"
+# Settings libtcio refuses leave the files to MPI-IO and are said on rank
+# 0 without TCIO_MPIIO_VERBOSE (a switch: "no" is off, so nothing else is
+# said).
+# shellcheck disable=SC2086
+TCIO_SEGMENT_SIZE=1.5M TCIO_MPIIO_VERBOSE=no ./tests/run-mpi.sh $np $preload ./tests/mpiio_prog "$dir/badcfg" plain \
+    > "$dir/badcfg.out" 2> "$dir/badcfg.err" ||
+    { show "$dir/badcfg.out"; show "$dir/badcfg.err"; fail "mpiio_prog with TCIO_SEGMENT_SIZE=1.5M"; }
+expect "$dir/badcfg.err" "mpiio-pieces.dat: not served: libtcio refused its settings: .*TCIO_SEGMENT_SIZE" 1 "TCIO_SEGMENT_SIZE=1.5M"
+expect "$dir/badcfg.err" "could not open it" 0 "TCIO_MPIIO_VERBOSE=no"
 # A TCIO_STATS_FILE longer than an info value may be (1,024 characters
 # under MPICH, 256 under Open MPI; tcio_get_info leaves it out): both
 # summaries reach it, and none the default stream.
