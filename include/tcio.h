@@ -313,7 +313,11 @@ tcio_file *tcio_open(const char *fname, int mode);
  * more than half its physical memory or the free space of /dev/shm, or
  * exceed the address-space limit (RLIMIT_AS): checked before
  * MPI_File_open for one window of the given (or default) sizes, and again
- * once the aggregators are known.
+ * once the aggregators are known, then with every window of the node, a
+ * scratch segment and what the process maps already (a trial mapping on
+ * every rank, agreed before the window is made).  A refusal by the second
+ * check can leave the empty file rank 0 created; an existing file is left
+ * as it was.
  * TCIO_ERR_MPI also when the MPI library cannot create the level-2 window
  * (for example Open MPI's osc/rdma without an RDMA-capable transport),
  * gives it the separate memory model (MPI_WIN_MODEL), which libtcio does

@@ -51,8 +51,11 @@ static int node_leader(MPI_Comm comm, MPI_Comm local)
  * Returns the node count. */
 int tci_aggregators_test_nodes(void)
 {
-    const char *text = getenv(TCI_ENV_TEST_NODES);
-    long k = text ? strtol(text, NULL, 10) : 0;
+    /* A value that is not a count ("2x") is unset, as the first open says
+     * (tci_config_report_environment). */
+    int64_t k = 0;
+    if (tci_parse_count(getenv(TCI_ENV_TEST_NODES), &k) != 0)
+        k = 0;
     return k > 1 && k <= INT_MAX ? (int)k : 0;
 }
 

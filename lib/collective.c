@@ -44,16 +44,13 @@ void tci_collective_leave(void)
 }
 
 /* TCIO_COLLECTIVE_TIMEOUT in seconds, 0 when unset or not a positive
- * integer (read once). */
+ * number (read once; the first open says so of a value it cannot read:
+ * tci_config_report_environment). */
 static double timeout_seconds(void)
 {
     static double seconds = -1;
-    if (seconds < 0) {
-        const char *text = getenv(TCI_ENV_COLLECTIVE_TIMEOUT);
-        char *end = NULL;
-        long n = text ? strtol(text, &end, 10) : 0;
-        seconds = text && *text && end && *end == '\0' && n > 0 ? (double)n : 0;
-    }
+    if (seconds < 0 && tci_parse_seconds(getenv(TCI_ENV_COLLECTIVE_TIMEOUT), &seconds) != 0)
+        seconds = 0;
     return seconds;
 }
 

@@ -261,6 +261,11 @@ bool tci_comm_take_window(tci_comm_entry *entry, const tci_window_key *key,
     return true;
 }
 
+bool tci_comm_holds_window(const tci_comm_entry *entry)
+{
+    return entry && entry->holds;
+}
+
 bool tci_comm_can_keep_window(const tci_comm_entry *entry)
 {
     return entry && !entry->orphaned && !entry->holds;

@@ -65,6 +65,8 @@ void tci_comm_drop_window(tci_comm_entry *entry);
 
 /* Whether ENTRY can keep a transport now (not orphaned, holding none). */
 bool tci_comm_can_keep_window(const tci_comm_entry *entry);
+/* Whether ENTRY (NULL: none) keeps a window now. */
+bool tci_comm_holds_window(const tci_comm_entry *entry);
 
 /* Keep KEPT (emptied by tci_level2_keep) on ENTRY for the next file; only
  * after tci_comm_can_keep_window said yes. */

@@ -83,6 +83,21 @@ int tci_parse_size(const char *text, int64_t *value)
     return 0;
 }
 
+int tci_parse_seconds(const char *text, double *value)
+{
+    if (!text || !(isdigit((unsigned char)text[0]) || text[0] == '.'))
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    double d = strtod(text, &end);
+    /* No hexadecimal (strtod reads 0x2), no exponent overflow, no
+     * infinity. */
+    if (errno == ERANGE || *end != '\0' || strpbrk(text, "xX") || !(d > 0 && d < 1e9))
+        return -1;
+    *value = d;
+    return 0;
+}
+
 /* The text of one setting: the environment wins over the info key.
  * Returns NULL when neither gives it; BUF holds an info value, *SOURCE
  * names where the text came from (for error messages). */
@@ -473,11 +488,47 @@ static bool is_known_env(const char *entry)
     return false;
 }
 
-int tci_config_report_unknown_env(FILE *out)
+/* Whether TCIO_WARN_UNKNOWN is off (any other value, or none: on). */
+static bool warnings_off(void)
 {
     int value = 1;
     const char *warn = getenv(TCI_ENV_WARN_UNKNOWN);
-    if (warn && tci_parse_switch(warn, &value) == 0 && value == 0)
+    return warn && tci_parse_switch(warn, &value) == 0 && value == 0;
+}
+
+/* One environment-only setting NAME whose value, if set, PARSES must
+ * accept: a line on OUT saying what happens instead.  Returns 1 if said. */
+static int report_unreadable(FILE *out, const char *name, bool (*parses)(const char *),
+                             const char *expected, const char *instead)
+{
+    const char *text = getenv(name);
+    if (!text || parses(text))
+        return 0;
+    fprintf(out, "libtcio: warning: %s=\"%s\" is not %s: %s\n", name, text, expected, instead);
+    return 1;
+}
+
+static bool seconds_parse(const char *text)
+{
+    double d;
+    return tci_parse_seconds(text, &d) == 0;
+}
+
+static bool switch_parses(const char *text)
+{
+    int v;
+    return tci_parse_switch(text, &v) == 0;
+}
+
+static bool count_parses(const char *text)
+{
+    int64_t n;
+    return tci_parse_count(text, &n) == 0;
+}
+
+int tci_config_report_environment(FILE *out)
+{
+    if (warnings_off())
         return 0;
     int n = 0;
     for (char **e = environ; e && *e; e++) {
@@ -486,6 +537,51 @@ int tci_config_report_unknown_env(FILE *out)
         fprintf(out, "libtcio: warning: unknown environment variable %.*s ignored "
                 "(%s=off silences this; doc/configuration.md lists the settings)\n",
                 (int)strcspn(*e, "="), *e, TCI_ENV_WARN_UNKNOWN);
+        n++;
+    }
+    n += report_unreadable(out, TCI_ENV_COLLECTIVE_TIMEOUT, seconds_parse,
+                           "a positive number of seconds", "no timeout");
+    n += report_unreadable(out, TCI_ENV_WARN_UNKNOWN, switch_parses, "a switch (on or off)",
+                           "warnings stay on");
+    n += report_unreadable(out, TCI_ENV_TEST_NODES, count_parses, "a positive count of nodes",
+                           "the nodes MPI reports");
+    if (n > 0)
+        fflush(out);
+    return n;
+}
+
+/* Keys tcio_get_info reports besides the settings' own. */
+static const char *const reported_keys[] = {
+    "tcio_level2_bytes", "tcio_aggregator_ranks", "tcio_target_progress",
+    /* the MPI-IO interposer's (mpiio/served.c) */
+    "tcio_mpiio"
+};
+
+static bool is_known_key(const char *key)
+{
+    for (size_t i = 0; i < sizeof tcio_keys / sizeof tcio_keys[0]; i++)
+        if (strcmp(key, tcio_keys[i]) == 0)
+            return true;
+    for (size_t i = 0; i < sizeof reported_keys / sizeof reported_keys[0]; i++)
+        if (strcmp(key, reported_keys[i]) == 0)
+            return true;
+    return false;
+}
+
+int tci_config_report_unknown_keys(MPI_Info info, FILE *out)
+{
+    int nkeys = 0;
+    if (info == MPI_INFO_NULL || warnings_off() || MPI_Info_get_nkeys(info, &nkeys) != MPI_SUCCESS)
+        return 0;
+    int n = 0;
+    for (int i = 0; i < nkeys; i++) {
+        char key[MPI_MAX_INFO_KEY + 1];
+        if (MPI_Info_get_nthkey(info, i, key) != MPI_SUCCESS || strncmp(key, "tcio_", 5) != 0 ||
+            is_known_key(key))
+            continue;
+        fprintf(out, "libtcio: warning: unknown info key %s passed on to MPI_File_open "
+                "(%s=off silences this; doc/configuration.md lists the settings)\n",
+                key, TCI_ENV_WARN_UNKNOWN);
         n++;
     }
     if (n > 0)

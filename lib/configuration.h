@@ -81,6 +81,10 @@ int tci_parse_size(const char *text, int64_t *value);
  * stores it, or -1. */
 int tci_parse_count(const char *text, int64_t *value);
 
+/* Parse a positive number of seconds in decimal ("2", "0.5"), below 1e9.
+ * Returns 0 and stores it, or -1. */
+int tci_parse_seconds(const char *text, double *value);
+
 /* tci_parse_switch: switch.h (the MPI-IO interposer parses its own
  * switches with it too). */
 
@@ -119,9 +123,18 @@ int tci_config_finish(tci_config *cfg, int64_t striping_unit);
 #define TCI_ENV_TEST_NODES         "TCIO_TEST_NODES"   /* aggregators.c: testing only */
 
 /* Print one line on OUT for each TCIO_* environment variable that the
- * library does not know, unless TCIO_WARN_UNKNOWN is off.  Returns how
- * many were reported. */
-int tci_config_report_unknown_env(FILE *out);
+ * library does not know, and for each environment-only setting whose
+ * value it cannot read (TCIO_COLLECTIVE_TIMEOUT, TCIO_WARN_UNKNOWN,
+ * TCIO_TEST_NODES: they cannot fail an open), unless TCIO_WARN_UNKNOWN is
+ * off.  Returns how many were reported. */
+int tci_config_report_environment(FILE *out);
+
+/* Print one line on OUT for each tcio_* key of INFO that is neither a
+ * setting, nor a key that tcio_get_info reports (a program may pass its
+ * info back), nor the MPI-IO interposer's tcio_mpiio, unless
+ * TCIO_WARN_UNKNOWN is off: MPI ignores unknown keys, but a misspelt
+ * setting of libtcio's own must not pass unsaid.  Returns how many. */
+int tci_config_report_unknown_keys(MPI_Info info, FILE *out);
 
 /* A copy of INFO without the tcio_* keys, for MPI_File_open (MPI_INFO_NULL
  * when INFO is).  Returns an MPI error code. */

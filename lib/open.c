@@ -196,32 +196,71 @@ static void final_settings(agreement *a, const tcio_file *fh)
     memcpy(a->settings, settings, sizeof settings);
 }
 
-/* Whether the level-2 window of settings C fits in this node's memory:
- * before the file is opened with the user's settings (AGGR NULL: one
- * window, default sizes for what is unset), and again once the sizes and
- * the aggregators on this node (AGGR) are known. */
-static int level2_fits(const tci_config *c, const tci_aggregators *aggr, int me)
+/* The level-2 memory of settings C on this node: WINDOWS of BYTES each,
+ * one window (default sizes for what is unset) before the aggregators
+ * are known (AGGR NULL), else those on this node. */
+static void level2_memory(const tci_config *c, const tci_aggregators *aggr, int me,
+                          int64_t *bytes, int *windows)
 {
     int64_t size = c->segment_size > 0 ? c->segment_size : TCI_DEFAULT_SEGMENT_SIZE;
     int64_t slots = c->segments_per_proc > 0 ? c->segments_per_proc
                                              : TCI_DEFAULT_SEGMENTS_PER_PROC;
-    int windows = 1;
+    *windows = 1;
     if (aggr && aggr->node_of && aggr->nnodes > 0) {
-        windows = 0;
+        *windows = 0;
         for (int i = 0; i < aggr->count; i++)
-            windows += aggr->node_of[aggr->ranks[i]] == aggr->node_of[me];
+            *windows += aggr->node_of[aggr->ranks[i]] == aggr->node_of[me];
     }
     /* Before the nodes are known (AGGR NULL) auto counts as rma: both
      * transports lay level 2 out alike (slot.h). */
     int nnodes = aggr ? aggr->nnodes : 0;
-    int64_t bytes =
-        tci_transport_plan_for(c->transport, nnodes, false).level2->memory_bytes(slots, size);
+    *bytes = tci_transport_plan_for(c->transport, nnodes, false).level2->memory_bytes(slots, size);
+}
+
+/* Whether the level-2 window of settings C fits in this node's memory:
+ * before the file is opened with the user's settings (AGGR NULL), and
+ * again once the sizes and the aggregators on this node (AGGR) are
+ * known. */
+static int level2_fits(const tci_config *c, const tci_aggregators *aggr, int me)
+{
+    int64_t bytes;
+    int windows;
+    level2_memory(c, aggr, me, &bytes, &windows);
     const char *limit = tci_transport_exceeds(bytes, windows);
     if (!limit)
         return TCIO_SUCCESS;
+    int64_t size = c->segment_size > 0 ? c->segment_size : TCI_DEFAULT_SEGMENT_SIZE;
+    int64_t slots = c->segments_per_proc > 0 ? c->segments_per_proc
+                                             : TCI_DEFAULT_SEGMENTS_PER_PROC;
     return tci_error_set(TCIO_ERR_NO_MEMORY, "level 2 needs %d window(s) of %lld bytes on this "
                          "node (%lld segments of %lld bytes each), more than %s", windows,
                          (long long)bytes, (long long)slots, (long long)size, limit);
+}
+
+/* Whether a new level-2 window, and the scratch segment level 2 takes at
+ * its first merge or load, fit in this process's address space beside
+ * what it maps already (level 1 among it), under an address-space limit.
+ * The node's windows count whole: shm, MPICH and Open MPI's osc/sm map
+ * them all into every process.  Not asked where the communicator keeps a
+ * window of another geometry (the open frees it first, and the trial
+ * would count it twice). */
+static int new_window_fits(const tcio_file *fh)
+{
+    if (tci_comm_holds_window(fh->comm_entry))
+        return TCIO_SUCCESS;
+    int64_t bytes;
+    int windows;
+    level2_memory(&fh->config, &fh->aggr, fh->rank, &bytes, &windows);
+    int64_t need = windows == 0 ? fh->map.segment_size
+                   : bytes <= (INT64_MAX - fh->map.segment_size) / windows
+                       ? bytes * windows + fh->map.segment_size
+                       : INT64_MAX;
+    if (tci_address_space_fits(need))
+        return TCIO_SUCCESS;
+    return tci_error_set(TCIO_ERR_NO_MEMORY, "level 2 needs %d window(s) of %lld bytes on this "
+                         "node, mapped into this process beside what it maps already, more "
+                         "than its address-space limit (RLIMIT_AS, ulimit -v) leaves",
+                         windows, (long long)bytes);
 }
 
 /* The largest end offset: segment numbers must fit a slot's state word,
@@ -384,6 +423,9 @@ static int set_up(tcio_file *fh, const char *fname, const opened *o, int mode)
             rc = tci_error_set_mpi(TCIO_ERR_IO, "MPI_File_get_size", err);
     }
     bool reused = rc == TCIO_SUCCESS && tci_handle_reuse_window(fh);
+    /* Agreed below, before any rank enters MPI_Win_allocate. */
+    if (rc == TCIO_SUCCESS && !reused)
+        rc = new_window_fits(fh);
     /* The size too: every rank's own MPI_File_get_size may see a file that
      * another program changes meanwhile; the largest is every rank's.  And
      * whether every rank took over the combining tier kept beside the
@@ -456,10 +498,19 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
     int nprocs = 0, me = 0;
     MPI_Comm_size(comm, &nprocs);
     MPI_Comm_rank(comm, &me);
-    static bool env_checked;        /* once per process, by rank 0 */
-    if (!env_checked && me == 0)
-        tci_config_report_unknown_env(stderr);
+    /* The environment once per process, by rank 0 of its first file's
+     * communicator, except where that is MPI_COMM_SELF-sized on a rank
+     * other than the world's 0 (every rank opening a file of its own
+     * would say it once each); unknown info keys at every open, by its
+     * rank 0. */
+    static bool env_checked;
+    int world_rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    if (!env_checked && me == 0 && (nprocs > 1 || world_rank == 0))
+        tci_config_report_environment(stderr);
     env_checked = true;
+    if (me == 0)
+        tci_config_report_unknown_keys(info, stderr);
     /* Every check that needs no file comes before anything is opened,
      * agreed over the caller's communicator in one reduction with the
      * settings and the private communicator's outcome, so that a bad

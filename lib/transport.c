@@ -1,10 +1,12 @@
 /* transport.c - choosing and opening the transport of an open file, and
  * whether its memory fits the node. */
+#define _DEFAULT_SOURCE           /* MAP_ANONYMOUS, MAP_NORESERVE */
 #define _POSIX_C_SOURCE 200809L
 #include <sched.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 #include "transport.h"
@@ -137,6 +139,21 @@ void tci_mpi_progress(MPI_Comm comm)
     }
     int found = 0;   /* nothing is sent with the tag: finds nothing */
     MPI_Iprobe(MPI_ANY_SOURCE, TCI_TAG_PROGRESS, comm, &found, MPI_STATUS_IGNORE);
+}
+
+bool tci_address_space_fits(int64_t bytes)
+{
+    struct rlimit as;
+    if (bytes <= 0 || getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY)
+        return true;
+    if ((uint64_t)bytes >= (uint64_t)as.rlim_cur || (uint64_t)bytes > SIZE_MAX)
+        return false;
+    void *p = mmap(NULL, (size_t)bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        return false;
+    munmap(p, (size_t)bytes);
+    return true;
 }
 
 const char *tci_transport_exceeds(int64_t bytes, int windows)

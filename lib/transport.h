@@ -325,6 +325,15 @@ int tci_transport_check_nodes(tci_transport_kind kind, int nnodes);
  * words for tcio_last_error. */
 const char *tci_transport_exceeds(int64_t bytes, int windows);
 
+/* Whether BYTES more fit in this process's address space beside what it
+ * maps now, under an address-space limit (RLIMIT_AS, ulimit -v; true
+ * without one): a mapping that reserves no memory, made and unmapped at
+ * once, answers with the kernel's own accounting.  Local.  An
+ * MPI_Win_allocate that fails on some ranks only cannot be recovered from
+ * (MPICH's waits forever for the others), so the open asks this before
+ * the window is made and agrees on the answers. */
+bool tci_address_space_fits(int64_t bytes);
+
 /* Helpers of the transports that reach slots in a window. */
 
 /* Give the processor away between two polls of a wait (POLLS so far) for

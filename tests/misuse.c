@@ -70,13 +70,33 @@ int main(int argc, char **argv)
     int rank, nprocs;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (argc < 3 || (strcmp(argv[2], "env") != 0 && strcmp(argv[2], "busy") != 0 && argc < 4)) {
+    if (argc < 3 || (strcmp(argv[2], "env") != 0 && strcmp(argv[2], "busy") != 0 &&
+                     strcmp(argv[2], "self") != 0 && argc < 4)) {
         if (rank == 0)
-            fprintf(stderr, "usage: misuse DIR env | late CALL | skip CALL [write] | busy\n");
+            fprintf(stderr, "usage: misuse DIR env | self | late CALL | skip CALL [write] | "
+                            "busy\n");
         MPI_Finalize();
         return 2;
     }
     char path[4096];
+    if (strcmp(argv[2], "self") == 0) {
+        /* Every rank's first file its own, on MPI_COMM_SELF, with a
+         * misspelt info key: the script counts the warnings. */
+        snprintf(path, sizeof path, "%s/tcio-misuse-self-%d", argv[1], rank);
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "tcio_segmentsize", "64k");
+        tcio_file *own = NULL;
+        int rc = tcio_open_comm(MPI_COMM_SELF, path, MPI_MODE_RDWR | MPI_MODE_CREATE |
+                                MPI_MODE_DELETE_ON_CLOSE, info, &own);
+        MPI_Info_free(&info);
+        if (rc == TCIO_SUCCESS)
+            rc = tcio_close(own);
+        if (rc != TCIO_SUCCESS)
+            fprintf(stderr, "misuse: rank %d: self: %s\n", rank, tcio_error_string(rc));
+        MPI_Finalize();
+        return rc != TCIO_SUCCESS;
+    }
     snprintf(path, sizeof path, "%s/tcio-misuse-%s", argv[1], argv[2]);
     const int last = nprocs - 1;
     /* CALL open: the first open on MPI_COMM_WORLD, whose first collective

@@ -1,7 +1,10 @@
 #!/bin/sh
 # Misuse that must not go unnoticed (tests/misuse.c, 2 ranks):
-# - an unknown TCIO_* variable is reported once, on rank 0's stderr, and
-#   TCIO_WARN_UNKNOWN=off silences it;
+# - an unknown TCIO_* variable is reported once, on rank 0's stderr, also
+#   when every rank's first file is its own (MPI_COMM_SELF), and
+#   TCIO_WARN_UNKNOWN=off silences it; so is a value of
+#   TCIO_COLLECTIVE_TIMEOUT it cannot read; a misspelt tcio_* info key is
+#   reported at each open;
 # - ranks waiting in a collective call for a late rank (the first
 #   tcio_open_comm on a communicator, tcio_close, tcio_flush,
 #   tcio_read_session, tcio_sync, tcio_set_size) use at most
@@ -35,6 +38,19 @@ cat "$err"
 TCIO_PLACEMENT=spread TCIO_WARN_UNKNOWN=off ./tests/run-mpi.sh 2 ./tests/misuse "$dir" env \
     >"$out" 2>"$err" || { show; fail "env (silenced): the program failed"; }
 grep -q "unknown environment variable" "$err" && { show; fail "TCIO_WARN_UNKNOWN=off did not silence"; }
+# Every rank's first file its own (MPI_COMM_SELF): the environment is
+# still reported once; a misspelt tcio_* info key at each open.
+TCIO_PLACEMENT=spread ./tests/run-mpi.sh 2 ./tests/misuse "$dir" self >"$out" 2>"$err" ||
+    { show; fail "self: the program failed"; }
+n=$(grep -c "unknown environment variable TCIO_PLACEMENT" "$err")
+[ "$n" = 1 ] || { show; fail "self: TCIO_PLACEMENT reported $n times (expected once)"; }
+n=$(grep -c "unknown info key tcio_segmentsize" "$err")
+[ "$n" = 2 ] || { show; fail "self: tcio_segmentsize reported $n times (expected once per open)"; }
+# A value the environment-only settings cannot take is said too.
+TCIO_COLLECTIVE_TIMEOUT=2s ./tests/run-mpi.sh 2 ./tests/misuse "$dir" env >"$out" 2>"$err" ||
+    { show; fail "env (TCIO_COLLECTIVE_TIMEOUT=2s): the program failed"; }
+n=$(grep -c 'TCIO_COLLECTIVE_TIMEOUT="2s" is not a positive number of seconds' "$err")
+[ "$n" = 1 ] || { show; fail "TCIO_COLLECTIVE_TIMEOUT=2s reported $n times (expected once)"; }
 
 for c in open close flush session sync set_size; do
     if ./tests/run-mpi.sh 2 ./tests/misuse "$dir" late $c >"$out" 2>"$err"; then

@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -988,6 +989,79 @@ START_TEST(test_level2_over_shm)
     expect_all(tu_open(path, MODE_NEW_WRONLY, "64k", "16", &fh), TCIO_SUCCESS,
                "16 segments of 64 KiB, 16 MiB /dev/shm", "tcio_open_comm");
     expect_all(tu_close(fh), TCIO_SUCCESS, "16 segments of 64 KiB", "tcio_close");
+}
+END_TEST
+
+/* A level 2 that fits the address-space limit (RLIMIT_AS) alone but not
+ * beside what the process maps already: refused with TCIO_ERR_NO_MEMORY
+ * on every rank, before any window is made (under MPICH an
+ * MPI_Win_allocate that fails on some ranks waits forever on the others;
+ * shm's mapping failed with a reason that named no limit).  Each rank
+ * lowers its own soft limit to 256 MiB above what it maps (at least
+ * above the window's 576 MiB) for the open, and restores it.  Skipped
+ * under AddressSanitizer, whose shadow memory needs an unlimited
+ * address space. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TU_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TU_ADDRESS_SANITIZER 1
+#endif
+#endif
+
+static long long mapped_bytes(void)
+{
+    long long pages = -1;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%lld", &pages) != 1)
+            pages = -1;
+        fclose(f);
+    }
+    return pages < 0 ? -1 : pages * sysconf(_SC_PAGESIZE);
+}
+
+START_TEST(test_level2_over_address_space)
+{
+    TU_BEGIN();
+#ifdef TU_ADDRESS_SANITIZER
+    if (tu_rank == 0)
+        printf("test_level2_over_address_space: skipped under AddressSanitizer\n");
+    return;
+#endif
+    tu_clear_aggregation_env();
+    struct rlimit saved;
+    long long vm = mapped_bytes();
+    int usable = getrlimit(RLIMIT_AS, &saved) == 0 && vm > 0 &&
+                 (saved.rlim_cur == RLIM_INFINITY || saved.rlim_cur > (rlim_t)vm + (1LL << 31));
+    CHECK_ALL(usable, "cannot read the mapped size or the address-space limit");
+    if (!usable)
+        return;
+    const char *path = tu_path("addrspace");
+    long long window = 576LL << 20;           /* 8 slots of 64 MiB and their bitmaps */
+    long long limit = vm + (256LL << 20);
+    if (limit < window + (16LL << 20))
+        limit = window + (16LL << 20);
+    struct rlimit lowered = saved;
+    lowered.rlim_cur = (rlim_t)limit;
+    setenv("TCIO_AGGREGATORS", "1", 1);
+    tcio_file *fh = NULL;
+    CHECK_ALL(setrlimit(RLIMIT_AS, &lowered) == 0, "setrlimit: %s", strerror(errno));
+    int rc = tu_open(path, MODE_NEW_WRONLY, "64M", "8", &fh);
+    setrlimit(RLIMIT_AS, &saved);
+    unsetenv("TCIO_AGGREGATORS");
+    expect_all(rc, TCIO_ERR_NO_MEMORY, "576 MiB of level 2 beside what the ranks map",
+               "tcio_open_comm");
+    EXPLAINED(rc, "tcio_open_comm", "address-space limit");
+    if (rc == TCIO_SUCCESS)
+        tu_close(fh);
+    /* What fits still opens under the same limit. */
+    CHECK_ALL(setrlimit(RLIMIT_AS, &lowered) == 0, "setrlimit: %s", strerror(errno));
+    rc = tu_open(path, MODE_NEW_WRONLY, "64k", "4", &fh);
+    setrlimit(RLIMIT_AS, &saved);
+    expect_all(rc, TCIO_SUCCESS, "4 segments of 64 KiB under the same limit", "tcio_open_comm");
+    if (rc == TCIO_SUCCESS)
+        expect_all(tu_close(fh), TCIO_SUCCESS, "4 segments of 64 KiB", "tcio_close");
 }
 END_TEST
 
@@ -2142,6 +2216,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "failed_pack", test_failed_pack);
     tu_add_case(s, "level2_too_large", test_level2_too_large);
     tu_add_case(s, "level2_over_shm", test_level2_over_shm);
+    tu_add_case(s, "level2_over_address_space", test_level2_over_address_space);
     tu_add_case(s, "shm_segment_refused", test_shm_segment_refused);
     tu_add_case(s, "shm_segment_no_space", test_shm_segment_no_space);
     tu_add_case(s, "sticky_drain_failure", test_sticky_drain_failure);

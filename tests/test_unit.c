@@ -1403,7 +1403,7 @@ START_TEST(unknown_environment_variables_are_reported)
     char text[4096] = "";
     FILE *out = fmemopen(text, sizeof text - 1, "w");
     ck_assert_ptr_nonnull(out);
-    int n = tci_config_report_unknown_env(out);
+    int n = tci_config_report_environment(out);
     fclose(out);
     ck_assert_int_eq(n, 1);
     ck_assert_ptr_nonnull(strstr(text, "TCIO_SEGMNET_SIZE"));
@@ -1411,12 +1411,80 @@ START_TEST(unknown_environment_variables_are_reported)
     ck_assert_ptr_null(strstr(text, "TCIO_AGG_ONLY"));
     setenv("TCIO_WARN_UNKNOWN", "off", 1);
     out = fmemopen(text, sizeof text - 1, "w");
-    ck_assert_int_eq(tci_config_report_unknown_env(out), 0);
+    ck_assert_int_eq(tci_config_report_environment(out), 0);
     fclose(out);
     unsetenv("TCIO_WARN_UNKNOWN");
     unsetenv("TCIO_SEGMNET_SIZE");
     unsetenv("TCIO_TEST_DIR");
     unsetenv("TCIO_AGG_ONLY");
+}
+END_TEST
+
+/* Environment-only settings with values they cannot take are said (they
+ * cannot fail an open), good ones are not. */
+START_TEST(unreadable_environment_values_are_reported)
+{
+    unsetenv("TCIO_WARN_UNKNOWN");
+    const char *bad[][2] = { { "TCIO_COLLECTIVE_TIMEOUT", "2s" },
+                             { "TCIO_COLLECTIVE_TIMEOUT", "0x2" },
+                             { "TCIO_COLLECTIVE_TIMEOUT", "-1" },
+                             { "TCIO_COLLECTIVE_TIMEOUT", "0" },
+                             { "TCIO_WARN_UNKNOWN", "maybe" },
+                             { "TCIO_TEST_NODES", "2x" } };
+    const char *good[][2] = { { "TCIO_COLLECTIVE_TIMEOUT", "2" },
+                              { "TCIO_COLLECTIVE_TIMEOUT", "1.5" },
+                              { "TCIO_WARN_UNKNOWN", "ON" },
+                              { "TCIO_TEST_NODES", "2" } };
+    char text[4096];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0] + sizeof good / sizeof good[0]; i++) {
+        int is_bad = i < sizeof bad / sizeof bad[0];
+        const char *const *kv = is_bad ? bad[i] : good[i - sizeof bad / sizeof bad[0]];
+        setenv(kv[0], kv[1], 1);
+        memset(text, 0, sizeof text);
+        FILE *out = fmemopen(text, sizeof text - 1, "w");
+        ck_assert_ptr_nonnull(out);
+        int n = tci_config_report_environment(out);
+        fclose(out);
+        unsetenv(kv[0]);
+        ck_assert_msg(n == is_bad, "%s=%s: %d line(s): %s", kv[0], kv[1], n, text);
+        ck_assert_msg(!is_bad || strstr(text, kv[0]), "%s=%s not named: %s", kv[0], kv[1], text);
+    }
+    double s = 0;
+    ck_assert_int_eq(tci_parse_seconds("0.25", &s), 0);
+    ck_assert(s == 0.25);
+    ck_assert_int_eq(tci_parse_seconds(" 2", &s), -1);
+    ck_assert_int_eq(tci_parse_seconds("inf", &s), -1);
+    ck_assert_int_eq(tci_parse_seconds("1e10", &s), -1);
+}
+END_TEST
+
+/* tcio_* info keys that are no setting are said; settings, the keys
+ * tcio_get_info adds and the interposer's tcio_mpiio are not; other keys
+ * are MPI's. */
+START_TEST(unknown_info_keys_are_reported)
+{
+    unsetenv("TCIO_WARN_UNKNOWN");
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "tcio_segmentsize", "128k");     /* a typo */
+    MPI_Info_set(info, "tcio_segment_size", "128k");
+    MPI_Info_set(info, "tcio_level2_bytes", "1");
+    MPI_Info_set(info, "tcio_mpiio", "enable");
+    MPI_Info_set(info, "striping_unit", "1048576");
+    char text[4096] = "";
+    FILE *out = fmemopen(text, sizeof text - 1, "w");
+    ck_assert_ptr_nonnull(out);
+    int n = tci_config_report_unknown_keys(info, out);
+    fclose(out);
+    ck_assert_msg(n == 1, "%d line(s): %s", n, text);
+    ck_assert_ptr_nonnull(strstr(text, "tcio_segmentsize"));
+    setenv("TCIO_WARN_UNKNOWN", "off", 1);
+    out = fmemopen(text, sizeof text - 1, "w");
+    ck_assert_int_eq(tci_config_report_unknown_keys(info, out), 0);
+    fclose(out);
+    unsetenv("TCIO_WARN_UNKNOWN");
+    ck_assert_int_eq(tci_config_report_unknown_keys(MPI_INFO_NULL, stderr), 0);
+    MPI_Info_free(&info);
 }
 END_TEST
 
@@ -1585,6 +1653,8 @@ static Suite *unit_suite(void)
     tcase_add_test(tc, loaded_span_round_trips);
     tcase_add_test(tc, datatype_checks_commit_and_contiguity);
     tcase_add_test(tc, unknown_environment_variables_are_reported);
+    tcase_add_test(tc, unreadable_environment_values_are_reported);
+    tcase_add_test(tc, unknown_info_keys_are_reported);
     suite_add_tcase(s, tc);
     return s;
 }
