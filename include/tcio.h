@@ -277,7 +277,9 @@ tcio_file *tcio_open(const char *fname, int mode);
  * precedence over the info key (so that a run can be tuned without
  * recompiling).  The first open of a process warns on rank 0's standard
  * error about each TCIO_* variable the library does not know (a typo
- * would otherwise be ignored); TCIO_WARN_UNKNOWN=off silences it.
+ * would otherwise be ignored), and about a value of an environment-only
+ * setting it cannot read; every open warns on rank 0 about each tcio_*
+ * info key that is no setting; TCIO_WARN_UNKNOWN=off silences both.
  * TCIO_COLLECTIVE_TIMEOUT=<seconds> (environment only) makes a rank that
  * waits longer than that in a collective call for the other ranks (in a
  * collective step, or for one rank's MPI progress or slot) print a

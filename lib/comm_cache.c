@@ -261,9 +261,9 @@ bool tci_comm_take_window(tci_comm_entry *entry, const tci_window_key *key,
     return true;
 }
 
-bool tci_comm_holds_window(const tci_comm_entry *entry)
+int64_t tci_comm_kept_window_bytes(const tci_comm_entry *entry)
 {
-    return entry && entry->holds;
+    return entry && entry->holds ? entry->key.mapped_bytes : 0;
 }
 
 bool tci_comm_can_keep_window(const tci_comm_entry *entry)

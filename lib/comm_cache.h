@@ -19,6 +19,8 @@ typedef struct tci_window_key {
     int64_t node_segments;   /* a kept tier's slots per rank; 0 without a tier */
     int     nnodes;    /* the node split, which a kept tier was made on */
     bool    owner;
+    int64_t mapped_bytes;  /* not compared: the node's level-2 memory that
+                              the window maps into each process */
 } tci_window_key;
 
 /* A private duplicate of COMM (errors returned) for one open file, in
@@ -65,8 +67,9 @@ void tci_comm_drop_window(tci_comm_entry *entry);
 
 /* Whether ENTRY can keep a transport now (not orphaned, holding none). */
 bool tci_comm_can_keep_window(const tci_comm_entry *entry);
-/* Whether ENTRY (NULL: none) keeps a window now. */
-bool tci_comm_holds_window(const tci_comm_entry *entry);
+/* The bytes the window ENTRY keeps now maps into this process (its key's
+ * mapped_bytes; 0 for none or ENTRY NULL). */
+int64_t tci_comm_kept_window_bytes(const tci_comm_entry *entry);
 
 /* Keep KEPT (emptied by tci_level2_keep) on ENTRY for the next file; only
  * after tci_comm_can_keep_window said yes. */

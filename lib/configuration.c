@@ -85,14 +85,27 @@ int tci_parse_size(const char *text, int64_t *value)
 
 int tci_parse_seconds(const char *text, double *value)
 {
-    if (!text || !(isdigit((unsigned char)text[0]) || text[0] == '.'))
+    /* By hand: strtod follows the program's LC_NUMERIC (a comma locale
+     * would refuse "1.5") and reads exponents and hexadecimal. */
+    if (!text)
         return -1;
-    char *end = NULL;
-    errno = 0;
-    double d = strtod(text, &end);
-    /* No hexadecimal (strtod reads 0x2), no exponent overflow, no
-     * infinity. */
-    if (errno == ERANGE || *end != '\0' || strpbrk(text, "xX") || !(d > 0 && d < 1e9))
+    double d = 0, scale = 1;
+    int digits = 0;
+    bool point = false;
+    for (const char *p = text; *p; p++) {
+        if (*p == '.' && !point) {
+            point = true;
+        } else if (isdigit((unsigned char)*p)) {
+            digits++;
+            if (point)
+                d += (*p - '0') * (scale /= 10);
+            else if ((d = d * 10 + (*p - '0')) >= 1e9)
+                return -1;
+        } else {
+            return -1;
+        }
+    }
+    if (digits == 0 || !(d > 0))
         return -1;
     *value = d;
     return 0;

@@ -38,6 +38,8 @@ struct tcio_file {
     MPI_Comm    comm;          /* private duplicate, errors returned */
     tci_comm_entry *comm_entry; /* where COMM is cached, NULL if it is the file's own */
     bool        window_reused; /* L2's slots came from COMM_ENTRY's cache */
+    int64_t     level2_mapped; /* the node's level-2 memory mapped into this
+                                  process (open.c; kept with the window) */
     bool        retire_comm;   /* COMM may carry messages no later file may
                                   receive: retired, not released */
     bool        shm_refused;   /* auto's shm segment could not be made:

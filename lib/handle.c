@@ -150,7 +150,8 @@ static tci_window_key window_key(const tcio_file *fh)
                              .segment_size = fh->map.segment_size,
                              .aggregators_digest = tci_aggregators_digest(&fh->aggr),
                              .nnodes = fh->aggr.nnodes,
-                             .owner = fh->aggr.index >= 0 };
+                             .owner = fh->aggr.index >= 0,
+                             .mapped_bytes = fh->level2_mapped };
 }
 
 bool tci_handle_reuse_window(tcio_file *fh)

@@ -197,24 +197,31 @@ static void final_settings(agreement *a, const tcio_file *fh)
 }
 
 /* The level-2 memory of settings C on this node: WINDOWS of BYTES each,
- * one window (default sizes for what is unset) before the aggregators
- * are known (AGGR NULL), else those on this node. */
-static void level2_memory(const tci_config *c, const tci_aggregators *aggr, int me,
-                          int64_t *bytes, int *windows)
+ * one window (default sizes for what is unset: SLOTS of SIZE) before the
+ * aggregators are known (AGGR NULL), else those on this node. */
+typedef struct level2_memory {
+    int64_t bytes, slots, size;
+    int     windows;
+} level2_memory;
+
+static level2_memory level2_memory_of(const tci_config *c, const tci_aggregators *aggr, int me)
 {
-    int64_t size = c->segment_size > 0 ? c->segment_size : TCI_DEFAULT_SEGMENT_SIZE;
-    int64_t slots = c->segments_per_proc > 0 ? c->segments_per_proc
-                                             : TCI_DEFAULT_SEGMENTS_PER_PROC;
-    *windows = 1;
+    level2_memory m = {
+        .size = c->segment_size > 0 ? c->segment_size : TCI_DEFAULT_SEGMENT_SIZE,
+        .slots = c->segments_per_proc > 0 ? c->segments_per_proc : TCI_DEFAULT_SEGMENTS_PER_PROC,
+        .windows = 1
+    };
     if (aggr && aggr->node_of && aggr->nnodes > 0) {
-        *windows = 0;
+        m.windows = 0;
         for (int i = 0; i < aggr->count; i++)
-            *windows += aggr->node_of[aggr->ranks[i]] == aggr->node_of[me];
+            m.windows += aggr->node_of[aggr->ranks[i]] == aggr->node_of[me];
     }
     /* Before the nodes are known (AGGR NULL) auto counts as rma: both
      * transports lay level 2 out alike (slot.h). */
     int nnodes = aggr ? aggr->nnodes : 0;
-    *bytes = tci_transport_plan_for(c->transport, nnodes, false).level2->memory_bytes(slots, size);
+    m.bytes = tci_transport_plan_for(c->transport, nnodes, false)
+                  .level2->memory_bytes(m.slots, m.size);
+    return m;
 }
 
 /* Whether the level-2 window of settings C fits in this node's memory:
@@ -223,44 +230,41 @@ static void level2_memory(const tci_config *c, const tci_aggregators *aggr, int 
  * known. */
 static int level2_fits(const tci_config *c, const tci_aggregators *aggr, int me)
 {
-    int64_t bytes;
-    int windows;
-    level2_memory(c, aggr, me, &bytes, &windows);
-    const char *limit = tci_transport_exceeds(bytes, windows);
+    level2_memory m = level2_memory_of(c, aggr, me);
+    const char *limit = tci_transport_exceeds(m.bytes, m.windows);
     if (!limit)
         return TCIO_SUCCESS;
-    int64_t size = c->segment_size > 0 ? c->segment_size : TCI_DEFAULT_SEGMENT_SIZE;
-    int64_t slots = c->segments_per_proc > 0 ? c->segments_per_proc
-                                             : TCI_DEFAULT_SEGMENTS_PER_PROC;
     return tci_error_set(TCIO_ERR_NO_MEMORY, "level 2 needs %d window(s) of %lld bytes on this "
-                         "node (%lld segments of %lld bytes each), more than %s", windows,
-                         (long long)bytes, (long long)slots, (long long)size, limit);
+                         "node (%lld segments of %lld bytes each), more than %s", m.windows,
+                         (long long)m.bytes, (long long)m.slots, (long long)m.size, limit);
+}
+
+/* The node's level-2 memory that FH's window maps into this process:
+ * shm, MPICH and Open MPI's osc/sm and osc/rdma map every window of the
+ * node into every process of it (measured). */
+static int64_t level2_mapped(const tcio_file *fh)
+{
+    level2_memory m = level2_memory_of(&fh->config, &fh->aggr, fh->rank);
+    return m.windows > 0 && m.bytes > INT64_MAX / m.windows ? INT64_MAX : m.bytes * m.windows;
 }
 
 /* Whether a new level-2 window, and the scratch segment level 2 takes at
  * its first merge or load, fit in this process's address space beside
  * what it maps already (level 1 among it), under an address-space limit.
- * The node's windows count whole: shm, MPICH and Open MPI's osc/sm map
- * them all into every process.  Not asked where the communicator keeps a
- * window of another geometry (the open frees it first, and the trial
- * would count it twice). */
+ * A window the communicator keeps (of another geometry) is freed before
+ * the new one is made: its bytes count as free. */
 static int new_window_fits(const tcio_file *fh)
 {
-    if (tci_comm_holds_window(fh->comm_entry))
-        return TCIO_SUCCESS;
-    int64_t bytes;
-    int windows;
-    level2_memory(&fh->config, &fh->aggr, fh->rank, &bytes, &windows);
-    int64_t need = windows == 0 ? fh->map.segment_size
-                   : bytes <= (INT64_MAX - fh->map.segment_size) / windows
-                       ? bytes * windows + fh->map.segment_size
+    int64_t kept = tci_comm_kept_window_bytes(fh->comm_entry);
+    int64_t need = fh->level2_mapped <= INT64_MAX - fh->map.segment_size
+                       ? fh->level2_mapped + fh->map.segment_size - kept
                        : INT64_MAX;
     if (tci_address_space_fits(need))
         return TCIO_SUCCESS;
-    return tci_error_set(TCIO_ERR_NO_MEMORY, "level 2 needs %d window(s) of %lld bytes on this "
-                         "node, mapped into this process beside what it maps already, more "
-                         "than its address-space limit (RLIMIT_AS, ulimit -v) leaves",
-                         windows, (long long)bytes);
+    return tci_error_set(TCIO_ERR_NO_MEMORY, "level 2 needs %lld bytes of this node's windows "
+                         "mapped into this process beside what it maps already, more than its "
+                         "address-space limit (RLIMIT_AS, ulimit -v) leaves",
+                         (long long)fh->level2_mapped);
 }
 
 /* The largest end offset: segment numbers must fit a slot's state word,
@@ -422,6 +426,8 @@ static int set_up(tcio_file *fh, const char *fname, const opened *o, int mode)
         if (err != MPI_SUCCESS)
             rc = tci_error_set_mpi(TCIO_ERR_IO, "MPI_File_get_size", err);
     }
+    if (rc == TCIO_SUCCESS)
+        fh->level2_mapped = level2_mapped(fh);
     bool reused = rc == TCIO_SUCCESS && tci_handle_reuse_window(fh);
     /* Agreed below, before any rank enters MPI_Win_allocate. */
     if (rc == TCIO_SUCCESS && !reused)
@@ -506,9 +512,11 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
     static bool env_checked;
     int world_rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    if (!env_checked && me == 0 && (nprocs > 1 || world_rank == 0))
-        tci_config_report_environment(stderr);
-    env_checked = true;
+    if (!env_checked && (nprocs > 1 || world_rank == 0)) {
+        if (me == 0)
+            tci_config_report_environment(stderr);
+        env_checked = true;
+    }
     if (me == 0)
         tci_config_report_unknown_keys(info, stderr);
     /* Every check that needs no file comes before anything is opened,

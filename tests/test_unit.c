@@ -1454,7 +1454,12 @@ START_TEST(unreadable_environment_values_are_reported)
     ck_assert(s == 0.25);
     ck_assert_int_eq(tci_parse_seconds(" 2", &s), -1);
     ck_assert_int_eq(tci_parse_seconds("inf", &s), -1);
-    ck_assert_int_eq(tci_parse_seconds("1e10", &s), -1);
+    ck_assert_int_eq(tci_parse_seconds("1e3", &s), -1);
+    ck_assert_int_eq(tci_parse_seconds(".", &s), -1);
+    ck_assert_int_eq(tci_parse_seconds("1.2.3", &s), -1);
+    ck_assert_int_eq(tci_parse_seconds("1000000000", &s), -1);
+    ck_assert_int_eq(tci_parse_seconds("2.", &s), 0);
+    ck_assert(s == 2);
 }
 END_TEST
 
