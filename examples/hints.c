@@ -5,7 +5,7 @@
  *
  *   mpicc $(pkg-config --cflags tcio) hints.c -o hints $(pkg-config --libs tcio)
  *   mpiexec -n 4 ./hints out.dat
- *   TCIO_AGGREGATORS=1 mpiexec -n 4 ./hints out.dat    # the environment wins
+ *   TCIO_AGGREGATORS=2 mpiexec -n 4 ./hints out.dat    # the environment wins
  *
  * man tcio-config lists every setting. */
 #include <stdio.h>
@@ -77,6 +77,8 @@ int main(int argc, char **argv)
     tcio_last_error(why, sizeof why);
     if (rank == 0)
         printf("with tcio_segment_size=1.5M: %s\n  %s\n", tcio_error_string(bad), why);
+    if (bad == TCIO_SUCCESS)   /* TCIO_SEGMENT_SIZE in the environment wins */
+        tcio_close(f);
     MPI_Info_free(&hints);
 
     if (rc != TCIO_SUCCESS) {

@@ -235,7 +235,7 @@ static int level2_fits(const tci_config *c, const tci_aggregators *aggr, int me)
     if (!limit)
         return TCIO_SUCCESS;
     return tci_error_set(TCIO_ERR_NO_MEMORY, "level 2 needs %d window(s) of %lld bytes on this "
-                         "node (%lld segments of %lld bytes each), more than %s", m.windows,
+                         "node (%lld segments of %lld bytes each, with their bitmaps), more than %s", m.windows,
                          (long long)m.bytes, (long long)m.slots, (long long)m.size, limit);
 }
 
