@@ -65,8 +65,8 @@ contains
         do j = 0, cs - 1
           do i = 0, cs - 1
             do m = 1, 5
-              if (abs(u(m, i, j, k, c) - value(m, cell_low(1, c) + i, cell_low(2, c) + j, &
-                                                cell_low(3, c) + k, step)) > 0) &
+              if (.not. abs(u(m, i, j, k, c) - value(m, cell_low(1, c) + i, cell_low(2, c) + j, &
+                                                     cell_low(3, c) + k, step)) <= 0) &
                 mismatches = mismatches + 1
             end do
           end do

@@ -62,7 +62,7 @@ program fortran_example
 
   bad = 0
   do i = mod(rank + 1, nprocs), NRECORDS - 1, nprocs
-    if (ids(i + 1) /= i .or. any(abs(back(:, i + 1) - [real(i, 8), 0.5d0 * i, -1.0d0 * i]) > 0)) &
+    if (ids(i + 1) /= i .or. .not. all(abs(back(:, i + 1) - [real(i, 8), 0.5d0 * i, -1.0d0 * i]) <= 0)) &
         bad = bad + 1
   end do
   call MPI_Allreduce(bad, all_bad, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)

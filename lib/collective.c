@@ -67,7 +67,7 @@ static void give_up(double waited, const char *whom, const char *absent)
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     fprintf(stderr,
-            "libtcio: rank %d waited %.3g s in %s %s (TCIO_COLLECTIVE_TIMEOUT): %s; aborting\n",
+            "libtcio: rank %d waited %.1f s in %s %s (TCIO_COLLECTIVE_TIMEOUT): %s; aborting\n",
             rank, waited, current_call, whom, absent);
     fflush(stderr);
     /* A pause before the abort: MPICH's launcher (hydra) dropped the line
