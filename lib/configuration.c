@@ -521,7 +521,7 @@ static int report_unreadable(FILE *out, const char *name, bool (*parses)(const c
     return 1;
 }
 
-static bool seconds_parse(const char *text)
+static bool seconds_parses(const char *text)
 {
     double d;
     return tci_parse_seconds(text, &d) == 0;
@@ -552,7 +552,7 @@ int tci_config_report_environment(FILE *out)
                 (int)strcspn(*e, "="), *e, TCI_ENV_WARN_UNKNOWN);
         n++;
     }
-    n += report_unreadable(out, TCI_ENV_COLLECTIVE_TIMEOUT, seconds_parse,
+    n += report_unreadable(out, TCI_ENV_COLLECTIVE_TIMEOUT, seconds_parses,
                            "a positive number of seconds", "no timeout");
     n += report_unreadable(out, TCI_ENV_WARN_UNKNOWN, switch_parses, "a switch (on or off)",
                            "warnings stay on");

@@ -22,22 +22,35 @@ int tmi_verbose(void)
     return v && *v && (tci_parse_switch(v, &on) != 0 || on);
 }
 
-void tmi_say(MPI_Comm comm, const char *name, const char *fmt, ...)
+static void say_on_rank_0(MPI_Comm comm, const char *name, const char *fmt, va_list ap)
 {
     int rank = 0;
-    if (!tmi_verbose())
-        return;
     if (comm != MPI_COMM_NULL)
         MPI_Comm_rank(comm, &rank);
     if (rank != 0)
         return;
     /* one fprintf, one write: other ranks' lines do not cut into it */
-    char msg[512];
+    char msg[TCIO_MAX_ERROR_STRING + 256];   /* room for a whole libtcio reason */
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fprintf(stderr, "libtcio_mpiio: %s: %s\n", name, msg);
+}
+
+void tmi_say(MPI_Comm comm, const char *name, const char *fmt, ...)
+{
+    if (!tmi_verbose())
+        return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    say_on_rank_0(comm, name, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "libtcio_mpiio: %s: %s\n", name, msg);
+}
+
+void tmi_warn(MPI_Comm comm, const char *name, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    say_on_rank_0(comm, name, fmt, ap);
+    va_end(ap);
 }
 
 int tmi_class_of(int tcio_rc)

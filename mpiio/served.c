@@ -66,11 +66,8 @@ static int may_serve(MPI_Comm comm, const char *name, int amode, MPI_Info info,
     int says = info_says(info, value);
     if (says == -2) {
         /* A typo must not pass for a choice unsaid. */
-        int me;
-        MPI_Comm_rank(comm, &me);
-        if (me == 0)
-            fprintf(stderr, "libtcio_mpiio: %s: the info key tcio_mpiio=%s is neither enable "
-                            "nor disable: ignored\n", name, value);
+        tmi_warn(comm, name, "the info key tcio_mpiio=%s is neither enable nor disable: ignored",
+                 value);
         says = -1;
     }
     if (says == 0)
@@ -324,12 +321,9 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         tmi_stats_settings(e);
         e->amode = amode;
         e->read_sessions = !all[6];
-        int me;
-        MPI_Comm_rank(comm, &me);
-        if (all[7] && me == 0)
-            fprintf(stderr, "libtcio_mpiio: %s: TCIO_MPIIO_READ_SESSIONS is neither on nor off "
-                            "on some rank: collective reads declare no read sessions\n",
-                    filename);
+        if (all[7])
+            tmi_warn(comm, filename, "TCIO_MPIIO_READ_SESSIONS is neither on nor off on some "
+                                     "rank: collective reads declare no read sessions");
         e->yielded_base = yielded_base;
         if (amode & MPI_MODE_APPEND)   /* the pointer starts at the end */
             tmr_File_get_position(*fh, &e->pos);
@@ -357,14 +351,12 @@ int tmi_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
          * served, the real handle is the program's. */
         char msg[TCIO_MAX_ERROR_STRING];
         tcio_last_error(msg, sizeof msg);
-        int me;
-        MPI_Comm_rank(comm, &me);
-        /* Settings libtcio refuses (a TCIO_* typo) are said always, on
-         * rank 0: otherwise every file would go to MPI-IO unexplained. */
-        if (trc == TCIO_ERR_BAD_CONFIG && !tmi_verbose() && me == 0)
-            fprintf(stderr, "libtcio_mpiio: %s: not served: libtcio refused its settings: %s\n",
-                    filename, msg);
-        tmi_say(comm, filename, "not served: libtcio could not open it: %s", msg);
+        /* Settings libtcio refuses (a TCIO_* typo) are said always:
+         * otherwise every file would go to MPI-IO unexplained. */
+        if (trc == TCIO_ERR_BAD_CONFIG)
+            tmi_warn(comm, filename, "not served: libtcio refused its settings: %s", msg);
+        else
+            tmi_say(comm, filename, "not served: libtcio could not open it: %s", msg);
         return MPI_SUCCESS;
     }
     /* Out of memory on some rank: the open fails on every rank, through

@@ -227,8 +227,12 @@ tmi_entry *tmi_table_at(size_t i);
 
 /* ---- decisions, handover, refusal, errors (handover.c) ---- */
 int  tmi_verbose(void);
-/* Say on rank 0 of E's communicator (once) what happened to the file. */
+/* Say on rank 0 of COMM (once) what happened to the file NAME: tmi_say
+ * with TCIO_MPIIO_VERBOSE only, tmi_warn always (a setting the program
+ * must hear of). */
 void tmi_say(MPI_Comm comm, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void tmi_warn(MPI_Comm comm, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Collective over E's communicator: libtcio writes and closes its part,
  * the real handle gets the individual file pointer, the entry is dropped.
