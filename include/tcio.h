@@ -162,7 +162,11 @@ enum tcio_error {
     TCIO_ERR_ACCESS,       /* open: permission denied                      */
     TCIO_ERR_FILE_EXISTS,  /* open: MPI_MODE_EXCL and the file exists      */
     TCIO_ERR_OPEN,         /* open: any other reason the file system gave
-                              (the name is a directory, too long, ...)   */
+                              (the name is a directory, too long, ...);
+                              under Open MPI's ompio before 5.0.10 also a
+                              name of 245 characters or more, on which
+                              its MPI_File_open aborts the process
+                              (doc/portability.md)                        */
     TCIO_ERR_NO_SPACE,     /* the file system is full (or the quota reached;
                               recognised also where ROMIO reports it as a
                               plain I/O error, from its message)           */

@@ -57,13 +57,61 @@ static int own_mode(int mode, bool creator)
     return creator ? own : own & ~(MPI_MODE_CREATE | MPI_MODE_EXCL);
 }
 
+/* ---- names the MPI library cannot take ----------------------------------- */
+
+/* Open MPI's MPI-IO (ompio) before 5.0.10 asks its sharedfp/lockedfile
+ * component at every MPI_File_open to try a lock on FNAME".locktest."RANK,
+ * a name it prints into a 256-byte buffer on the stack (Open MPI issue
+ * 13565): from 245 characters on (the rank is 0 on MPI_COMM_SELF) the
+ * process aborts ("buffer overflow detected"), or, built without
+ * fortification, writes past the buffer.  Such a name is refused unless
+ * the environment keeps ompio or that component out: mpiexec's --mca io
+ * and --mca sharedfp reach the processes as OMPI_MCA_io and
+ * OMPI_MCA_sharedfp (MCA parameter files are not read here; with ROMIO
+ * chosen there, the refusal is needless but harmless to the file). */
+enum { LOCKEDFILE_NAME_LIMIT = 245 };
+
+#if defined(OPEN_MPI) && OPEN_MPI && \
+    (OMPI_MAJOR_VERSION < 5 || (OMPI_MAJOR_VERSION == 5 && OMPI_MINOR_VERSION == 0 && \
+                                OMPI_RELEASE_VERSION < 10))
+/* Whether the MCA selection LIST (NULL: the default) can pick COMPONENT. */
+static bool mca_selects(const char *list, const char *component)
+{
+    if (list == NULL || *list == '\0')
+        return true;
+    bool named = strstr(list, component) != NULL;
+    return list[0] == '^' ? !named : named;
+}
+
+static int check_name_for_mpi(const char *fname)
+{
+    if (strlen(fname) < LOCKEDFILE_NAME_LIMIT || !mca_selects(getenv("OMPI_MCA_io"), "ompio") ||
+        !mca_selects(getenv("OMPI_MCA_sharedfp"), "lockedfile"))
+        return TCIO_SUCCESS;
+    return tci_error_set(TCIO_ERR_OPEN, "a file name of %zu characters: Open MPI's MPI-IO (ompio, "
+                         "before 5.0.10) aborts the process on names of %d characters or more "
+                         "(a buffer overflow in its sharedfp/lockedfile component); give a "
+                         "shorter name, or run with --mca sharedfp ^lockedfile or --mca io "
+                         "romio321", strlen(fname), (int)LOCKEDFILE_NAME_LIMIT);
+}
+#else
+static int check_name_for_mpi(const char *fname)
+{
+    (void)fname;
+    return TCIO_SUCCESS;
+}
+#endif
+
 /* This rank's own handle of FNAME, on MPI_COMM_SELF: every access libtcio
  * makes to the file is independent, so a collective MPI_File_open would
  * only add its own synchronisation (doc/design.md, Open and close). */
 static int open_file(tcio_file *fh, const char *fname, int mode, MPI_Info info)
 {
+    int err = check_name_for_mpi(fname);
+    if (err != TCIO_SUCCESS)
+        return err;
     MPI_Info pass;
-    int err = tci_config_passthrough_info(info, &pass);
+    err = tci_config_passthrough_info(info, &pass);
     if (err != MPI_SUCCESS)
         return tci_error_from_mpi(err);
     err = MPI_File_open(MPI_COMM_SELF, fname, mode, pass, &fh->file);

@@ -2604,6 +2604,88 @@ START_TEST(test_error_reasons)
 END_TEST
 #undef REFUSED
 
+/* ---- 11b. long file names --------------------------------------------------------------------- */
+
+/* The test's own statement of lib/open.c's rule: Open MPI's ompio before
+ * 5.0.10 aborts MPI_File_open on names of 245 characters or more (its
+ * sharedfp/lockedfile component, Open MPI issue 13565), so libtcio
+ * refuses them there unless --mca sharedfp ^lockedfile or --mca io
+ * romio321 is in the environment.  Returns 1 (refused), 0 (opened), or
+ * -1 where the environment names other components (not predicted). */
+static int long_names_refused(void)
+{
+#if defined(OPEN_MPI) && OPEN_MPI && \
+    (OMPI_MAJOR_VERSION < 5 || (OMPI_MAJOR_VERSION == 5 && OMPI_MINOR_VERSION == 0 && \
+                                OMPI_RELEASE_VERSION < 10))
+    const char *io = getenv("OMPI_MCA_io"), *sharedfp = getenv("OMPI_MCA_sharedfp");
+    if ((io && strcmp(io, "romio321") == 0) || (sharedfp && strcmp(sharedfp, "^lockedfile") == 0))
+        return 0;
+    return (io && *io) || (sharedfp && *sharedfp) ? -1 : 1;
+#else
+    return 0;
+#endif
+}
+
+/* Names of 244, 245 and 300 characters (a directory and a file of their
+ * own under the test directory): opened and written, with the bytes
+ * compared, or refused on every rank with TCIO_ERR_OPEN and no file made. */
+START_TEST(test_long_names)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    const int refused = long_names_refused();
+    const char *base = tu_path("long");
+    const int lengths[] = { 244, 245, 300 };
+    CHECK_ALL(strlen(base) + 8 < 244, "the test directory's name (%s) is too long for the test", base);
+    CHECK_ALL(tu_rank != 0 || mkdir(base, 0700) == 0, "mkdir %s failed", base);
+    char pad[256];   /* a name's component: at most NAME_MAX (255) characters */
+    memset(pad, 'a', sizeof pad - 1);
+    pad[sizeof pad - 1] = '\0';
+    const int64_t size = 64 * (int64_t)tu_nprocs;
+    unsigned char *image = pattern((size_t)size, 4242);
+    CHECK_ALL(image != NULL, "out of memory");
+    for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
+        char dir[1024], name[sizeof dir + sizeof pad];
+        int rest = lengths[i] - (int)strlen(base) - 2;   /* for "/dir/file" */
+        int dirlen = rest / 2;
+        snprintf(dir, sizeof dir, "%s/%.*s", base, dirlen, pad);
+        snprintf(name, sizeof name, "%s/%.*s", dir, rest - dirlen, pad);
+        CHECK_ALL((int)strlen(name) == lengths[i], "the name has %zu characters, not %d",
+                  strlen(name), lengths[i]);
+        CHECK_ALL(tu_rank != 0 || mkdir(dir, 0700) == 0, "mkdir of a %zu-character name failed",
+                  strlen(dir));
+        tcio_file *fh = NULL;
+        int rc = tu_open(name, MODE_NEW_RDWR, "256", "2", &fh);
+        if (refused == 1 && lengths[i] >= 245) {
+            expect_all(rc, TCIO_ERR_OPEN, "a long name under Open MPI's ompio", "tcio_open_comm");
+            tu_status st;
+            tu_status_init(&st);
+            tu_expect_reason(&st, rc, "tcio_open_comm", (const char *[]){ "lockedfile", NULL },
+                             "a long name");
+            CHECK_STATUS(st);
+            CHECK_ALL(tu_file_size(name) == -1, "the refused open of a %d-character name made "
+                      "the file", lengths[i]);
+        } else if (rc == TCIO_SUCCESS || refused != -1) {
+            expect_success(rc, "a long name", "tcio_open_comm");
+            expect_all(tcio_write_at(fh, 64 * (MPI_Offset)tu_rank, image + 64 * tu_rank, 64,
+                                     MPI_BYTE), TCIO_SUCCESS, "a long name", "tcio_write_at");
+            expect_success(tu_close(fh), "a long name", "tcio_close");
+            char why[256] = "";
+            int same = tu_rank != 0 || tu_compare_file_mem(name, image, size, why, sizeof why) == 0;
+            CHECK_ALL(same, "a %d-character name: %s", lengths[i], why);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (tu_rank == 0) {
+            unlink(name);
+            rmdir(dir);
+        }
+    }
+    free(image);
+    if (tu_rank == 0)
+        rmdir(base);
+}
+END_TEST
+
 /* ---- 12. file-system errors ------------------------------------------------------------------- */
 
 static int is_own_failure(int rc)
@@ -6382,6 +6464,7 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "bad_config", test_bad_config);
     tu_add_case(s, "last_error", test_last_error);
     tu_add_case(s, "error_reasons", test_error_reasons);
+    tu_add_case(s, "long_names", test_long_names);
     tu_add_case(s, "transport_nodes", test_transport_nodes);
     tu_add_case(s, "fs_errors", test_fs_errors);
     tu_add_case(s, "prefetch", test_prefetch);
