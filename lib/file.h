@@ -26,6 +26,8 @@ struct tci_drain_job;
 /* A handle between tcio_close_begin and tcio_close_end (close.c,
  * background.c): what the begin found, reported by the end. */
 typedef struct tci_closing {
+    bool  failed_before;           /* a sticky failure before the begin:
+                                      what the close returns (tcio.h) */
     int   rc;                      /* this rank's outcome of the begin */
     int   reason_code;             /* and why, for tcio_last_error */
     char  reason[TCIO_MAX_ERROR_STRING];
