@@ -335,7 +335,8 @@ tcio_file *tcio_open(const char *fname, int mode);
  * defect, fixed in 5.0): open such files one after the other
  * (doc/portability.md, One-sided components under Open MPI).
  * Opening a file that this process closed with tcio_close_begin and
- * whose tcio_close_end has not come yet waits for its helper thread, so
+ * whose tcio_close_end has not come yet (under any name of the file,
+ * also with an MPI-IO prefix such as "ufs:") waits for its helper thread, so
  * that the new handle sees every byte (on every rank of COMM: their
  * agreement waits for the ranks that wait); a rank outside COMM that still
  * holds segments of it is not waited for.

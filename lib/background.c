@@ -59,7 +59,11 @@ static bool thread_may_write(tcio_file *fh)
  * them. */
 static bool hand_over(tcio_file *fh, const tci_drain_slot *slots, int n)
 {
-    tci_file_identity id = { .name = fh->name, .device = fh->io.device, .inode = fh->io.inode };
+    struct stat st;
+    const char *path = tci_file_system_name(fh->name, &st);
+    if (!path)
+        return false;       /* written now instead */
+    tci_file_identity id = { .name = path, .device = fh->io.device, .inode = fh->io.inode };
     char why[TCIO_MAX_ERROR_STRING];
     bool readable = false;
     int fd = tci_drainer_open(&id, &readable, why, (int)sizeof why);

@@ -67,8 +67,9 @@ void tci_drainer_finish(tci_drain_job *job, tci_drain_result *result);
 int64_t tci_drainer_pending_bytes(void);
 
 /* Main thread.  Sleep until no job of the file NAME is left to write: jobs
- * whose file has this name or, if stat(NAME) succeeds, this device and
- * inode.  Returns how many jobs it waited for. */
+ * whose file has this name or, where NAME (or NAME without its MPI-IO
+ * prefix, tci_file_system_name) names a file, its device and inode.
+ * Returns how many jobs it waited for. */
 int tci_drainer_wait_for_file(const char *name);
 
 /* Main thread.  Sleep until every job is written, then end the thread

@@ -223,10 +223,23 @@ static int read_span(MPI_File file, MPI_Offset offset, char *buf, int len, bool 
  * read-write internally for its data sieving; where that is refused (no
  * read permission, MPI_MODE_UNIQUE_OPEN promised no second open) writes
  * stay per run. */
+const char *tci_file_system_name(const char *name, struct stat *st)
+{
+    if (!name)
+        return NULL;
+    if (stat(name, st) == 0)
+        return name;
+    size_t prefix = strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+    if (prefix == 0 || name[prefix] != ':')
+        return NULL;
+    const char *rest = name + prefix + 1;
+    return stat(rest, st) == 0 ? rest : NULL;
+}
+
 void tci_segio_identify(tci_segio *io, const char *name)
 {
     struct stat st;
-    io->identified = name && stat(name, &st) == 0;
+    io->identified = tci_file_system_name(name, &st) != NULL;
     if (io->identified) {
         io->device = (unsigned long long)st.st_dev;
         io->inode = (unsigned long long)st.st_ino;
@@ -237,7 +250,7 @@ void tci_segio_identify(tci_segio *io, const char *name)
 static bool still_the_file(const tci_segio *io)
 {
     struct stat st;
-    return io->identified && io->name && stat(io->name, &st) == 0 &&
+    return io->identified && tci_file_system_name(io->name, &st) != NULL &&
            (unsigned long long)st.st_dev == io->device &&
            (unsigned long long)st.st_ino == io->inode;
 }

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <mpi.h>
 #include "segmap.h"
 #include "stats.h"
@@ -74,11 +75,19 @@ static inline tci_segio *tci_segio_bind(tci_segio *io, MPI_File file, const char
     return io;
 }
 
+/* The name under which POSIX calls reach the file that the MPI-IO file
+ * name NAME opens, with its status in *ST: NAME itself where it names a
+ * file, else, where NAME starts with a file-system prefix (letters,
+ * digits or '_' and a colon before any '/': "ufs:", "nfs:", "lustre:"),
+ * the rest after the colon, which ROMIO opens (Open MPI's ompio takes
+ * the name as it is).  NULL where neither names a file. */
+const char *tci_file_system_name(const char *name, struct stat *st);
+
 /* Local, at open of a write-only file: note which file NAME is now, so
  * that a sieve, which opens its own read handle by name later, never reads
  * another file (the program may chdir, or the file be renamed or replaced,
- * meanwhile).  Without this (stat fails, as for names with an MPI-IO
- * prefix), the file's spills stay one write per run. */
+ * meanwhile).  Without this (no file found under the name, with its
+ * MPI-IO prefix or without), the file's spills stay one write per run. */
 void tci_segio_identify(tci_segio *io, const char *name);
 
 /* Write the bytes of file segment SEGMENT whose bits are set in BITMAP from
