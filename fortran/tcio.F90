@@ -154,7 +154,7 @@ module tcio
     integer(c_int) function c_read(fh, data, count, datatype) bind(C, name="tcio_f_read")
       import :: c_ptr, c_int
       type(c_ptr), value :: fh
-      type(*), dimension(..), asynchronous :: data
+      type(*), dimension(..), intent(inout), asynchronous :: data
       integer(c_int), value :: count, datatype
     end function
     integer(c_int) function c_read_at(fh, offset, data, count, datatype) &
@@ -162,7 +162,7 @@ module tcio
       import :: c_ptr, c_int, c_long_long
       type(c_ptr), value :: fh
       integer(c_long_long), value :: offset
-      type(*), dimension(..), asynchronous :: data
+      type(*), dimension(..), intent(inout), asynchronous :: data
       integer(c_int), value :: count, datatype
     end function
     integer(c_int) function c_seek(fh, offset, whence) bind(C, name="tcio_seek")
@@ -346,7 +346,7 @@ contains
 
   integer function tcio_read_int(fh, data, count, datatype) result(rc)
     type(tcio_file), intent(in) :: fh
-    type(*), dimension(..), asynchronous :: data
+    type(*), dimension(..), intent(inout), asynchronous :: data
     integer, intent(in) :: count, datatype
     rc = c_read(fh%handle, data, count, datatype)
   end function
@@ -354,7 +354,7 @@ contains
   integer function tcio_read_at_int(fh, offset, data, count, datatype) result(rc)
     type(tcio_file), intent(in) :: fh
     integer(MPI_OFFSET_KIND), intent(in) :: offset
-    type(*), dimension(..), asynchronous :: data
+    type(*), dimension(..), intent(inout), asynchronous :: data
     integer, intent(in) :: count, datatype
     rc = c_read_at(fh%handle, int(offset, c_long_long), data, count, datatype)
   end function
@@ -390,7 +390,7 @@ contains
 
   integer function tcio_read_f08(fh, data, count, datatype) result(rc)
     type(tcio_file), intent(in) :: fh
-    type(*), dimension(..), asynchronous :: data
+    type(*), dimension(..), intent(inout), asynchronous :: data
     integer, intent(in) :: count
     type(MPI_Datatype), intent(in) :: datatype
     rc = c_read(fh%handle, data, count, datatype%MPI_VAL)
@@ -399,7 +399,7 @@ contains
   integer function tcio_read_at_f08(fh, offset, data, count, datatype) result(rc)
     type(tcio_file), intent(in) :: fh
     integer(MPI_OFFSET_KIND), intent(in) :: offset
-    type(*), dimension(..), asynchronous :: data
+    type(*), dimension(..), intent(inout), asynchronous :: data
     integer, intent(in) :: count
     type(MPI_Datatype), intent(in) :: datatype
     rc = c_read_at(fh%handle, int(offset, c_long_long), data, count, datatype%MPI_VAL)

@@ -74,10 +74,13 @@ static void type_name(MPI_Datatype type, char *out, size_t size)
 
 /* TCIO_SUCCESS if COUNT elements of TYPE, laid out from the start of the
  * buffer as MPI lays them out, fit into the NBYTES of array D (-1:
- * unknown, trusted), else the refusal of CALL. */
+ * unknown, trusted), else the refusal of CALL.  *NEEDED gets the bytes
+ * from the buffer's start that the call reads or writes (NBYTES where
+ * that is not known). */
 static int check_fits(const char *call, const CFI_cdesc_t *d, long long nbytes, int count,
-                      MPI_Datatype type)
+                      MPI_Datatype type, long long *needed_bytes)
 {
+    *needed_bytes = nbytes;
     if (nbytes < 0)
         return TCIO_SUCCESS;
     MPI_Aint lb, extent, true_lb, true_extent;
@@ -91,8 +94,10 @@ static int check_fits(const char *call, const CFI_cdesc_t *d, long long nbytes, 
                       "buffer (a negative lower bound)", name, (long long)-true_lb);
     long long needed = (long long)true_lb + (long long)true_extent +
                        (long long)(count - 1) * (long long)extent;
-    if (needed <= nbytes)
+    if (needed <= nbytes) {
+        *needed_bytes = needed;
         return TCIO_SUCCESS;
+    }
     return refuse(TCIO_ERR_BAD_ARG, call, "count %d%s needs %lld bytes, past the end of the "
                   "buffer, a rank-%d array of %lld bytes (%lld elements); to pass the memory "
                   "that follows an element, as MPI codes do, pass the element itself: "
@@ -100,8 +105,9 @@ static int check_fits(const char *call, const CFI_cdesc_t *d, long long nbytes, 
                   nbytes / (long long)d->elem_len);
 }
 
-/* Copy the elements of the non-contiguous array D, in array element order,
- * into a new contiguous buffer of NBYTES (NULL when out of memory). */
+/* Copy the first NBYTES / elem_len elements of the non-contiguous array D,
+ * in array element order, into a new contiguous buffer of NBYTES (NULL
+ * when out of memory). */
 static void *pack(const CFI_cdesc_t *d, long long nbytes)
 {
     char *out = malloc(nbytes > 0 ? (size_t)nbytes : 1), *p = out;
@@ -153,15 +159,20 @@ static int write_descriptor(tcio_file *fh, bool at, MPI_Offset offset,
     const void *base = data->base_addr;
     void *packed = NULL;
     if (fh && count > 0 && type != MPI_DATATYPE_NULL) {
-        long long nbytes = descriptor_bytes(data);
-        int rc = check_fits(call, data, nbytes, count, type);
+        long long nbytes = descriptor_bytes(data), needed = 0;
+        int rc = check_fits(call, data, nbytes, count, type, &needed);
         if (rc != TCIO_SUCCESS)
             return rc;
         if (nbytes > 0 && !CFI_is_contiguous(data)) {
-            packed = pack(data, nbytes);
+            /* Only the elements the write takes: COUNT elements of a
+             * huge section cost no more than the bytes written. */
+            long long elem = (long long)data->elem_len;
+            long long copied = (needed >= 0 && needed < nbytes)
+                                   ? (needed + elem - 1) / elem * elem : nbytes;
+            packed = pack(data, copied);
             if (!packed)
                 return refuse(TCIO_ERR_NO_MEMORY, call, "no memory for a %lld-byte copy of "
-                              "the non-contiguous array section", nbytes);
+                              "the non-contiguous array section", copied);
             base = packed;
         }
     }
@@ -191,8 +202,8 @@ static int read_descriptor(tcio_file *fh, bool at, MPI_Offset offset,
     const char *call = at ? "tcio_read_at" : "tcio_read";
     MPI_Datatype type = MPI_Type_f2c(ftype);
     if (fh && count > 0 && type != MPI_DATATYPE_NULL) {
-        long long nbytes = descriptor_bytes(data);
-        int rc = check_fits(call, data, nbytes, count, type);
+        long long nbytes = descriptor_bytes(data), needed = 0;
+        int rc = check_fits(call, data, nbytes, count, type, &needed);
         if (rc != TCIO_SUCCESS)
             return rc;
         if (nbytes > 0 && !CFI_is_contiguous(data))

@@ -556,6 +556,41 @@ subroutine f08_handle_tests()
 end subroutine f08_handle_tests
 #endif
 
+! ---- a strided write costs the elements written, not the section ----
+! test_fortran_c.c hands the module's stub a section of 2^34 integers (with
+! a stride) over 4 real ones: a write of 2 must pack those 2 only and put
+! them in the file.
+subroutine huge_section_tests()
+  use mpi
+  use tcio
+  use checks
+  use, intrinsic :: iso_c_binding, only: c_int, c_char, c_null_char, c_long_long
+  implicit none
+  interface
+    integer(c_int) function test_c_write_from_huge_section(name, offset) bind(C)
+      import :: c_int, c_char, c_long_long
+      character(kind=c_char) :: name(*)
+      integer(c_long_long), value :: offset
+    end function
+  end interface
+  character(len=:), allocatable :: name
+  integer(1), allocatable :: bytes(:)
+  integer :: rank, nprocs, ierr, k
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
+  name = dir // '/huge-section.dat'
+  call check_rc(test_c_write_from_huge_section(name // c_null_char, int(8 * rank, c_long_long)), &
+      TCIO_SUCCESS, 'open, write of 2 elements of a section of 2^34, close')
+  if (rank == 0) then
+    call read_file(name, bytes)
+    call check(size(bytes) == 8 * nprocs, 'huge section: file size')
+    do k = 0, nprocs - 1
+      call check(all(bytes(8 * k + 1 : 8 * k + 8) == transfer([11, 33], bytes)), &
+          'huge section: the 2 elements written')
+    end do
+  end if
+end subroutine huge_section_tests
+
 program test_fortran
   use mpi
   use checks
@@ -573,6 +608,7 @@ program test_fortran
   dir = trim(arg)
   call integer_handle_tests()
   call sequence_association_tests()
+  call huge_section_tests()
 #ifdef TCIO_HAVE_MPI_F08
   call f08_handle_tests()
 #endif
