@@ -273,9 +273,12 @@ void bench_report(FILE *out, bool csv, const bench_row *row, const bench_result 
         fprintf(out, "%s\n", r->verified ? "yes" : "no");
         return;
     }
-    fprintf(out, "method %s, %d ranks, %d arrays (%s) of %ld elements, %ld per access\n",
-            row->method, row->nprocs, row->num_array, row->types, row->len_array,
-            row->size_access);
+    if (row->shape)
+        fprintf(out, "method %s, %d ranks, %s\n", row->method, row->nprocs, row->shape);
+    else
+        fprintf(out, "method %s, %d ranks, %d arrays (%s) of %ld elements, %ld per access\n",
+                row->method, row->nprocs, row->num_array, row->types, row->len_array,
+                row->size_access);
     fprintf(out, "  libtcio       aggregators %s, placement %s, early drain %s, prefetch %s\n",
             aggregators, placement, early_drain, prefetch);
     if (r->dumps)

@@ -112,6 +112,8 @@ typedef struct bench_row {
     long        len_array;
     long        size_access;
     const bench_tuning *tuning;
+    const char *shape;     /* the text report's words for the data where they
+                              are not tcio_bench's arrays (NULL: arrays) */
 } bench_row;
 
 typedef struct bench_result {
