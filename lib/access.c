@@ -418,10 +418,8 @@ static int fetch_call(tcio_file *fh)
 {
     if (!fh || !tci_handle_is_open(fh))
         return tci_error_bad_handle(fh);
-    int rc = complete_reads(fh);
-    if (rc != TCIO_SUCCESS)
-        return rc;
-    return fh->failure != TCIO_SUCCESS ? tci_failed_earlier(fh) : TCIO_SUCCESS;
+    bool failed_before = fh->failure != TCIO_SUCCESS;
+    return tci_result_after(fh, failed_before, complete_reads(fh));
 }
 
 static int progress_call(tcio_file *fh)

@@ -17,18 +17,6 @@
 
 /* A failure that an earlier call met (an early drain, a spill) is this
  * rank's failure too. */
-/* This rank's result of a collective call on FH whose own steps gave RC:
- * a failure that stuck to FH before the call (FAILED_BEFORE) is what
- * every later call returns, with its reason (tcio.h, Errors), whatever
- * the call met since; else the call's first failure, or one that a step
- * noted without returning it. */
-static int own_result(const tcio_file *fh, bool failed_before, int rc)
-{
-    if (rc != TCIO_SUCCESS && !failed_before)
-        return rc;
-    return fh->failure != TCIO_SUCCESS ? tci_failed_earlier(fh) : rc;
-}
-
 static int flush_call(tcio_file *fh)
 {
     if (!fh || !tci_handle_is_open(fh))
@@ -39,7 +27,7 @@ static int flush_call(tcio_file *fh)
     int rc = tci_combiner_settle(fh, tci_access_settle(fh));
     /* The ranks agree on the end of the file in the same step: after a
      * flush every rank's reads see every write, so its end too. */
-    rc = tci_size_agree(fh, own_result(fh, failed_before, rc));
+    rc = tci_size_agree(fh, tci_result_after(fh, failed_before, rc));
     fh->stats.time[TCI_T_COLLECTIVE_WAITS] += tci_collective_waited() - waited0;
     return rc;
 }
@@ -138,7 +126,7 @@ static int end_close(tcio_file *fh)
         rc = drain_rc;
     /* A failure that an earlier call met (an early drain, a spill) wins;
      * one the close's steps noted without returning it comes last. */
-    rc = own_result(fh, fh->closing.failed_before, rc);
+    rc = tci_result_after(fh, fh->closing.failed_before, rc);
     const char *transport_name = tci_handle_transport_name(fh);   /* static: outlives
                                                                       the close */
     rc = tci_collective_result(fh->comm, rc);

@@ -121,6 +121,18 @@ static inline int tci_failed_earlier(const tcio_file *fh)
                          "fails: %s", fh->failure_reason);
 }
 
+/* This rank's result of a call on FH whose own steps gave RC: a failure
+ * that stuck to FH before the call began (FAILED_BEFORE) is what every
+ * later call returns, with its reason (tcio.h, Errors), whatever the call
+ * met since; else the call's first failure, or one that a step noted
+ * without returning it. */
+static inline int tci_result_after(const tcio_file *fh, bool failed_before, int rc)
+{
+    if (rc != TCIO_SUCCESS && !failed_before)
+        return rc;
+    return fh->failure != TCIO_SUCCESS ? tci_failed_earlier(fh) : rc;
+}
+
 /* The file side of FH, bound to its file, geometry and statistics. */
 static inline tci_segio *tci_file_segio(tcio_file *fh)
 {

@@ -67,13 +67,13 @@ static int own_mode(int mode, bool creator)
  * fortification, writes past the buffer.  Such a name is refused unless
  * the environment keeps ompio or that component out: mpiexec's --mca io
  * and --mca sharedfp reach the processes as OMPI_MCA_io and
- * OMPI_MCA_sharedfp (MCA parameter files are not read here; with ROMIO
- * chosen there, the refusal is needless but harmless to the file). */
+ * OMPI_MCA_sharedfp (MCA parameter files are not read here; with ompio
+ * kept out there, the refusal is needless but harmless to the file).  The
+ * version is the library's at run time (MPI_Get_library_version), which
+ * may differ from the headers libtcio was built with. */
 enum { LOCKEDFILE_NAME_LIMIT = 245 };
 
-#if defined(OPEN_MPI) && OPEN_MPI && \
-    (OMPI_MAJOR_VERSION < 5 || (OMPI_MAJOR_VERSION == 5 && OMPI_MINOR_VERSION == 0 && \
-                                OMPI_RELEASE_VERSION < 10))
+#if defined(OPEN_MPI) && OPEN_MPI
 /* Whether the MCA selection LIST (NULL: the default) can pick COMPONENT. */
 static bool mca_selects(const char *list, const char *component)
 {
@@ -83,16 +83,30 @@ static bool mca_selects(const char *list, const char *component)
     return list[0] == '^' ? !named : named;
 }
 
+/* Whether the Open MPI running has the defect: before 5.0.10. */
+static bool lockedfile_overflows(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        char version[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len = 0, major = 0, minor = 0, release = 0;
+        known = MPI_Get_library_version(version, &len) == MPI_SUCCESS &&
+                sscanf(version, "Open MPI v%d.%d.%d", &major, &minor, &release) == 3 &&
+                (major < 5 || (major == 5 && minor == 0 && release < 10));
+    }
+    return known;
+}
+
 static int check_name_for_mpi(const char *fname)
 {
     if (strlen(fname) < LOCKEDFILE_NAME_LIMIT || !mca_selects(getenv("OMPI_MCA_io"), "ompio") ||
-        !mca_selects(getenv("OMPI_MCA_sharedfp"), "lockedfile"))
+        !mca_selects(getenv("OMPI_MCA_sharedfp"), "lockedfile") || !lockedfile_overflows())
         return TCIO_SUCCESS;
     return tci_error_set(TCIO_ERR_OPEN, "a file name of %zu characters: Open MPI's MPI-IO (ompio, "
                          "before 5.0.10) aborts the process on names of %d characters or more "
                          "(a buffer overflow in its sharedfp/lockedfile component); give a "
                          "shorter name, or run with --mca sharedfp ^lockedfile or --mca io "
-                         "romio321", strlen(fname), (int)LOCKEDFILE_NAME_LIMIT);
+                         "^ompio", strlen(fname), (int)LOCKEDFILE_NAME_LIMIT);
 }
 #else
 static int check_name_for_mpi(const char *fname)

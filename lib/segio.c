@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "segio.h"
 #include "slot.h"
 #include "error.h"
@@ -217,23 +218,40 @@ static int read_span(MPI_File file, MPI_Offset offset, char *buf, int len, bool 
     return TCIO_SUCCESS;
 }
 
-/* The handle the sieve reads with, or MPI_FILE_NULL if it cannot read.  A
- * file opened write-only gets a read-only handle of this rank's own
- * (MPI_COMM_SELF: no other rank takes part), as ROMIO opens such files
- * read-write internally for its data sieving; where that is refused (no
- * read permission, MPI_MODE_UNIQUE_OPEN promised no second open) writes
- * stay per run. */
+/* NAME past a ROMIO prefix of a driver that writes through the operating
+ * system's file system ("ufs:", "nfs:", "lustre:", ..., in any case), so
+ * that a descriptor of the rest reaches the bytes MPI-IO writes; NULL for
+ * other names.  Not testfs, daos, ime, gridftp, pvfs2 or quobyte: their
+ * files are not, or not coherently, the local path of the same name
+ * (the interposer's wider list in mpiio/served.c only matches names). */
+static const char *past_posix_prefix(const char *name)
+{
+    static const char *const prefixes[] = { "ufs", "nfs", "xfs", "gpfs", "panfs", "lustre" };
+    const char *colon = strchr(name, ':');
+    if (!colon)
+        return NULL;
+    size_t n = (size_t)(colon - name);
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strlen(prefixes[i]) == n && strncasecmp(name, prefixes[i], n) == 0)
+            return colon + 1;
+    return NULL;
+}
+
 const char *tci_file_system_name(const char *name, struct stat *st)
 {
     if (!name)
         return NULL;
-    if (stat(name, st) == 0)
-        return name;
-    size_t prefix = strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
-    if (prefix == 0 || name[prefix] != ':')
+    bool literal = stat(name, st) == 0;
+    const char *rest = past_posix_prefix(name);
+    struct stat other;
+    if (!rest || stat(rest, &other) != 0)
+        return literal ? name : NULL;
+    /* Both "ufs:x" and "x": which one MPI-IO opened depends on its
+     * component (ROMIO strips the prefix, Open MPI's ompio does not). */
+    if (literal && (st->st_dev != other.st_dev || st->st_ino != other.st_ino))
         return NULL;
-    const char *rest = name + prefix + 1;
-    return stat(rest, st) == 0 ? rest : NULL;
+    *st = other;
+    return rest;
 }
 
 void tci_segio_identify(tci_segio *io, const char *name)
@@ -274,6 +292,12 @@ static MPI_File open_own_reader(tci_segio *io)
     return reader;
 }
 
+/* The handle the sieve reads with, or MPI_FILE_NULL if it cannot read.  A
+ * file opened write-only gets a read-only handle of this rank's own
+ * (MPI_COMM_SELF: no other rank takes part), as ROMIO opens such files
+ * read-write internally for its data sieving; where that is refused (no
+ * read permission, MPI_MODE_UNIQUE_OPEN promised no second open) writes
+ * stay per run. */
 static MPI_File sieve_reader(tci_segio *io)
 {
     if (io->reader_state == READER_UNKNOWN) {

@@ -53,6 +53,7 @@ static int sync_handle(tcio_file *fh)
  * the slots that can still reach the file should). */
 static int sync_steps(tcio_file *fh)
 {
+    bool failed_before = fh->failure != TCIO_SUCCESS;
     tci_first_failure first = { 0 };
     tci_first_failure_note(&first, tci_combiner_settle(fh, tci_access_settle(fh)));
     tci_first_failure_note(&first, tci_error_from_mpi(tci_barrier(fh->comm)));
@@ -63,12 +64,9 @@ static int sync_steps(tcio_file *fh)
     tci_first_failure_note(&first, tci_error_from_mpi(tci_barrier(fh->comm)));
     tci_first_failure_note(&first, sync_handle(fh));
     tci_segio_close(&fh->io);
-    int rc = tci_first_failure_result(&first);
-    /* A failure that an earlier call met (an early drain, a spill); not
-     * one this call met itself, which has its own reason. */
-    if (rc == TCIO_SUCCESS && fh->failure != TCIO_SUCCESS)
-        rc = tci_failed_earlier(fh);
-    return rc;
+    /* A failure that an earlier call met (an early drain, a spill) wins
+     * over one this call met itself, which has its own reason. */
+    return tci_result_after(fh, failed_before, tci_first_failure_result(&first));
 }
 
 static int sync_call(tcio_file *fh)

@@ -298,6 +298,7 @@ static char *alias_of(const char *name)
     return alias;
 }
 
+#if !(defined(OPEN_MPI) && OPEN_MPI)
 /* NAME with ROMIO's file-system prefix "ufs:", which MPICH opens as NAME
  * (Open MPI's ompio takes it as part of the name). */
 static char *prefixed(const char *name)
@@ -309,6 +310,7 @@ static char *prefixed(const char *name)
     }
     return p;
 }
+#endif
 
 /* The file written, its close begun with the thread held back for 300 ms,
  * then opened again under ALIAS(path) and read by every rank: the open
@@ -624,6 +626,82 @@ START_TEST(test_renamed_file)
 }
 END_TEST
 
+/* ---- 9. names with an MPI-IO prefix (ROMIO: MPICH only) --------------------------------- */
+
+/* The file a name with a ROMIO prefix opens is the one the thread writes:
+ * "ufs:" + a path is drained by the thread into the path; where both
+ * "ufs:x" and "x" exist (ROMIO opens x) or the prefix's driver is not the
+ * operating system's file system ("testfs:", which writes nothing), the
+ * thread never writes the file of the bare name. */
+START_TEST(test_prefixed_names)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    no_faults();
+#if defined(OPEN_MPI) && OPEN_MPI
+    if (tu_rank == 0)
+        printf("prefixed_names: Open MPI's ompio takes a prefix as part of the name: skipped\n");
+#else
+    const char *ctx = "opened as ufs:PATH";
+    tu_plan p;
+    const char *ref;
+    plan_and_reference(&p, 2031, 24 << 10, 1500, &ref, ctx);
+    const char *path = tu_path("bg-prefixed");
+    char name[4200];
+    snprintf(name, sizeof name, "ufs:%s", path);
+    tcio_file *fh = open_and_write(name, "4k", "64", NULL, &p, ctx);
+    expect_all(tu_close_begin(fh), TCIO_SUCCESS, ctx, "tcio_close_begin");
+    expect_all(tu_close_end(fh), TCIO_SUCCESS, ctx, "tcio_close_end");
+    expect_files_equal(path, ref, ctx);
+    CHECK_ALL(tu_sum_int((int)atomic_load(&thread_pwrites)) > 0,
+              "%s: the helper thread wrote nothing", ctx);
+    tu_plan_free(&p);
+
+    /* Both "ufs:x" (a decoy) and x, relative names in the test directory. */
+    ctx = "opened as ufs:x where a file named ufs:x exists too";
+    no_faults();
+    plan_and_reference(&p, 2032, 24 << 10, 1500, &ref, ctx);
+    const char *bare_path = tu_path("bg-ambiguous");
+    const char *bare = strrchr(bare_path, '/') + 1;
+    char here[4096], literal[4200];
+    CHECK_ALL(getcwd(here, sizeof here) != NULL && chdir(tu_dir()) == 0, "%s: chdir", ctx);
+    snprintf(literal, sizeof literal, "ufs:%s", bare);
+    unsigned char decoy[100];
+    memset(decoy, 'd', sizeof decoy);
+    CHECK_ALL(tu_rank != 0 || tu_posix_create(literal, decoy, sizeof decoy) == 0,
+              "%s: the decoy", ctx);
+    fh = open_and_write(literal, "4k", "64", NULL, &p, ctx);
+    expect_all(tu_close_begin(fh), TCIO_SUCCESS, ctx, "tcio_close_begin");
+    expect_all(tu_close_end(fh), TCIO_SUCCESS, ctx, "tcio_close_end");
+    char why[300] = "";
+    int ok = tu_rank != 0 || tu_compare_file_mem(literal, decoy, sizeof decoy, why, sizeof why) == 0;
+    if (tu_rank == 0)
+        unlink(literal);
+    int back = chdir(here) == 0;
+    CHECK_ALL(ok, "%s: the decoy ufs:x was written: %s", ctx, why);
+    CHECK_ALL(back, "%s: chdir back", ctx);
+    expect_files_equal(bare_path, ref, ctx);
+    tu_plan_free(&p);
+
+    /* ROMIO's testfs driver writes nothing: the file of the bare name stays
+     * as it was. */
+    ctx = "opened as testfs:PATH";
+    no_faults();
+    plan_and_reference(&p, 2033, 2 << 10, 500, &ref, ctx);
+    const char *target = tu_path("bg-testfs");
+    CHECK_ALL(tu_rank != 0 || tu_posix_create(target, decoy, sizeof decoy) == 0,
+              "%s: the decoy", ctx);
+    snprintf(name, sizeof name, "testfs:%s", target);
+    fh = open_and_write(name, "4k", "64", NULL, &p, ctx);
+    expect_all(tu_close_begin(fh), TCIO_SUCCESS, ctx, "tcio_close_begin");
+    expect_all(tu_close_end(fh), TCIO_SUCCESS, ctx, "tcio_close_end");
+    ok = tu_rank != 0 || tu_compare_file_mem(target, decoy, sizeof decoy, why, sizeof why) == 0;
+    CHECK_ALL(ok, "%s: the file of the bare name was written: %s", ctx, why);
+    tu_plan_free(&p);
+#endif
+}
+END_TEST
+
 /* A file opened with MPI_MODE_DELETE_ON_CLOSE is written by the begin
  * itself, never by the thread (rank 0 deletes it at the begin), and is
  * gone after the end. */
@@ -746,6 +824,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "drain_failure", test_drain_failure);
     tu_add_case(s, "closing_handle", test_closing_handle);
     tu_add_case(s, "renamed_file", test_renamed_file);
+    tu_add_case(s, "prefixed_names", test_prefixed_names);
     tu_add_case(s, "delete_on_close", test_delete_on_close);
     tu_add_case(s, "setting", test_setting);
     SRunner *sr = srunner_create(s);

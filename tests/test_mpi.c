@@ -2607,23 +2607,25 @@ END_TEST
 /* ---- 11b. long file names --------------------------------------------------------------------- */
 
 /* The test's own statement of lib/open.c's rule: Open MPI's ompio before
- * 5.0.10 aborts MPI_File_open on names of 245 characters or more (its
- * sharedfp/lockedfile component, Open MPI issue 13565), so libtcio
- * refuses them there unless --mca sharedfp ^lockedfile or --mca io
- * romio321 is in the environment.  Returns 1 (refused), 0 (opened), or
- * -1 where the environment names other components (not predicted). */
+ * 5.0.10 (the library running) aborts MPI_File_open on names of 245
+ * characters or more (its sharedfp/lockedfile component, Open MPI issue
+ * 13565), so libtcio refuses them there unless --mca sharedfp ^lockedfile
+ * or --mca io ^ompio (or romio321) is in the environment.  Returns 1
+ * (refused), 0 (opened), or -1 where the environment names other
+ * components (not predicted). */
 static int long_names_refused(void)
 {
-#if defined(OPEN_MPI) && OPEN_MPI && \
-    (OMPI_MAJOR_VERSION < 5 || (OMPI_MAJOR_VERSION == 5 && OMPI_MINOR_VERSION == 0 && \
-                                OMPI_RELEASE_VERSION < 10))
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0, major = 0, minor = 0, release = 0;
+    MPI_Get_library_version(version, &len);
+    if (sscanf(version, "Open MPI v%d.%d.%d", &major, &minor, &release) != 3 ||
+        !(major < 5 || (major == 5 && minor == 0 && release < 10)))
+        return 0;
     const char *io = getenv("OMPI_MCA_io"), *sharedfp = getenv("OMPI_MCA_sharedfp");
-    if ((io && strcmp(io, "romio321") == 0) || (sharedfp && strcmp(sharedfp, "^lockedfile") == 0))
+    if ((io && (strcmp(io, "romio321") == 0 || strcmp(io, "^ompio") == 0)) ||
+        (sharedfp && strcmp(sharedfp, "^lockedfile") == 0))
         return 0;
     return (io && *io) || (sharedfp && *sharedfp) ? -1 : 1;
-#else
-    return 0;
-#endif
 }
 
 /* Names of 244, 245 and 300 characters (a directory and a file of their
