@@ -610,17 +610,23 @@ static int rma_peek_states(tci_transport *t, int64_t *states)
     /* Only the state words: a merge may be putting a slot's counter,
      * beside them, and MPI allows concurrent accesses to a location only
      * where all are accumulates (rma_put_range). */
+    /* One slot: the word itself, not a vector of one block, which MPICH
+     * 4.0.2's active-message path packs wrongly (it asserts
+     * "actual_pack_bytes == result_data_sz") once the process holds about
+     * 1,000 derived datatypes, as parallel HDF5's collective chunk I/O
+     * does (test_mpi many_live_datatypes). */
     int err = MPI_SUCCESS;
-    if (!r->state_words_made) {
+    if (count > 1 && !r->state_words_made) {
         err = MPI_Type_vector(count, 1, words_per_slot, MPI_INT64_T, &r->state_words);
         if (err == MPI_SUCCESS)
             err = commit_or_free(&r->state_words);
         r->state_words_made = err == MPI_SUCCESS;
     }
+    MPI_Datatype target = count > 1 ? r->state_words : MPI_INT64_T;
     int64_t *words = r->headers;
     if (err == MPI_SUCCESS)
         err = MPI_Get_accumulate(NULL, 0, MPI_INT64_T, words, count, MPI_INT64_T, t->self,
-                                 header_disp(r, 0), 1, r->state_words, MPI_NO_OP, r->win);
+                                 header_disp(r, 0), 1, target, MPI_NO_OP, r->win);
     if (err == MPI_SUCCESS)
         err = MPI_Win_flush(t->self, r->win);   /* local: no wait counted */
     for (int64_t s = 0; err == MPI_SUCCESS && s < count; s++)

@@ -3698,6 +3698,50 @@ END_TEST
 #define PD_SEG     16384
 #define PD_CALLS   8192
 
+/* Early drains on one slot per aggregator (rma: the drain's peek reads the
+ * state words of this rank's slots) while the program holds 1,200 derived
+ * datatypes, as parallel HDF5's collective chunk I/O does (about 1,900 in
+ * one H5Dwrite): MPICH 4.0.2 asserted in its active-message path
+ * ("actual_pack_bytes == result_data_sz") on the peek's target type, a
+ * vector of one block, once about 1,000 types were alive.  Interleaved
+ * writes of every rank over 8 segments, compared with the image. */
+START_TEST(test_many_live_datatypes)
+{
+    tu_clear_aggregation_env();
+    enum { LIVE_TYPES = 1200, SEG = 4096, NSEG = 8, PIECE = 64 };
+    MPI_Datatype *live = malloc(LIVE_TYPES * sizeof *live);
+    CHECK_ALL(live != NULL, "out of memory");
+    for (int i = 0; i < LIVE_TYPES; i++) {
+        int lengths[3] = { 8, 16, 4 };
+        MPI_Aint disps[3] = { 0, 100, 1000 };
+        MPI_Type_create_hindexed(3, lengths, disps, MPI_BYTE, &live[i]);
+        MPI_Type_commit(&live[i]);
+    }
+    const char *path = tu_path("live-types");
+    const int64_t size = (int64_t)SEG * NSEG;
+    unsigned char *image = pattern((size_t)size, 9411);
+    CHECK_ALL(image != NULL, "out of memory");
+    const char *const kv[] = { "tcio_transport", "rma", "tcio_early_drain", "on", NULL };
+    tcio_file *fh = NULL;
+    expect_success(tu_open_kv(path, MODE_NEW_WRONLY, "4k", "1", kv, &fh), "live types",
+                   "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    for (int64_t off = (int64_t)PIECE * tu_rank; off < size; off += (int64_t)PIECE * tu_nprocs)
+        tu_expect_rc(&st, tcio_write_at(fh, off, image + off, PIECE, MPI_BYTE), TCIO_SUCCESS,
+                     "tcio_write_at at %lld", (long long)off);
+    CHECK_STATUS(st);
+    expect_success(tu_close(fh), "live types", "tcio_close");
+    char why[256] = "";
+    int same = tu_rank != 0 || tu_compare_file_mem(path, image, size, why, sizeof why) == 0;
+    CHECK_ALL(same, "1,200 live datatypes, early drains on one slot: %s", why);
+    for (int i = 0; i < LIVE_TYPES; i++)
+        MPI_Type_free(&live[i]);
+    free(live);
+    free(image);
+}
+END_TEST
+
 START_TEST(test_polled_drains)
 {
     tu_clear_aggregation_env();
@@ -6472,6 +6516,7 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "prefetch", test_prefetch);
     tu_add_case(s, "shared_slots", test_shared_slots);
     tu_add_case(s, "polled_drains", test_polled_drains);
+    tu_add_case(s, "many_live_datatypes", test_many_live_datatypes);
     tu_add_case(s, "sieved_spills", test_sieved_spills);
     tu_add_case(s, "write_around", test_write_around);
     tu_add_case(s, "off_node_moves", test_off_node_moves);
