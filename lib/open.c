@@ -83,16 +83,21 @@ static bool mca_selects(const char *list, const char *component)
     return list[0] == '^' ? !named : named;
 }
 
-/* Whether the Open MPI running has the defect: before 5.0.10. */
+/* Whether the Open MPI running has the defect: before 5.0.10 (the
+ * headers' version where the library's string does not say). */
 static bool lockedfile_overflows(void)
 {
     static int known = -1;
     if (known < 0) {
         char version[MPI_MAX_LIBRARY_VERSION_STRING];
         int len = 0, major = 0, minor = 0, release = 0;
-        known = MPI_Get_library_version(version, &len) == MPI_SUCCESS &&
-                sscanf(version, "Open MPI v%d.%d.%d", &major, &minor, &release) == 3 &&
-                (major < 5 || (major == 5 && minor == 0 && release < 10));
+        if (MPI_Get_library_version(version, &len) != MPI_SUCCESS ||
+            sscanf(version, "Open MPI v%d.%d.%d", &major, &minor, &release) != 3) {
+            major = OMPI_MAJOR_VERSION;
+            minor = OMPI_MINOR_VERSION;
+            release = OMPI_RELEASE_VERSION;
+        }
+        known = major < 5 || (major == 5 && minor == 0 && release < 10);
     }
     return known;
 }

@@ -170,9 +170,18 @@ static char *inode_key(const char *path)
 
 char *tmi_file_key(const char *filename)
 {
-    char *key = inode_key(filename);
+    char *key = inode_key(filename), *stripped = inode_key(past_romio_prefix(filename));
+    /* Both "ufs:x" and x, different files: which one MPI-IO opens depends
+     * on its component, so the name itself is the key. */
+    if (key && stripped && strcmp(key, stripped) != 0) {
+        free(key);
+        free(stripped);
+        return strdup(filename);
+    }
     if (!key)
-        key = inode_key(past_romio_prefix(filename));
+        key = stripped;
+    else
+        free(stripped);
     if (key)
         return key;
     char *real = realpath(filename, NULL);

@@ -684,7 +684,8 @@ START_TEST(test_prefixed_names)
     tu_plan_free(&p);
 
     /* ROMIO's testfs driver writes nothing: the file of the bare name stays
-     * as it was. */
+     * as it was.  (An MPICH built without that driver refuses the name:
+     * skipped.) */
     ctx = "opened as testfs:PATH";
     no_faults();
     plan_and_reference(&p, 2033, 2 << 10, 500, &ref, ctx);
@@ -692,7 +693,18 @@ START_TEST(test_prefixed_names)
     CHECK_ALL(tu_rank != 0 || tu_posix_create(target, decoy, sizeof decoy) == 0,
               "%s: the decoy", ctx);
     snprintf(name, sizeof name, "testfs:%s", target);
-    fh = open_and_write(name, "4k", "64", NULL, &p, ctx);
+    fh = NULL;
+    int rc = tu_open_kv(name, MPI_MODE_WRONLY | MPI_MODE_CREATE | TCIO_MODE_TRUNC, "4k", "64",
+                        NULL, &fh);
+    if (tu_max_int(rc != TCIO_SUCCESS)) {
+        if (fh)
+            tu_close(fh);
+        if (tu_rank == 0)
+            printf("prefixed_names: this MPI refuses testfs: names: that part skipped\n");
+        tu_plan_free(&p);
+        return;
+    }
+    expect_all(write_own(fh, &p), TCIO_SUCCESS, ctx, "tcio_write_at");
     expect_all(tu_close_begin(fh), TCIO_SUCCESS, ctx, "tcio_close_begin");
     expect_all(tu_close_end(fh), TCIO_SUCCESS, ctx, "tcio_close_end");
     ok = tu_rank != 0 || tu_compare_file_mem(target, decoy, sizeof decoy, why, sizeof why) == 0;

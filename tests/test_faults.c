@@ -1293,8 +1293,12 @@ static void sticky_drain_failure(bool background)
     int src = tcio_sync(fh);
     if (tu_rank == 0)
         EXPLAINED(src, "tcio_sync", "failed earlier", "MPI_File_write_at");
+    else if (src == TCIO_ERR_REMOTE)
+        EXPLAINED(src, "tcio_sync", "TCIO_ERR_NO_SPACE", "rank 0: ", "failed earlier");
     else
-        EXPLAINED(TCIO_SUCCESS, "", "");
+        EXPLAINED(src, "tcio_sync", "MPI_File_sync");
+    CHECK_ALL(src != TCIO_SUCCESS, "%s: tcio_sync succeeded on rank %d after rank 0's "
+              "drain failed", ctx, tu_rank);
     int wrc2 = tu_rank == 0 ? tcio_write_at(fh, 0, seg, 1, MPI_BYTE) : TCIO_ERR_NO_SPACE;
     int fetch = tu_rank == 0 ? tcio_fetch(fh) : TCIO_ERR_NO_SPACE;
     if (tu_rank == 0)
