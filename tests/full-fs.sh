@@ -30,14 +30,16 @@ done
 # A level 2 larger than /dev/shm, where MPI keeps shared windows: in a
 # private mount namespace with a 16 MiB /dev/shm (the machine's stays as it
 # is), the open must be refused rather than die of SIGBUS.
-# (A build tree under /dev/shm would vanish under the new mount: skipped.)
-case $(pwd -P)/ in
-    /dev/shm/*) shm_hides_build=yes ;;
+# (A build tree or test directory under /dev/shm would vanish under the
+# new mount: skipped.)
+test_dir=${TCIO_TEST_DIR:-${TMPDIR:-/tmp}}
+case $(pwd -P)/:$test_dir/ in
+    /dev/shm/*|*:/dev/shm/*) shm_hides_build=yes ;;
     *) shm_hides_build=no ;;
 esac
 if [ $shm_hides_build = yes ]; then
-    echo "full-fs.sh: the build tree is under /dev/shm, which the private 16 MiB /dev/shm" \
-         "would hide: /dev/shm case skipped"
+    echo "full-fs.sh: the build tree or the test directory ($test_dir) is under /dev/shm," \
+         "which the private 16 MiB /dev/shm would hide: /dev/shm case skipped"
 elif command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
     TCIO_TEST_SMALL_SHM=1 CK_RUN_CASE=level2_over_shm TCIO_TEST_TIMEOUT=60 \
         unshare -m sh -c 'mount -t tmpfs -o size=16m tcio-shm /dev/shm &&
