@@ -74,7 +74,7 @@ static void type_name(MPI_Datatype type, char *out, size_t size)
 
 /* TCIO_SUCCESS if COUNT elements of TYPE, laid out from the start of the
  * buffer as MPI lays them out, fit into the NBYTES of array D (-1:
- * unknown, trusted), else the refusal of CALL.  *NEEDED gets the bytes
+ * unknown, trusted), else the refusal of CALL.  *NEEDED_BYTES gets the bytes
  * from the buffer's start that the call reads or writes (NBYTES where
  * that is not known). */
 static int check_fits(const char *call, const CFI_cdesc_t *d, long long nbytes, int count,

@@ -15,8 +15,8 @@
 #include "owner.h"
 #include "size.h"
 
-/* A failure that an earlier call met (an early drain, a spill) is this
- * rank's failure too. */
+/* Every rank's writes to level 2 and the end of the file agreed; a
+ * failure that stuck to FH before the flush is what it returns. */
 static int flush_call(tcio_file *fh)
 {
     if (!fh || !tci_handle_is_open(fh))
