@@ -15,6 +15,7 @@
 #include "drainer.h"
 #include "error.h"
 #include "owner.h"
+#include "romio_prefix.h"
 
 int64_t tci_background_memory(const tcio_file *fh)
 {
@@ -60,7 +61,7 @@ static bool thread_may_write(tcio_file *fh)
 static bool hand_over(tcio_file *fh, const tci_drain_slot *slots, int n)
 {
     struct stat st;
-    const char *path = tci_file_system_name(fh->name, &st);
+    const char *path = tci_file_system_name(fh->name, &st, true);
     if (!path)
         return false;       /* written now instead */
     tci_file_identity id = { .name = path, .device = fh->io.device, .inode = fh->io.inode };

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "drainer.h"
+#include "romio_prefix.h"
 #include "segio.h"
 #include "tcio.h"
 
@@ -352,7 +353,7 @@ int tci_drainer_wait_for_file(const char *name)
     if (!name || tci_drainer_pending_bytes() == 0)
         return 0;             /* nothing unwritten: no stat(2) */
     struct stat st;
-    const struct stat *by_id = tci_file_system_name(name, &st) ? &st : NULL;
+    const struct stat *by_id = tci_file_system_name(name, &st, true) ? &st : NULL;
     int waited = 0;
     pthread_mutex_lock(&lock);
     tci_drain_job *job;

@@ -23,8 +23,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include "segio.h"
+#include "romio_prefix.h"
 #include "slot.h"
 #include "error.h"
 
@@ -218,46 +218,10 @@ static int read_span(MPI_File file, MPI_Offset offset, char *buf, int len, bool 
     return TCIO_SUCCESS;
 }
 
-/* NAME past a ROMIO prefix of a driver that writes through the operating
- * system's file system ("ufs:", "nfs:", "lustre:", ..., in any case), so
- * that a descriptor of the rest reaches the bytes MPI-IO writes; NULL for
- * other names.  Not testfs, daos, ime, gridftp, pvfs2 or quobyte: their
- * files are not, or not coherently, the local path of the same name
- * (the interposer's wider list in mpiio/served.c only matches names). */
-static const char *past_posix_prefix(const char *name)
-{
-    static const char *const prefixes[] = { "ufs", "nfs", "xfs", "gpfs", "panfs", "lustre" };
-    const char *colon = strchr(name, ':');
-    if (!colon)
-        return NULL;
-    size_t n = (size_t)(colon - name);
-    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-        if (strlen(prefixes[i]) == n && strncasecmp(name, prefixes[i], n) == 0)
-            return colon + 1;
-    return NULL;
-}
-
-const char *tci_file_system_name(const char *name, struct stat *st)
-{
-    if (!name)
-        return NULL;
-    bool literal = stat(name, st) == 0;
-    const char *rest = past_posix_prefix(name);
-    struct stat other;
-    if (!rest || stat(rest, &other) != 0)
-        return literal ? name : NULL;
-    /* Both "ufs:x" and "x": which one MPI-IO opened depends on its
-     * component (ROMIO strips the prefix, Open MPI's ompio does not). */
-    if (literal && (st->st_dev != other.st_dev || st->st_ino != other.st_ino))
-        return NULL;
-    *st = other;
-    return rest;
-}
-
 void tci_segio_identify(tci_segio *io, const char *name)
 {
     struct stat st;
-    io->identified = tci_file_system_name(name, &st) != NULL;
+    io->identified = tci_file_system_name(name, &st, true) != NULL;
     if (io->identified) {
         io->device = (unsigned long long)st.st_dev;
         io->inode = (unsigned long long)st.st_ino;
@@ -268,7 +232,7 @@ void tci_segio_identify(tci_segio *io, const char *name)
 static bool still_the_file(const tci_segio *io)
 {
     struct stat st;
-    return io->identified && tci_file_system_name(io->name, &st) != NULL &&
+    return io->identified && tci_file_system_name(io->name, &st, true) != NULL &&
            (unsigned long long)st.st_dev == io->device &&
            (unsigned long long)st.st_ino == io->inode;
 }

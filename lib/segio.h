@@ -6,7 +6,6 @@
 
 #include <stdint.h>
 #include <stdbool.h>
-#include <sys/stat.h>
 #include <mpi.h>
 #include "segmap.h"
 #include "stats.h"
@@ -74,17 +73,6 @@ static inline tci_segio *tci_segio_bind(tci_segio *io, MPI_File file, const char
     io->stats = stats;
     return io;
 }
-
-/* The name under which POSIX calls reach the file that the MPI-IO file
- * name NAME opens, with its status in *ST: NAME itself where it names a
- * file, or, where NAME starts with the ROMIO prefix of a driver that
- * writes through the operating system ("ufs:", "nfs:", "lustre:", "gpfs:",
- * "xfs:", "panfs:"), the rest after it, which ROMIO opens (Open MPI's
- * ompio takes the name as it is).  NULL where neither names a file, or
- * where both do and are different files (which one MPI-IO opened depends
- * on its component): the callers then do without (no helper thread, no
- * sieve reader, a reopen that waits only for the same name). */
-const char *tci_file_system_name(const char *name, struct stat *st);
 
 /* Local, at open of a write-only file: note which file NAME is now, so
  * that a sieve, which opens its own read handle by name later, never reads

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include "romio_prefix.h"
 #include "switch.h"
 #include "tmi.h"
 
@@ -137,53 +138,19 @@ static int real_open(MPI_Comm comm, const char *filename, int amode, MPI_Info in
     return rc;
 }
 
-/* FILENAME past one of ROMIO's file-system prefixes ("ufs:", "nfs:",
- * "lustre:", ..., in any case), or NULL: ROMIO strips those before it
- * opens the file (Open MPI's ompio strips nothing: there "ufs:x" is a
- * file of that name, which stat(2) finds first). */
-static const char *past_romio_prefix(const char *filename)
-{
-    static const char *const prefixes[] = { "ufs", "nfs", "xfs", "pvfs2", "gpfs", "panfs",
-                                            "lustre", "daos", "testfs", "ime", "quobyte",
-                                            "pfs", "piofs", "hfs", "sfs", "bgl",
-                                            "bglockless", "gridftp" };
-    const char *colon = strchr(filename, ':');
-    if (!colon)
-        return NULL;
-    size_t n = (size_t)(colon - filename);
-    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-        if (strlen(prefixes[i]) == n && strncasecmp(filename, prefixes[i], n) == 0)
-            return colon + 1;
-    return NULL;
-}
-
-static char *inode_key(const char *path)
-{
-    struct stat st;
-    if (!path || stat(path, &st) != 0)
-        return NULL;
-    char key[64];
-    snprintf(key, sizeof key, "dev %llu ino %llu", (unsigned long long)st.st_dev,
-             (unsigned long long)st.st_ino);
-    return strdup(key);
-}
-
 char *tmi_file_key(const char *filename)
 {
-    char *key = inode_key(filename), *stripped = inode_key(past_romio_prefix(filename));
-    /* Both "ufs:x" and x, different files: which one MPI-IO opens depends
-     * on its component, so the name itself is the key. */
-    if (key && stripped && strcmp(key, stripped) != 0) {
-        free(key);
-        free(stripped);
-        return strdup(filename);
+    /* By device and inode where the name (or it past a ROMIO prefix)
+     * reaches one file; else by its path (a missing file, or both
+     * "ufs:x" and another x, which one MPI-IO opens depending on its
+     * component). */
+    struct stat st;
+    if (tci_file_system_name(filename, &st, false)) {
+        char key[64];
+        snprintf(key, sizeof key, "dev %llu ino %llu", (unsigned long long)st.st_dev,
+                 (unsigned long long)st.st_ino);
+        return strdup(key);
     }
-    if (!key)
-        key = stripped;
-    else
-        free(stripped);
-    if (key)
-        return key;
     char *real = realpath(filename, NULL);
     return real ? real : strdup(filename);
 }
