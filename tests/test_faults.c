@@ -1873,10 +1873,12 @@ START_TEST(test_sticky_refusal_drops_reads)
     tu_fill_pattern(pre, 4 * SEG, 111);
     tu_fill_pattern(data, SEG, 112);
     /* The refused call: a read, or a write (which never got to complete
-     * the reads). */
+     * the reads), or a fetch whose reads fail themselves: it returns the
+     * failure that stuck, with its reason, not its own (tcio.h, Errors). */
     static const char *const ways[] = { "a read refused after a failure stuck",
-                                        "a write refused after a failure stuck" };
-    for (int way = 0; way < 2; way++) {
+                                        "a write refused after a failure stuck",
+                                        "a fetch after a failure stuck, its reads failing" };
+    for (int way = 0; way < 3; way++) {
         const char *ctx = ways[way];
         prefill(path, pre, 4 * SEG, ctx);
         const char *const kv[] = { "tcio_aggregators", "1", NULL };   /* early drain on */
@@ -1902,9 +1904,17 @@ START_TEST(test_sticky_refusal_drops_reads)
         expect_all(rc, tu_rank == 0 ? TCIO_ERR_NO_SPACE : TCIO_SUCCESS, ctx,
                    "tcio_progress (rank 0's early drain)");
         unsigned char second[N];
-        if (tu_rank == 0)
+        if (tu_rank == 0 && way == 2) {
+            reads_fail = 1;
+            rc = tcio_fetch(fh);
+            reads_fail = 0;
+            EXPLAINED(rc, "tcio_fetch", "failed earlier", "MPI_File_write_at");
+        } else if (tu_rank == 0) {
             rc = way == 0 ? tcio_read_at(fh, SEG, second, N, MPI_BYTE)
                           : tcio_write_at(fh, SEG, data, N, MPI_BYTE);
+        } else if (way == 2) {
+            EXPLAINED(TCIO_SUCCESS, "", "");
+        }
         expect_all(rc, tu_rank == 0 ? TCIO_ERR_NO_SPACE : TCIO_SUCCESS, ctx,
                    "rank 0's refused call");
         memset(first, 0x55, sizeof first);
