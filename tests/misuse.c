@@ -7,7 +7,9 @@
  *                           report the processor time they spent waiting
  *                           in it, and fail if it is over half the time
  *   misuse DIR skip CALL    the last rank never calls CALL and sleeps
- *                           instead (TCIO_COLLECTIVE_TIMEOUT must end it)
+ *                           instead (TCIO_COLLECTIVE_TIMEOUT must end it);
+ *                           CALL close_end: every rank calls
+ *                           tcio_close_begin first
  *   misuse DIR skip CALL write
  *                           the same after every rank wrote 64 KiB blocks,
  *                           interleaved, over 4 MiB: on several nodes the
@@ -61,6 +63,8 @@ static int call(tcio_file *fh, const char *name)
         return tcio_sync(fh);
     if (strcmp(name, "set_size") == 0)
         return tcio_set_size(fh, 100);
+    if (strcmp(name, "close_end") == 0)
+        return tcio_close_end(fh);
     return tcio_close(fh);
 }
 
@@ -160,10 +164,13 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[2], "skip") == 0) {
         if (argc >= 5 && strcmp(argv[4], "write") == 0)
             write_blocks(fh, rank, nprocs, 64);
+        bool ends_close = strcmp(argv[3], "close_end") == 0;
+        if (ends_close)
+            tcio_close_begin(fh);       /* every rank: the last skips the end */
         if (rank == last)
             sleep(60);                  /* the others must give up first */
         rc = call(fh, argv[3]);
-        if (strcmp(argv[3], "close") != 0)
+        if (strcmp(argv[3], "close") != 0 && !ends_close)
             tcio_close(fh);
         status = 1;                     /* not reached when the timeout works */
     } else {

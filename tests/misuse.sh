@@ -13,7 +13,8 @@
 # - with TCIO_COLLECTIVE_TIMEOUT set, a rank that skips tcio_close, or
 #   the first tcio_open_comm, makes the others abort with a message naming
 #   the call, also a close on two "nodes" with staged forwards, and one
-#   whose locked forwards wait for the skipping aggregator;
+#   whose locked forwards wait for the skipping aggregator, and a
+#   tcio_close_end, whose message names the rank's helper thread too;
 # - but a rank that waits as long inside a local call (tcio_write_at
 #   forwarding to an aggregator that computes) is not aborted;
 # - a long file name opens where --mca sharedfp ^lockedfile keeps out the
@@ -105,6 +106,11 @@ skip_check() {
     rm -f "$dir/tcio-misuse-skip"
 }
 skip_check close tcio_close -
+# The end of a background close first waits for the rank's own helper
+# thread: the message names that thread as well as the absent rank.
+skip_check close_end tcio_close_end -
+grep -q "some rank did not call tcio_close_end, or its helper thread is still writing the file" \
+    "$err" || { show; fail "skip close_end: the timeout message does not name the helper thread"; }
 # Two "nodes" of one rank with staged forwards: the close's count of the
 # forwards to each aggregator is the collective step that waits for the
 # other node (the node's barrier before it waits for nobody).
