@@ -196,15 +196,15 @@ static int read_stats(MPI_Info info, int *value)
     return 0;
 }
 
-/* tcio_stats_file: where the summary goes (appended), any non-empty path. */
+/* tcio_stats_file: where the summary goes (appended), any path; an empty
+ * one is none, the default stream (a script's TCIO_STATS_FILE=$UNSET
+ * must not fail the opens, and only rank 0's value is used). */
 static int read_stats_file(MPI_Info info, char **path)
 {
     char buf[MPI_MAX_INFO_VAL + 1], source[64];
     const char *text = setting_text(info, KEY_STATS_FILE, ENV_STATS_FILE, buf, source);
-    if (!text)
+    if (!text || text[0] == '\0')
         return 0;
-    if (text[0] == '\0')
-        return bad_setting(source, text, "expected a file name");
     if (!(*path = strdup(text)))
         return tci_error_set(TCIO_ERR_NO_MEMORY, "no memory to keep %s", source);
     return 0;

@@ -2393,8 +2393,9 @@ START_TEST(test_last_error)
     }
     /* Left out at MPI_MAX_INFO_VAL characters (Open MPI's MPI_Info_set
      * refuses that length too, MPICH's does not); kept below it. */
-    const char *const stats_names[] = { long_name, at_limit, below, "/short/stats.txt" };
-    for (int i = 0; i < 4; i++) {
+    /* And an empty one, which is none: it must not fail the open. */
+    const char *const stats_names[] = { long_name, at_limit, below, "/short/stats.txt", "" };
+    for (int i = 0; i < 5; i++) {
         setenv("TCIO_STATS_FILE", stats_names[i], 1);
         fh = tcio_open(file, MPI_MODE_RDONLY);
         unsetenv("TCIO_STATS_FILE");

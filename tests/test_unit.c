@@ -363,7 +363,6 @@ START_TEST(config_rejections_name_setting_source_and_value)
         { "TCIO_AGGREGATOR_PLACEMENT", "tcio_aggregator_placement", "0,0" },
         { "TCIO_EARLY_DRAIN", "tcio_early_drain", "maybe" },
         { "TCIO_STATS", "tcio_stats", "verbose" },
-        { "TCIO_STATS_FILE", "tcio_stats_file", "" },
         { "TCIO_TRANSPORT", "tcio_transport", "RMA" },
     };
     char env_name[64], key_name[64], quoted[64];
