@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include "collective.h"
 #include "configuration.h"
+#include "json_string.h"
 #include "stats.h"
 #include "tcio.h"
 
@@ -43,28 +44,14 @@ static void print_table(FILE *out, const summary *m)
 
 /* TEXT as a JSON string: quotes, backslashes and control characters
  * escaped; bytes >= 0x80 pass (file names are UTF-8 or opaque bytes). */
-static void print_json_string(FILE *out, const char *text)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
-}
-
 static void print_json(FILE *out, const summary *m)
 {
     fputs("{\"tcio_stats\":1,\"version\":", out);
-    print_json_string(out, TCIO_VERSION);   /* this library's own */
+    tci_print_json_string(out, TCIO_VERSION);   /* this library's own */
     fputs(",\"file\":", out);
-    print_json_string(out, m->fname);
+    tci_print_json_string(out, m->fname);
     fprintf(out, ",\"ranks\":%d,\"aggregators\":%d,\"transport\":", m->nprocs, m->naggregators);
-    print_json_string(out, m->transport);
+    tci_print_json_string(out, m->transport);
     fputs(",\"counts\":{", out);
     for (int i = 0; i < TCI_C_COUNT; i++)
         fprintf(out, "%s\"%s\":{\"sum\":%lld,\"max\":%lld}", i ? "," : "", counter_keys[i],

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "json_string.h"
 #include "tmi.h"
 
 #define TMI_NAME(e, name, key) name,
@@ -76,14 +77,10 @@ static void print_text(FILE *out, const tmi_entry *e, int nprocs, const int64_t 
 static void print_json(FILE *out, const tmi_entry *e, int nprocs, const int64_t *sum,
                        const int64_t *max)
 {
-    /* the name is given as the program gave it; quotes escaped */
-    fputs("{\"tcio_mpiio_stats\":1,\"file\":\"", out);
-    for (const char *p = e->name; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fputc('\\', out);
-        fputc(*p, out);
-    }
-    fprintf(out, "\",\"ranks\":%d,\"counts\":{", nprocs);
+    /* the name as the program gave it, escaped as libtcio's own line */
+    fputs("{\"tcio_mpiio_stats\":1,\"file\":", out);
+    tci_print_json_string(out, e->name);
+    fprintf(out, ",\"ranks\":%d,\"counts\":{", nprocs);
     for (int i = 0; i < TMI_S_COUNT; i++)
         fprintf(out, "%s\"%s\":{\"sum\":%lld,\"max\":%lld}", i ? "," : "", keys[i],
                 (long long)sum[i], (long long)max[i]);

@@ -181,6 +181,20 @@ expect "$long/s.txt" "^tcio mpiio stats: .*mpiio-pieces.dat" 1 "a long TCIO_STAT
 expect "$long/s.txt" "^tcio stats: .*mpiio-pieces.dat" 1 "a long TCIO_STATS_FILE: libtcio's summary"
 expect "$dir/longstats.out" "stats:" 0 "a long TCIO_STATS_FILE: summaries on standard output"
 rm -rf "$dir/stats"
+# A file name with a tab: both JSON summaries escape it (a raw tab or
+# newline would break the line a tool parses).
+tab=$(printf '\t')
+mkdir -p "$dir/tab${tab}dir"
+# shellcheck disable=SC2086
+TCIO_STATS=json TCIO_STATS_FILE="$dir/tab.jsonl" ./tests/run-mpi.sh $np $preload ./tests/mpiio_prog \
+    "$dir/tab${tab}dir" interposed > "$dir/tab.out" 2> "$dir/tab.err" ||
+    { show "$dir/tab.out"; show "$dir/tab.err"; fail "mpiio_prog in a directory named with a tab"; }
+expect "$dir/tab.jsonl" '^{"tcio_mpiio_stats":1,"file":"[^"]*tab\\u0009dir/[^"]*mpiio-pieces.dat"' 1 \
+    "a tab in the name: the interposer's JSON summary"
+expect "$dir/tab.jsonl" '^{"tcio_stats":1,.*"file":"[^"]*tab\\u0009dir/[^"]*mpiio-pieces.dat"' 1 \
+    "a tab in the name: libtcio's JSON summary"
+expect "$dir/tab.jsonl" "$tab" 0 "a tab in the name: raw tabs in the JSON lines"
+rm -rf "$dir/tab${tab}dir" "$dir/tab.jsonl" "$dir/tab.out" "$dir/tab.err"
 unset MPIIO_PROG_ONLY
 
 a=$(grep "^classes:" "$dir/plain.out") b=$(grep "^classes:" "$dir/tcio.out")
