@@ -335,9 +335,15 @@ static void rma_close(tci_transport *t)
 
 static int rma_complete_all(tci_transport *t)
 {
+    rma *r = rma_of(t);
+    int nprocs = 1;
+    MPI_Comm_size(r->comm, &nprocs);
     double start = MPI_Wtime();
-    int err = MPI_Win_flush_all(rma_of(t)->win);
-    t->op_wait_seconds += MPI_Wtime() - start;
+    int err = MPI_Win_flush_all(r->win);
+    /* With one rank the window is this rank's own, whose operations wait
+     * for nobody (flush_counted); with more, the flush is mostly others'. */
+    if (nprocs > 1)
+        t->op_wait_seconds += MPI_Wtime() - start;
     return tci_error_from_mpi(err);
 }
 

@@ -2280,6 +2280,85 @@ START_TEST(test_sync_failures)
 }
 END_TEST
 
+/* ---- 19: a flush of the rank's own window is no wait for another rank --------------------
+ * TCIO_STATS' one_sided_waits is the time a rank waited for other ranks'
+ * one-sided progress (doc/configuration.md: "a flush to the rank's own
+ * window counts nothing").  On a communicator of one rank every flush is
+ * of its own window; MPI_Win_flush_all is made slow here, and the
+ * statistics must still show no wait (an audit found 50 ms per file). */
+static long slow_flush_all_ns;
+
+int MPI_Win_flush_all(MPI_Win win)
+{
+    if (slow_flush_all_ns > 0) {
+        struct timespec t = { 0, slow_flush_all_ns };
+        nanosleep(&t, NULL);
+    }
+    return PMPI_Win_flush_all(win);
+}
+
+/* Phase NAME's sum of seconds in the last TCIO_STATS JSON line of PATH,
+ * or -1. */
+static double stats_phase_sum(const char *path, const char *name)
+{
+    int64_t size;
+    unsigned char *raw = tu_read_file(path, &size);
+    char *text = raw ? malloc((size_t)size + 1) : NULL;
+    double sum = -1;
+    if (text) {
+        memcpy(text, raw, (size_t)size);
+        text[size] = '\0';
+        char key[64];
+        snprintf(key, sizeof key, "\"%s\":{\"sum\":", name);
+        for (char *at = text; (at = strstr(at, "\"seconds\":")) != NULL; at++) {
+            char *value = strstr(at, key);
+            if (value)
+                sum = strtod(value + strlen(key), NULL);
+        }
+    }
+    free(raw);
+    free(text);
+    return sum;
+}
+
+START_TEST(test_own_window_waits)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    const char *ctx = "a file on MPI_COMM_SELF, rma, MPI_Win_flush_all slowed";
+    char path[4096], stats[4096];
+    snprintf(path, sizeof path, "%s.%d", tu_path("own-waits"), tu_rank);
+    snprintf(stats, sizeof stats, "%s.stats.%d", tu_path("own-waits"), tu_rank);
+    unlink(stats);
+    const char *const kv[] = { "tcio_transport", "rma", "tcio_stats", "json", "tcio_stats_file",
+                               stats, "tcio_segment_size", "4k", "tcio_segments_per_proc", "2",
+                               NULL };
+    MPI_Info info = settings(kv);
+    tcio_file *fh = NULL;
+    int rc = tcio_open_comm(MPI_COMM_SELF, path, MODE_NEW_WRONLY, info, &fh);
+    MPI_Info_free(&info);
+    expect_all(rc, TCIO_SUCCESS, ctx, "tcio_open_comm");
+    enum { SIZE = 8 * 4096 };
+    static unsigned char data[SIZE];
+    tu_fill_pattern(data, SIZE, 1900 + (uint64_t)tu_rank);
+    slow_flush_all_ns = 20 * 1000 * 1000;
+    int wrc = tcio_write_at(fh, 0, data, SIZE, MPI_BYTE);
+    int frc = tcio_flush(fh);
+    int crc = tcio_close(fh);
+    slow_flush_all_ns = 0;
+    expect_all(wrc, TCIO_SUCCESS, ctx, "tcio_write_at");
+    expect_all(frc, TCIO_SUCCESS, ctx, "tcio_flush");
+    expect_all(crc, TCIO_SUCCESS, ctx, "tcio_close");
+    double waits = stats_phase_sum(stats, "one_sided_waits");
+    double close = stats_phase_sum(stats, "close");
+    CHECK_ALL(waits == 0 && close >= 0.02, "%s: one_sided_waits %g s (none expected), close %g "
+              "s (the slowed flush in it: at least 0.02 s)", ctx, waits, close);
+    expect_file_is(path, data, SIZE, ctx, "the file is not what was written");
+    unlink(stats);
+    unlink(path);
+}
+END_TEST
+
 /* ---- main ------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -2314,6 +2393,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "sieve_reader_identity", test_sieve_reader_identity);
     tu_add_case(s, "sync_failures", test_sync_failures);
     tu_add_case(s, "failed_agreement", test_failed_agreement);
+    tu_add_case(s, "own_window_waits", test_own_window_waits);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
     if (tu_rank == 0)
