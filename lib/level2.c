@@ -141,7 +141,7 @@ static int spill_to_file(tcio_file *fh, int64_t segment, const char *data,
 {
     double t0 = MPI_Wtime();
     int rc = tci_segio_write(tci_file_segio(fh), segment, data, bitmap);
-    fh->stats.count[TCI_C_SPILLS]++;
+    fh->stats.count[TCI_C_SPILLS] += rc == TCIO_SUCCESS;   /* segments written */
     fh->stats.time[TCI_T_SPILLS] += MPI_Wtime() - t0;
     return rc;
 }
@@ -152,7 +152,7 @@ static int load_from_file(tcio_file *fh, int64_t segment, char *buf, int lo, int
 {
     double t0 = MPI_Wtime();
     int rc = tci_segio_read_range(fh->file, &fh->map, segment, lo, hi, buf);
-    fh->stats.count[TCI_C_LOADS]++;
+    fh->stats.count[TCI_C_LOADS] += rc == TCIO_SUCCESS;    /* segments read */
     fh->stats.time[TCI_T_LOADS] += MPI_Wtime() - t0;
     return rc;
 }
@@ -892,8 +892,8 @@ int tci_level2_prefetch(tcio_file *fh, tci_level2 *l2, int64_t segment, bool *lo
 static int fetch_from_file(tcio_file *fh, int64_t segment, char *buf, int lo, int hi)
 {
     double t0 = MPI_Wtime();
-    fh->stats.count[TCI_C_LOADS]++;
     int rc = tci_segio_read_range(fh->file, &fh->map, segment, lo, hi, buf);
+    fh->stats.count[TCI_C_LOADS] += rc == TCIO_SUCCESS;    /* segments read */
     fh->stats.time[TCI_T_LOADS] += MPI_Wtime() - t0;
     return rc;
 }

@@ -72,9 +72,11 @@ int tci_owner_drain_slots(tcio_file *fh, const tci_drain_slot *slots, int n)
 {
     tci_first_failure first = { 0 };
     for (int i = 0; i < n; i++) {
-        fh->stats.count[TCI_C_CLOSE_DRAINS]++;
-        tci_first_failure_note(&first, tci_segio_write(tci_file_segio(fh), slots[i].segment,
-                                                       slots[i].data, slots[i].bitmap));
+        int rc = tci_segio_write(tci_file_segio(fh), slots[i].segment, slots[i].data,
+                                 slots[i].bitmap);
+        /* segments written, as the early and sync drains count them */
+        fh->stats.count[TCI_C_CLOSE_DRAINS] += rc == TCIO_SUCCESS;
+        tci_first_failure_note(&first, rc);
     }
     return tci_first_failure_result(&first);
 }

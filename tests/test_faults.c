@@ -2297,9 +2297,9 @@ int MPI_Win_flush_all(MPI_Win win)
     return PMPI_Win_flush_all(win);
 }
 
-/* Phase NAME's sum of seconds in the last TCIO_STATS JSON line of PATH,
- * or -1. */
-static double stats_phase_sum(const char *path, const char *name)
+/* The sum of NAME in SECTION ("counts" or "seconds") of the last
+ * TCIO_STATS JSON line of PATH, or -1. */
+static double stats_json_sum(const char *path, const char *section, const char *name)
 {
     int64_t size;
     unsigned char *raw = tu_read_file(path, &size);
@@ -2308,9 +2308,10 @@ static double stats_phase_sum(const char *path, const char *name)
     if (text) {
         memcpy(text, raw, (size_t)size);
         text[size] = '\0';
-        char key[64];
+        char key[64], start[32];
         snprintf(key, sizeof key, "\"%s\":{\"sum\":", name);
-        for (char *at = text; (at = strstr(at, "\"seconds\":")) != NULL; at++) {
+        snprintf(start, sizeof start, "\"%s\":", section);
+        for (char *at = text; (at = strstr(at, start)) != NULL; at++) {
             char *value = strstr(at, key);
             if (value)
                 sum = strtod(value + strlen(key), NULL);
@@ -2349,13 +2350,70 @@ START_TEST(test_own_window_waits)
     expect_all(wrc, TCIO_SUCCESS, ctx, "tcio_write_at");
     expect_all(frc, TCIO_SUCCESS, ctx, "tcio_flush");
     expect_all(crc, TCIO_SUCCESS, ctx, "tcio_close");
-    double waits = stats_phase_sum(stats, "one_sided_waits");
-    double close = stats_phase_sum(stats, "close");
+    double waits = stats_json_sum(stats, "seconds", "one_sided_waits");
+    double close = stats_json_sum(stats, "seconds", "close");
     CHECK_ALL(waits == 0 && close >= 0.02, "%s: one_sided_waits %g s (none expected), close %g "
               "s (the slowed flush in it: at least 0.02 s)", ctx, waits, close);
     expect_file_is(path, data, SIZE, ctx, "the file is not what was written");
     unlink(stats);
     unlink(path);
+}
+END_TEST
+
+/* ---- 20: failed tries are not counted as segments written or read -----------------------
+ * TCIO_STATS counts the segments loaded, spilled and drained that were
+ * read or written (doc/configuration.md), as the early drains always
+ * did: a close whose drains find the file system full counts none
+ * drained at close, and loads whose reads fail count no loads. */
+START_TEST(test_failed_tries_uncounted)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    const char *path = tu_path("uncounted");
+    char stats[4096];
+    snprintf(stats, sizeof stats, "%s.stats", path);
+    if (tu_rank == 0)
+        unlink(stats);
+    enum { SEG = 1024 };
+    unsigned char data[SEG];
+    tu_fill_pattern(data, SEG, 2000 + (uint64_t)tu_rank);
+    const char *const kv[] = { "tcio_early_drain", "off", "tcio_stats", "json",
+                               "tcio_stats_file", stats, NULL };
+    const char *ctx = "the close's drains find the file system full";
+    tcio_file *fh = NULL;
+    expect_all(tu_open_kv(path, MODE_NEW_WRONLY, "1k", "4", kv, &fh), TCIO_SUCCESS, ctx,
+               "open");
+    expect_all(tcio_write_at(fh, (MPI_Offset)SEG * tu_rank, data, SEG, MPI_BYTE),
+               TCIO_SUCCESS, ctx, "tcio_write_at");
+    space_left = 0;
+    int rc = tu_close(fh);
+    space_left = -1;
+    full_seen = 0;
+    CHECK_ALL(rc != TCIO_SUCCESS, "%s: tcio_close succeeded", ctx);
+    double drained = tu_rank == 0 ? stats_json_sum(stats, "counts", "segments_drained_at_close")
+                                  : 0;
+    CHECK_ALL(drained == 0, "%s: segments_drained_at_close %g, none written", ctx, drained);
+
+    ctx = "every load's read fails";
+    unsigned char *pre = malloc((size_t)SEG * tu_nprocs);
+    CHECK_ALL(pre != NULL, "%s: out of memory", ctx);
+    tu_fill_pattern(pre, (size_t)SEG * tu_nprocs, 2001);
+    prefill(path, pre, (int64_t)SEG * tu_nprocs, ctx);
+    free(pre);
+    fh = NULL;
+    expect_all(tu_open_kv(path, MPI_MODE_RDONLY, "1k", "4", kv, &fh), TCIO_SUCCESS, ctx, "open");
+    unsigned char got[64];
+    reads_fail = 1;
+    rc = tcio_read_at(fh, (MPI_Offset)SEG * tu_rank, got, sizeof got, MPI_BYTE);
+    if (rc == TCIO_SUCCESS)
+        rc = tcio_fetch(fh);
+    reads_fail = 0;
+    expect_all(rc, TCIO_ERR_IO, ctx, "tcio_read_at and tcio_fetch");
+    expect_same_outcome(tu_close(fh), ctx, "tcio_close");
+    double loads = tu_rank == 0 ? stats_json_sum(stats, "counts", "segment_loads") : 0;
+    CHECK_ALL(loads == 0, "%s: segment_loads %g, none read", ctx, loads);
+    if (tu_rank == 0)
+        unlink(stats);
 }
 END_TEST
 
@@ -2394,6 +2452,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "sync_failures", test_sync_failures);
     tu_add_case(s, "failed_agreement", test_failed_agreement);
     tu_add_case(s, "own_window_waits", test_own_window_waits);
+    tu_add_case(s, "failed_tries_uncounted", test_failed_tries_uncounted);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
     if (tu_rank == 0)
