@@ -52,6 +52,17 @@ static int forward(tcio_file *fh, int64_t segment, const char *data,
                              "aggregator", (long long)segment);
 }
 
+/* The tier's spill: a forward that frees its slot for another segment
+ * (the node's ranks wrote more segments at once than the tier holds), so
+ * the segment may be forwarded again when they write more of it. */
+static int forward_to_free(tcio_file *fh, int64_t segment, const char *data,
+                           const unsigned char *bitmap)
+{
+    int rc = forward(fh, segment, data, bitmap);
+    fh->stats.count[TCI_C_TIER_SPILLS] += rc == TCIO_SUCCESS;
+    return rc;
+}
+
 /* A fetch's segment, for the node's staged forwards laid over it. */
 typedef struct fetched {
     int64_t segment;
@@ -172,7 +183,7 @@ static int prepare(tcio_file *fh)
 
 /* The tier's downstream: the segment's slot in the file's level 2. */
 static const tci_downstream to_the_file_level2 = {
-    .spill = forward, .drain = forward, .load = fetch, .is_file = false,
+    .spill = forward_to_free, .drain = forward, .load = fetch, .is_file = false,
     .loads_spans = true
 };
 

@@ -40,6 +40,9 @@
     /* combined segments a node's combining tier put into the file's level 2         \
      * (combiner.c), their bytes, and the segments it got from there */              \
     X(FORWARDS, "node forwards", "forwards")                                         \
+    /* of them, those that freed a tier slot for another segment (the tier's        \
+     * spills): beyond one forward per node and segment between flushes */         \
+    X(TIER_SPILLS, "  of them freeing a tier slot", "tier_spills")                   \
     X(FORWARD_BYTES, "bytes forwarded", "forward_bytes")                             \
     /* the bytes a forward's merge moved to and from another rank's slot of the     \
      * file's level 2: the node's ranges of data and their bitmap words, out,       \
