@@ -324,7 +324,8 @@ tcio_file *tcio_open(const char *fname, int mode);
  * every rank, agreed before the window is made).  A refusal by the second
  * check can leave the empty file rank 0 created; an existing file is left
  * as it was.
- * TCIO_ERR_MPI also when the MPI library cannot create the level-2 window
+ * TCIO_ERR_MPI also before MPI_Init and after MPI_Finalize (no MPI call
+ * is made then), and when the MPI library cannot create the level-2 window
  * (for example Open MPI's osc/rdma without an RDMA-capable transport),
  * gives it the separate memory model (MPI_WIN_MODEL), which libtcio does
  * not support (doc/portability.md), or fails a one-sided operation of the

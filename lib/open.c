@@ -9,6 +9,7 @@
 #include <string.h>
 #include "file.h"
 #include "collective.h"
+#include "errhandler.h"
 #include "comm_cache.h"
 #include "error.h"
 #include "handle.h"
@@ -133,7 +134,10 @@ static int open_file(tcio_file *fh, const char *fname, int mode, MPI_Info info)
     err = tci_config_passthrough_info(info, &pass);
     if (err != MPI_SUCCESS)
         return tci_error_from_mpi(err);
+    tci_program_handler program;
+    tci_returning_errors(MPI_COMM_NULL, &program);     /* MPI_FILE_NULL's */
     err = MPI_File_open(MPI_COMM_SELF, fname, mode, pass, &fh->file);
+    tci_program_handler_restore(&program);
     if (pass != MPI_INFO_NULL)
         MPI_Info_free(&pass);
     if (err != MPI_SUCCESS) {
@@ -676,14 +680,41 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
 /* ---- the public calls: the result passes tci_error_note, which keeps the
  * last failure for tcio_last_error ---------------------------------------- */
 
+/* MPI can be called: between MPI_Init and MPI_Finalize (before or after,
+ * MPI aborts the process at the first call on a communicator). */
+static int check_mpi_running(void)
+{
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized)
+        return tci_error_set(TCIO_ERR_MPI, "tcio_open_comm: MPI is not initialised yet "
+                             "(MPI_Init or MPI_Init_thread comes first)");
+    if (finalized)
+        return tci_error_set(TCIO_ERR_MPI, "tcio_open_comm: MPI was finalised");
+    return TCIO_SUCCESS;
+}
+
 int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tcio_file **fh)
 {
-    int rc = open_comm_call(comm, fname, mode, info, fh);
+    int rc = check_mpi_running();
+    if (rc != TCIO_SUCCESS) {
+        if (fh)
+            *fh = NULL;
+        return tci_error_note("tcio_open_comm", rc);
+    }
+    /* The open's collectives on COMM report their MPI failures to the
+     * library, whatever handler the program gave COMM (errhandler.h). */
+    tci_program_handler program = { .saved = MPI_ERRHANDLER_NULL };
+    if (comm != MPI_COMM_NULL)
+        tci_returning_errors(comm, &program);
+    rc = open_comm_call(comm, fname, mode, info, fh);
     tci_collective_leave();
     /* Every failure after the first check is agreed by all ranks: let
      * each rank explain it, also those where it did not happen. */
     if (rc != TCIO_SUCCESS && comm != MPI_COMM_NULL)
         tci_error_share(comm, rc);
+    tci_program_handler_restore(&program);
     return tci_error_note("tcio_open_comm", rc);
 }
 
