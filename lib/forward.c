@@ -824,6 +824,9 @@ static int open_window(tcio_file *fh)
         f->win = MPI_WIN_NULL;
         return tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Win_allocate (the forward words)", err);
     }
+    /* Its operations' failures are returned and stick to the file, as the
+     * level-2 window's (a window takes MPI_ERRORS_ARE_FATAL otherwise). */
+    MPI_Win_set_errhandler(f->win, MPI_ERRORS_RETURN);
     if (bytes > 0)
         memset(f->words, 0, (size_t)bytes);
     err = MPI_Win_lock_all(MPI_MODE_NOCHECK, f->win);

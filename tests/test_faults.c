@@ -29,6 +29,7 @@
 #include <mpi.h>
 #include "tcio.h"
 #include "datatype.h"      /* tci_pack_piece_bytes */
+#include "file.h"          /* the forward words' window (test_window_handlers) */
 #include "transport.h"     /* TCI_TAG_FORWARD */
 #include "testutil.h"
 
@@ -2417,6 +2418,59 @@ START_TEST(test_failed_tries_uncounted)
 }
 END_TEST
 
+/* ---- 21: every window of the library returns its errors ---------------------------------
+ * doc/semantics.md: libtcio sets MPI_ERRORS_RETURN on its own
+ * communicator, window and file handle, so that an MPI failure sticks to
+ * the file as TCIO_ERR_MPI.  The staged forwards' window of forward words
+ * kept MPI_ERRORS_ARE_FATAL, a window's default (an audit read it back):
+ * a failed operation on it would have aborted the job.  Two "nodes" of
+ * this communicator's ranks (TCIO_TEST_NODES, on a communicator of its
+ * own: the node map is cached on each), staged forwards. */
+static bool returns_errors(MPI_Win win)
+{
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    if (win == MPI_WIN_NULL || MPI_Win_get_errhandler(win, &eh) != MPI_SUCCESS)
+        return false;
+    bool returning = eh == MPI_ERRORS_RETURN;
+    if (eh != MPI_ERRORS_RETURN && eh != MPI_ERRORS_ARE_FATAL)
+        MPI_Errhandler_free(&eh);
+    return returning;
+}
+
+START_TEST(test_window_handlers)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    if (tu_nprocs < 2) {
+        CHECK_ALL(1, "one rank: no second node");
+        return;
+    }
+    const char *ctx = "two \"nodes\", staged forwards";
+    char *nodes = getenv("TCIO_TEST_NODES") ? strdup(getenv("TCIO_TEST_NODES")) : NULL;
+    setenv("TCIO_TEST_NODES", "2", 1);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    const char *const kv[] = { "tcio_forward_staging", "2", "tcio_transport", "mixed",
+                               "tcio_segment_size", "4k", NULL };
+    MPI_Info info = settings(kv);
+    tcio_file *fh = NULL;
+    int rc = tcio_open_comm(comm, tu_path("window-handlers"), MODE_NEW_WRONLY, info, &fh);
+    MPI_Info_free(&info);
+    if (nodes)
+        setenv("TCIO_TEST_NODES", nodes, 1);
+    else
+        unsetenv("TCIO_TEST_NODES");
+    free(nodes);
+    expect_all(rc, TCIO_SUCCESS, ctx, "tcio_open_comm");
+    bool staged = fh->fwd.on, words = fh->fwd.on && returns_errors(fh->fwd.win);
+    expect_all(tcio_close(fh), TCIO_SUCCESS, ctx, "tcio_close");
+    MPI_Comm_free(&comm);
+    CHECK_ALL(staged && words, "%s: %s", ctx, !staged ? "the forwards are not staged"
+                                                    : "the forward words' window does not "
+                                                      "return its errors");
+}
+END_TEST
+
 /* ---- main ------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -2453,6 +2507,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "failed_agreement", test_failed_agreement);
     tu_add_case(s, "own_window_waits", test_own_window_waits);
     tu_add_case(s, "failed_tries_uncounted", test_failed_tries_uncounted);
+    tu_add_case(s, "window_handlers", test_window_handlers);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
     if (tu_rank == 0)
