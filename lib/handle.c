@@ -1,7 +1,9 @@
 /* handle.c - the life of a tcio_file handle: new and destroy, the
  * registry of open handles, and the level-2 window borrowed from the
  * communicator's cache. */
+#include <stdio.h>
 #include <stdlib.h>
+#include "finalize.h"
 #include "handle.h"
 #include "progress.h"
 
@@ -21,8 +23,25 @@ bool tci_handle_is_open(const tcio_file *fh)
     return false;
 }
 
+/* At MPI_Finalize, a file still open was never closed: closing it there
+ * would need all its ranks at once, in one order of files, which
+ * MPI_Finalize does not give, so it is left (doc/semantics.md, Misuse).
+ * Its rank 0 says so, rather than the bytes vanishing without a word. */
+static void warn_open_at_finalize(void)
+{
+    for (const tcio_file *f = open_files; f; f = f->next_open)
+        if (f->rank == 0)
+            fprintf(stderr, "libtcio: \"%s\" was still open at MPI_Finalize: it is not "
+                    "closed, and its writes since the last tcio_flush may be lost "
+                    "(tcio_close comes before MPI_Finalize)\n", f->name);
+    fflush(stderr);
+}
+
 void tci_handle_remember(tcio_file *fh)
 {
+    static bool warning_arranged;
+    if (!warning_arranged)
+        warning_arranged = tci_at_finalize(warn_open_at_finalize) == 0;
     fh->next_open = open_files;
     open_files = fh;
 }

@@ -1,5 +1,9 @@
 /* misuse.c - a program that misuses libtcio on purpose, for tests/misuse.sh.
  *
+ *   misuse DIR prepost      tcio_open before MPI_Init and after MPI_Finalize
+ *                           must fail with TCIO_ERR_MPI (one rank)
+ *   misuse DIR leave        write a file and leave it open at MPI_Finalize
+ *                           (the script checks the warning)
  *   misuse DIR env          open and close a file (the script checks what
  *                           rank 0 printed about unknown TCIO_* variables)
  *   misuse DIR late CALL    the last rank enters CALL (open, close, flush,
@@ -68,16 +72,42 @@ static int call(tcio_file *fh, const char *name)
     return tcio_close(fh);
 }
 
+/* tcio_open before MPI_Init and after MPI_Finalize: refused with
+ * TCIO_ERR_MPI and a reason, no file made (MPI aborted the process at the
+ * open's first call on the communicator). */
+static int before_and_after(const char *dir, int *argc, char ***argv)
+{
+    char path[4096], why[TCIO_MAX_ERROR_STRING];
+    snprintf(path, sizeof path, "%s/tcio-misuse-prepost", dir);
+    unlink(path);
+    int status = 0;
+    for (int when = 0; when < 2; when++) {
+        if (when == 1) {
+            MPI_Init(argc, argv);
+            MPI_Finalize();
+        }
+        tcio_file *fh = tcio_open(path, MPI_MODE_RDWR | MPI_MODE_CREATE);
+        int code = tcio_last_error(why, (int)sizeof why);
+        printf("misuse: tcio_open %s: %s, %s\n", when ? "after MPI_Finalize" : "before MPI_Init",
+               fh ? "opened" : "refused", why);
+        status |= fh != NULL || code != TCIO_ERR_MPI || access(path, F_OK) == 0;
+    }
+    return status;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && strcmp(argv[2], "prepost") == 0)
+        return before_and_after(argv[1], &argc, &argv);
     MPI_Init(&argc, &argv);
     int rank, nprocs;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     if (argc < 3 || (strcmp(argv[2], "env") != 0 && strcmp(argv[2], "busy") != 0 &&
-                     strcmp(argv[2], "self") != 0 && argc < 4)) {
+                     strcmp(argv[2], "self") != 0 && strcmp(argv[2], "leave") != 0 &&
+                     argc < 4)) {
         if (rank == 0)
-            fprintf(stderr, "usage: misuse DIR env | self | late CALL | skip CALL [write] | "
+            fprintf(stderr, "usage: misuse DIR env | self | prepost | leave | late CALL | skip CALL [write] | "
                             "busy\n");
         MPI_Finalize();
         return 2;
@@ -150,6 +180,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[3], "close") != 0)
             tcio_close(fh);
+    } else if (strcmp(argv[2], "leave") == 0) {
+        /* Left open: MPI_Finalize must say so, once, on the file's rank 0. */
+        write_blocks(fh, rank, nprocs, 8);
+        status = 0;
     } else if (strcmp(argv[2], "busy") == 0) {
         if (rank == last)
             sleep(4);                   /* longer than the test's timeout */

@@ -17,6 +17,9 @@
 #   tcio_close_end, whose message names the rank's helper thread too;
 # - but a rank that waits as long inside a local call (tcio_write_at
 #   forwarding to an aggregator that computes) is not aborted;
+# - a file left open at MPI_Finalize is said on its rank 0's stderr;
+# - tcio_open before MPI_Init or after MPI_Finalize fails with
+#   TCIO_ERR_MPI instead of MPI aborting the process;
 # - a long file name opens where --mca sharedfp ^lockedfile keeps out the
 #   Open MPI component that aborts on it.
 . "$(dirname "$0")/skip-in-distcheck.sh"
@@ -32,6 +35,21 @@ unset TCIO_WARN_UNKNOWN TCIO_COLLECTIVE_TIMEOUT
 # Every failure shows what the program printed: a failure in CI must be
 # diagnosable from the test's log alone.
 show() { echo "--- stdout:"; cat "$out"; echo "--- stderr:"; cat "$err"; echo "---"; }
+
+# tcio_open before MPI_Init and after MPI_Finalize: TCIO_ERR_MPI, no abort.
+if ./tests/run-mpi.sh 1 ./tests/misuse "$dir" prepost >"$out" 2>"$err"; then
+    cat "$out"
+else
+    show
+    fail "prepost: tcio_open before MPI_Init or after MPI_Finalize was not refused with TCIO_ERR_MPI"
+fi
+
+# A file left open at MPI_Finalize: its rank 0 says so, once.
+./tests/run-mpi.sh 2 ./tests/misuse "$dir" leave >"$out" 2>"$err" ||
+    { show; fail "leave: the program failed"; }
+n=$(grep -c 'tcio-misuse-leave" was still open at MPI_Finalize' "$err")
+[ "$n" = 1 ] || { show; fail "a file left open at MPI_Finalize: said $n times (expected once)"; }
+rm -f "$dir/tcio-misuse-leave"
 
 TCIO_PLACEMENT=spread ./tests/run-mpi.sh 2 ./tests/misuse "$dir" env >"$out" 2>"$err" ||
     { show; fail "env: the program failed"; }
