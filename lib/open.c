@@ -135,7 +135,7 @@ static int open_file(tcio_file *fh, const char *fname, int mode, MPI_Info info)
     if (err != MPI_SUCCESS)
         return tci_error_from_mpi(err);
     tci_program_handler program;
-    tci_returning_errors(MPI_COMM_NULL, &program);     /* MPI_FILE_NULL's */
+    tci_file_null_returning(&program);
     err = MPI_File_open(MPI_COMM_SELF, fname, mode, pass, &fh->file);
     tci_program_handler_restore(&program);
     if (pass != MPI_INFO_NULL)
@@ -703,18 +703,12 @@ int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tc
             *fh = NULL;
         return tci_error_note("tcio_open_comm", rc);
     }
-    /* The open's collectives on COMM report their MPI failures to the
-     * library, whatever handler the program gave COMM (errhandler.h). */
-    tci_program_handler program = { .saved = MPI_ERRHANDLER_NULL };
-    if (comm != MPI_COMM_NULL)
-        tci_returning_errors(comm, &program);
     rc = open_comm_call(comm, fname, mode, info, fh);
     tci_collective_leave();
     /* Every failure after the first check is agreed by all ranks: let
      * each rank explain it, also those where it did not happen. */
     if (rc != TCIO_SUCCESS && comm != MPI_COMM_NULL)
         tci_error_share(comm, rc);
-    tci_program_handler_restore(&program);
     return tci_error_note("tcio_open_comm", rc);
 }
 

@@ -248,7 +248,7 @@ static MPI_File open_own_reader(tci_segio *io)
     if (!still_the_file(io))
         return MPI_FILE_NULL;
     tci_program_handler program;
-    tci_returning_errors(MPI_COMM_NULL, &program);     /* MPI_FILE_NULL's */
+    tci_file_null_returning(&program);
     int err = MPI_File_open(MPI_COMM_SELF, io->name, MPI_MODE_RDONLY, MPI_INFO_NULL, &reader);
     tci_program_handler_restore(&program);
     if (err != MPI_SUCCESS)
