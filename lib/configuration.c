@@ -114,19 +114,24 @@ int tci_parse_seconds(const char *text, double *value)
 /* The text of one setting: the environment wins over the info key.
  * Returns NULL when neither gives it; BUF holds an info value, *SOURCE
  * names where the text came from (for error messages). */
+/* Info key KEY's value (in BUF), or NULL; SOURCE names it. */
+static const char *info_text(MPI_Info info, const char *key, char buf[MPI_MAX_INFO_VAL + 1],
+                             char source[64])
+{
+    int found = 0;
+    if (info == MPI_INFO_NULL ||
+        MPI_Info_get(info, key, MPI_MAX_INFO_VAL, buf, &found) != MPI_SUCCESS || !found)
+        return NULL;
+    snprintf(source, 64, "info key %s", key);
+    return buf;
+}
+
 static const char *setting_text(MPI_Info info, const char *key, const char *env,
                                 char buf[MPI_MAX_INFO_VAL + 1], char source[64])
 {
     const char *text = getenv(env);
     snprintf(source, 64, "environment variable %s", env);
-    if (!text && info != MPI_INFO_NULL) {
-        int found = 0;
-        if (MPI_Info_get(info, key, MPI_MAX_INFO_VAL, buf, &found) == MPI_SUCCESS && found) {
-            text = buf;
-            snprintf(source, 64, "info key %s", key);
-        }
-    }
-    return text;
+    return text ? text : info_text(info, key, buf, source);
 }
 
 /* Record why a setting was rejected; returns -1. */
@@ -196,13 +201,16 @@ static int read_stats(MPI_Info info, int *value)
     return 0;
 }
 
-/* tcio_stats_file: where the summary goes (appended), any path; an empty
- * one is none, the default stream (a script's TCIO_STATS_FILE=$UNSET
- * must not fail the opens, and only rank 0's value is used). */
+/* tcio_stats_file: where the summary goes (appended), any path.  An
+ * empty variable is unset (a script's TCIO_STATS_FILE=$UNSET must not
+ * fail the opens, nor hide the program's info key), and an empty value is
+ * none, the default stream (only rank 0's value is used). */
 static int read_stats_file(MPI_Info info, char **path)
 {
     char buf[MPI_MAX_INFO_VAL + 1], source[64];
     const char *text = setting_text(info, KEY_STATS_FILE, ENV_STATS_FILE, buf, source);
+    if (text && text[0] == '\0' && text != buf)
+        text = info_text(info, KEY_STATS_FILE, buf, source);
     if (!text || text[0] == '\0')
         return 0;
     if (!(*path = strdup(text)))

@@ -2492,6 +2492,24 @@ START_TEST(test_last_error)
         }
         CHECK_ALL(tcio_close(fh) == TCIO_SUCCESS, "tcio_close (TCIO_STATS_FILE)");
     }
+    /* An empty variable is unset: the program's info key applies. */
+    setenv("TCIO_STATS_FILE", "", 1);
+    MPI_Info keys;
+    MPI_Info_create(&keys);
+    MPI_Info_set(keys, "tcio_stats_file", "/short/from-info.txt");
+    fh = NULL;
+    tu_expect_rc(&st, tcio_open_comm(MPI_COMM_WORLD, file, MPI_MODE_RDONLY, keys, &fh),
+                 TCIO_SUCCESS, "tcio_open_comm with TCIO_STATS_FILE empty and the info key");
+    unsetenv("TCIO_STATS_FILE");
+    MPI_Info_free(&keys);
+    if (fh && tcio_get_info(fh, &info) == TCIO_SUCCESS) {
+        char buf[MPI_MAX_INFO_VAL + 1];
+        if (strcmp(info_value(info, "tcio_stats_file", buf), "/short/from-info.txt") != 0)
+            tu_fail(&st, "TCIO_STATS_FILE empty: tcio_stats_file is \"%.40s\", expected the "
+                    "info key's", buf);
+        MPI_Info_free(&info);
+    }
+    CHECK_ALL(fh && tcio_close(fh) == TCIO_SUCCESS, "tcio_close (TCIO_STATS_FILE empty)");
 
     /* The version the header and the library report agree. */
     char version[32];
