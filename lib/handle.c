@@ -32,8 +32,8 @@ static void warn_open_at_finalize(void)
     for (const tcio_file *f = open_files; f; f = f->next_open)
         if (f->rank == 0)
             fprintf(stderr, "libtcio: \"%s\" was still open at MPI_Finalize: it is not "
-                    "closed, and its writes since the last tcio_flush may be lost "
-                    "(tcio_close comes before MPI_Finalize)\n", f->name);
+                    "closed, and writes since the last tcio_sync may be missing from the "
+                    "file (tcio_close comes before MPI_Finalize)\n", f->name);
     fflush(stderr);
 }
 
