@@ -102,6 +102,9 @@ typedef struct rma {
      * the release (at most one at a time today: level2.c). */
     held_slot held[4];
     int      nheld;
+    bool     others_since_flush;  /* operations on other ranks' memory since
+                                     the last flush of all: whether that
+                                     flush may wait for another rank */
 } rma;
 
 /* A move's datatype, relative to the first extent (tci_move.impl). */
@@ -336,14 +339,14 @@ static void rma_close(tci_transport *t)
 static int rma_complete_all(tci_transport *t)
 {
     rma *r = rma_of(t);
-    int nprocs = 1;
-    MPI_Comm_size(r->comm, &nprocs);
     double start = MPI_Wtime();
     int err = MPI_Win_flush_all(r->win);
-    /* With one rank the window is this rank's own, whose operations wait
-     * for nobody (flush_counted); with more, the flush is mostly others'. */
-    if (nprocs > 1)
+    /* Operations on this rank's own memory wait for nobody (flush_counted):
+     * a flush of only those is no wait for another rank (one rank, or one
+     * aggregator flushing its own slots). */
+    if (r->others_since_flush)
         t->op_wait_seconds += MPI_Wtime() - start;
+    r->others_since_flush = false;
     return tci_error_from_mpi(err);
 }
 
@@ -362,12 +365,14 @@ static int wait_yielding(tci_transport *t, int target, int count, MPI_Request *r
 {
     MPI_Status statuses[MAX_REQUESTS];   /* not MPI_STATUSES_IGNORE: gcc
                                             misreads MPICH's annotation */
+    bool others = target != rma_of(t)->rank;
+    rma_of(t)->others_since_flush |= others;
     double start = 0;
     for (int polls = 0;; polls++) {
         int done = 0;
         int err = MPI_Testall(count, requests, &done, statuses);
         if (err != MPI_SUCCESS || done) {
-            if (polls > 0)
+            if (polls > 0 && others)      /* one's own memory: no other rank */
                 t->op_wait_seconds += MPI_Wtime() - start;
             return err;
         }

@@ -2358,6 +2358,44 @@ START_TEST(test_own_window_waits)
     expect_file_is(path, data, SIZE, ctx, "the file is not what was written");
     unlink(stats);
     unlink(path);
+
+    /* One aggregator, rank 0, the only writer: its operations are all on
+     * its own memory, and its slowed flushes of all wait for nobody. */
+    ctx = "one aggregator writing into its own slots, its MPI_Win_flush_all slowed";
+    const char *shared = tu_path("own-waits-shared");
+    snprintf(stats, sizeof stats, "%s.stats", shared);
+    if (tu_rank == 0)
+        unlink(stats);
+    const char *const kv1[] = { "tcio_transport", "rma", "tcio_aggregators", "1",
+                                "tcio_aggregator_placement", "0", "tcio_early_drain", "off",
+                                "tcio_stats", "json", "tcio_stats_file", stats,
+                                "tcio_segment_size", "4k", "tcio_segments_per_proc", "8", NULL };
+    info = settings(kv1);
+    fh = NULL;
+    rc = tcio_open_comm(MPI_COMM_WORLD, shared, MODE_NEW_WRONLY, info, &fh);
+    MPI_Info_free(&info);
+    expect_all(rc, TCIO_SUCCESS, ctx, "tcio_open_comm");
+    enum { SLOW_NS = 200 * 1000 * 1000 };
+    slow_flush_all_ns = tu_rank == 0 ? SLOW_NS : 0;
+    wrc = tu_rank == 0 ? tcio_write_at(fh, 0, data, SIZE, MPI_BYTE) : TCIO_SUCCESS;
+    frc = tcio_flush(fh);
+    crc = tcio_close(fh);
+    slow_flush_all_ns = 0;
+    expect_all(wrc, TCIO_SUCCESS, ctx, "tcio_write_at");
+    expect_all(frc, TCIO_SUCCESS, ctx, "tcio_flush");
+    expect_all(crc, TCIO_SUCCESS, ctx, "tcio_close");
+    waits = tu_rank == 0 ? stats_json_sum(stats, "seconds", "one_sided_waits") : 0;
+    close = tu_rank == 0 ? stats_json_sum(stats, "seconds", "close") : 1;
+    if (tu_rank == 0)
+        printf("own_window_waits: %s: one_sided_waits %g s, close %g s\n", ctx, waits, close);
+    CHECK_ALL(waits < SLOW_NS * 1e-9 && close >= SLOW_NS * 1e-9,
+              "%s: one_sided_waits %g s (less than one slowed flush expected), close %g s",
+              ctx, waits, close);
+    expect_file_is(shared, data, SIZE, ctx, "the file is not what was written");
+    if (tu_rank == 0) {
+        unlink(stats);
+        unlink(shared);
+    }
 }
 END_TEST
 
