@@ -58,8 +58,10 @@ static int forward(tcio_file *fh, int64_t segment, const char *data,
 static int forward_to_free(tcio_file *fh, int64_t segment, const char *data,
                            const unsigned char *bitmap)
 {
+    int64_t forwards = fh->stats.count[TCI_C_FORWARDS];
     int rc = forward(fh, segment, data, bitmap);
-    fh->stats.count[TCI_C_TIER_SPILLS] += rc == TCIO_SUCCESS;
+    /* as the forward counted itself (not where it had nothing to send) */
+    fh->stats.count[TCI_C_TIER_SPILLS] += fh->stats.count[TCI_C_FORWARDS] - forwards;
     return rc;
 }
 
