@@ -11,6 +11,7 @@
 #include "datatype.h"
 #include "error.h"
 #include "finalize.h"
+#include "predefined_type.h"
 
 static int type_keyval = MPI_KEYVAL_INVALID;
 static MPI_Comm check_comm = MPI_COMM_NULL;
@@ -60,16 +61,10 @@ static int ensure_keyval(void)
     return TCIO_SUCCESS;
 }
 
-static bool is_predefined(MPI_Datatype type)
-{
-    int ni, na, nd, combiner;
-    MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
-    return combiner == MPI_COMBINER_NAMED;
-}
 
 static bool is_committed(MPI_Datatype type)
 {
-    if (is_predefined(type))
+    if (tci_type_is_predefined(type))
         return true;
     char out;
     int position = 0;
@@ -115,7 +110,7 @@ static bool adjacent_blocks(int n, const int *len, const MPI_Aint *disp, MPI_Cou
 static void free_contents(MPI_Datatype *types, int n)
 {
     for (int i = 0; i < n; i++)
-        if (!is_predefined(types[i]))
+        if (!tci_type_is_predefined(types[i]))
             MPI_Type_free(&types[i]);
 }
 
@@ -126,7 +121,7 @@ static bool walks_in_order(MPI_Datatype type, int depth)
     int ni, na, nd, combiner;
     if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
         return false;
-    if (combiner == MPI_COMBINER_NAMED)
+    if (tci_combiner_is_predefined(combiner))
         return true;                  /* dense() checked lb and extent */
     if (depth > 16 || nd > 64 || ni > 1 + 3 * 64 || na > 64)
         return false;                 /* deep or wide: not worth it */
@@ -196,7 +191,7 @@ static int describe(MPI_Datatype type, tci_type_info *info)
      * copied as plain bytes, at any size; anything else goes through
      * MPI_Pack, which gets typemap order right. */
     info->contiguous = lb == 0 && extent == size &&
-                       (is_predefined(type) || walks_in_order(type, 0));
+                       (tci_type_is_predefined(type) || walks_in_order(type, 0));
     return TCIO_SUCCESS;
 }
 
@@ -254,7 +249,7 @@ int tci_type_inspect_slow(MPI_Datatype type, tci_type_info *info)
     int rc = ensure_keyval();
     if (rc != TCIO_SUCCESS)
         return rc;
-    if (is_predefined(type)) {
+    if (tci_type_is_predefined(type)) {
         if (describe(type, info) != TCIO_SUCCESS)
             return tci_error_set(TCIO_ERR_BAD_TYPE, "MPI cannot tell the size and extent of "
                                  "the predefined datatype");

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "predefined_type.h"
 #include "tmi.h"
 
 enum { TMI_MAX_RUNS = 1 << 22 };
@@ -51,12 +52,9 @@ static void add_shifted(runlist *l, const runlist *child, MPI_Aint shift)
 
 static void free_contents_types(MPI_Datatype *types, int n)
 {
-    for (int i = 0; i < n; i++) {
-        int ni, na, nd, comb;
-        MPI_Type_get_envelope(types[i], &ni, &na, &nd, &comb);
-        if (comb != MPI_COMBINER_NAMED)
+    for (int i = 0; i < n; i++)
+        if (!tci_type_is_predefined(types[i]))
             MPI_Type_free(&types[i]);
-    }
 }
 
 static int flatten(MPI_Datatype t, runlist *out, char *why, size_t whylen);
@@ -117,7 +115,7 @@ static int flatten(MPI_Datatype t, runlist *out, char *why, size_t whylen)
         snprintf(why, whylen, "MPI_Type_get_envelope failed");
         return -1;
     }
-    if (comb == MPI_COMBINER_NAMED) {
+    if (tci_combiner_is_predefined(comb)) {
         int size;
         MPI_Aint lb, ext;
         MPI_Type_size(t, &size);

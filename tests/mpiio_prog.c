@@ -518,6 +518,54 @@ static void test_view(void)
     free(back);
 }
 
+/* ---- a view and memory type built on MPI_Type_create_f90_real ----
+ * Such types are predefined and may not be freed (MPI-3.1, 17.1.9): the
+ * interposer's walk of the filetype freed them as derived ones, and Open
+ * MPI raised MPI_ERR_TYPE on MPI_COMM_WORLD, aborting the job.  Each rank
+ * writes every nprocs-th real of the file (a vector filetype), two at a
+ * time (a contiguous memory type), and reads them back. */
+static void test_f90(void)
+{
+    MPI_Datatype real15 = MPI_DATATYPE_NULL, vec, ft, pair;
+    int size = 0;
+    if (MPI_Type_create_f90_real(15, MPI_UNDEFINED, &real15) == MPI_SUCCESS)
+        MPI_Type_size(real15, &size);
+    int usable = size == 8, all;
+    MPI_Allreduce(&usable, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+        if (rank == 0)
+            printf("mpiio_prog: MPI_Type_create_f90_real(15) is no 8-byte real here: f90 "
+                   "skipped\n");
+        return;
+    }
+    enum { REALS = 16 };        /* per rank */
+    MPI_File fh = open_world("f90", MPI_MODE_RDWR | MPI_MODE_CREATE);
+    MPI_Type_vector(2, 1, nprocs, real15, &vec);
+    MPI_Type_create_resized(vec, 0, (MPI_Aint)2 * nprocs * 8, &ft);
+    MPI_Type_commit(&ft);
+    MPI_Type_free(&vec);
+    MPI_Type_contiguous(2, real15, &pair);
+    MPI_Type_commit(&pair);
+    OK(MPI_File_set_view(fh, (MPI_Offset)rank * 8, real15, ft, "native", MPI_INFO_NULL));
+    double mine[REALS], back[REALS];
+    for (int k = 0; k < REALS; k++)
+        mine[k] = (double)(k * nprocs + rank);     /* the real's index in the file */
+    MPI_Status st;
+    OK(MPI_File_write_all(fh, mine, REALS / 2, pair, &st));
+    memset(back, 0, sizeof back);
+    OK(MPI_File_read_at_all(fh, 0, back, REALS / 2, pair, &st));
+    CHECK(memcmp(back, mine, sizeof back) == 0, "the f90 reals read back wrong");
+    OK(MPI_File_close(&fh));
+    MPI_Type_free(&ft);
+    MPI_Type_free(&pair);
+    long long total = (long long)REALS * nprocs;
+    double *ref = malloc(total * sizeof *ref);
+    for (long long i = 0; i < total; i++)
+        ref[i] = (double)i;
+    compare_file("f90", (unsigned char *)ref, total * (long long)sizeof(double));
+    free(ref);
+}
+
 /* ---- set_size up and down, preallocate ---- */
 static void test_size(void)
 {
@@ -1326,6 +1374,8 @@ int main(int argc, char **argv)
         test_comms();
     if (section("view"))
         test_view();
+    if (section("f90"))
+        test_f90();
     if (section("size"))
         test_size();
     if (section("bottom"))

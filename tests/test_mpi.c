@@ -2362,6 +2362,73 @@ START_TEST(test_program_handlers)
 }
 END_TEST
 
+/* ---- types built on MPI_Type_create_f90_real ---------------------------------------------
+ * The parameterized types of MPI_Type_create_f90_* are predefined (MPI-3.1,
+ * 17.1.9) and may not be freed: walking a derived type built on one, the
+ * library freed it as a derived type, and Open MPI 4.1 raised MPI_ERR_TYPE
+ * on MPI_COMM_WORLD, which aborted the job (an audit found it).  Each rank
+ * writes a contiguous type of four such reals and a vector of two (every
+ * other real), then reads both back; the file and the buffers must be the
+ * bytes packed by hand. */
+START_TEST(test_f90_types)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    const char *ctx = "types built on MPI_Type_create_f90_real(15)";
+    MPI_Datatype real15 = MPI_DATATYPE_NULL, four, every_other;
+    int err = MPI_Type_create_f90_real(15, MPI_UNDEFINED, &real15);
+    int size = 0;
+    if (err == MPI_SUCCESS)
+        MPI_Type_size(real15, &size);
+    if (tu_max_int(err != MPI_SUCCESS || size != 8)) {
+        if (tu_rank == 0)
+            printf("f90_types: MPI_Type_create_f90_real(15) is not an 8-byte real here: "
+                   "skipped\n");
+        return;
+    }
+    MPI_Type_contiguous(4, real15, &four);
+    MPI_Type_vector(2, 1, 2, real15, &every_other);
+    MPI_Type_commit(&four);
+    MPI_Type_commit(&every_other);
+    enum { PER_RANK = 48 };       /* 32 bytes of FOUR, 16 of EVERY_OTHER */
+    const int64_t total = (int64_t)PER_RANK * tu_nprocs;
+    unsigned char *image = malloc((size_t)total);
+    CHECK_ALL(image != NULL, "%s: out of memory", ctx);
+    tu_fill_pattern(image, (size_t)total, 2100);
+    double src[4];
+    memcpy(src, image + PER_RANK * tu_rank, 32);
+    double strided[4];          /* reals 0 and 2 are written */
+    memcpy(&strided[0], image + PER_RANK * tu_rank + 32, 8);
+    memcpy(&strided[2], image + PER_RANK * tu_rank + 40, 8);
+    const char *path = tu_path("f90-types");
+    tcio_file *fh = NULL;
+    expect_success(tu_open(path, MODE_NEW_WRONLY, "4k", "2", &fh), ctx, "open");
+    MPI_Offset at = (MPI_Offset)PER_RANK * tu_rank;
+    expect_success(tcio_write_at(fh, at, src, 1, four), ctx, "tcio_write_at (contiguous)");
+    expect_success(tcio_write_at(fh, at + 32, strided, 1, every_other), ctx,
+                   "tcio_write_at (vector)");
+    expect_success(tu_close(fh), ctx, "tcio_close");
+    expect_file_image(path, image, total, ctx);
+    double got[4], got_strided[4] = { -1, -1, -1, -1 };
+    fh = NULL;
+    expect_success(tu_open(path, MPI_MODE_RDONLY, "4k", "2", &fh), ctx, "open (read)");
+    int rrc = tcio_read_at(fh, at, got, 1, four);
+    int vrc = tcio_read_at(fh, at + 32, got_strided, 1, every_other);
+    int frc = tcio_fetch(fh);
+    expect_success(tu_close(fh), ctx, "tcio_close (read)");
+    expect_success(rrc, ctx, "tcio_read_at (contiguous)");
+    expect_success(vrc, ctx, "tcio_read_at (vector)");
+    expect_success(frc, ctx, "tcio_fetch");
+    bool same = memcmp(got, src, 32) == 0 && memcmp(&got_strided[0], &strided[0], 8) == 0 &&
+                memcmp(&got_strided[2], &strided[2], 8) == 0 && got_strided[1] == -1 &&
+                got_strided[3] == -1;
+    CHECK_ALL(same, "%s: the bytes read back differ (or the vector's holes were written)", ctx);
+    MPI_Type_free(&four);
+    MPI_Type_free(&every_other);
+    free(image);
+}
+END_TEST
+
 START_TEST(test_last_error)
 {
     TU_BEGIN();
@@ -6615,6 +6682,7 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "bad_config", test_bad_config);
     tu_add_case(s, "last_error", test_last_error);
     tu_add_case(s, "program_handlers", test_program_handlers);
+    tu_add_case(s, "f90_types", test_f90_types);
     tu_add_case(s, "error_reasons", test_error_reasons);
     tu_add_case(s, "long_names", test_long_names);
     tu_add_case(s, "transport_nodes", test_transport_nodes);
