@@ -210,13 +210,15 @@ small_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset off, void *b
              MPI_Count count, MPI_Datatype type, MPI_Offset *done)
 {
     if (!e->view.contiguous || buf == MPI_BOTTOM || count <= 0 || count >= TMI_CACHE_BYTES ||
-        (explicit_offset && off < 0))
-        return 0;
+        (explicit_offset && (off < 0 || off > INT64_MAX / e->view.esize)))
+        return 0;                 /* full_access serves it, or refuses it */
     int psize = small_type_size(e, type);
     MPI_Offset bytes = (MPI_Offset)count * psize;
     if (!psize || bytes >= TMI_CACHE_BYTES || (e->view.esize != 1 && bytes % e->view.esize))
         return 0;
     MPI_Offset start = explicit_offset ? off * e->view.esize : e->pos;
+    if (!tmi_view_reaches(&e->view, start, bytes))
+        return 0;
     MPI_Offset at = e->view.disp + start;
     if (dir == TMI_READ) {
         if (!cache_hit(e, at, bytes, buf))   /* a hit: the mode allowed the fill */
@@ -254,6 +256,8 @@ static int full_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset of
     if ((dir == TMI_WRITE && acc == MPI_MODE_RDONLY) ||
         (dir == TMI_READ && acc == MPI_MODE_WRONLY))
         return -1;   /* the real MPI-IO refuses it with its own class */
+    if (tsize > 0 && count > INT64_MAX / tsize)
+        return -1;   /* more bytes than an MPI_Offset holds: the real call's error */
     MPI_Offset bytes = (MPI_Offset)count * tsize;
     if (e->view.esize != 1 && bytes % e->view.esize)
         return -1;   /* not a whole number of etypes: the real call says so */
@@ -279,6 +283,13 @@ static int full_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset of
         MPI_Type_free(&wrapped);
         return rc;
     }
+    /* An offset in etypes whose bytes through the view exceed MPI_Offset
+     * would wrap around to a byte before the view (ROMIO writes there;
+     * ompio refuses it): refused. */
+    if ((explicit_offset && off > INT64_MAX / e->view.esize) ||
+        !tmi_view_reaches(&e->view, explicit_offset ? off * e->view.esize : e->pos, bytes))
+        return tmi_fail(e, call, MPI_ERR_ARG, "the offset, in bytes through the view, is "
+                                              "past what an MPI_Offset holds");
     MPI_Offset start = explicit_offset ? off * e->view.esize : e->pos;
     int rc = 0;
     if (bytes == 0)

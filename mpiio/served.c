@@ -516,7 +516,11 @@ int tmi_File_seek(MPI_File fh, MPI_Offset offset, int whence)
     default:
         return tmr_File_seek(fh, offset, whence);   /* the real call's error */
     }
-    if (base + offset < 0) {
+    /* Negative, or past what an MPI_Offset holds in bytes through the view
+     * (the position would wrap around to a byte before the view). */
+    if (base + offset < 0 || (offset > 0 && base > INT64_MAX - offset) ||
+        base + offset > INT64_MAX / e->view.esize ||
+        !tmi_view_reaches(&e->view, (base + offset) * e->view.esize, 0)) {
         MPI_File_call_errhandler(fh, MPI_ERR_ARG);
         return MPI_ERR_ARG;
     }

@@ -4,6 +4,7 @@
 #ifndef TMI_H
 #define TMI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <mpi.h>
@@ -89,6 +90,10 @@ typedef int (*tmi_piece_fn)(void *arg, MPI_Offset file_off, MPI_Offset len,
                             MPI_Offset stream_off);
 int tmi_view_pieces(const tmi_view *v, MPI_Offset start, MPI_Offset len, tmi_piece_fn fn,
                     void *arg);
+/* Whether the file bytes of stream bytes [START, START + LEN) can be
+ * computed in an MPI_Offset (false where a huge offset in etypes would
+ * wrap around to a byte before the view: MPI_ERR_ARG). */
+bool tmi_view_reaches(const tmi_view *v, MPI_Offset start, MPI_Offset len);
 /* The file byte of stream byte S (the next byte the view reaches). */
 MPI_Offset tmi_view_byte(const tmi_view *v, MPI_Offset s);
 /* Stream bytes that lie below file byte SIZE (the end of the file seen

@@ -9,6 +9,8 @@
  * so a dense block of a vector costs one run however many elements it
  * has.  Anything else (darray, a named pair type with a gap), or more
  * than TMI_MAX_RUNS runs, is not cheap: the file is handed over. */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,6 +317,20 @@ int tmi_view_pieces(const tmi_view *v, MPI_Offset start, MPI_Offset len, tmi_pie
         }
     }
     return 0;
+}
+
+bool tmi_view_reaches(const tmi_view *v, MPI_Offset start, MPI_Offset len)
+{
+    if (start < 0 || len < 0 || start > INT64_MAX - len)
+        return false;
+    MPI_Offset end = start + len;
+    if (v->contiguous)
+        return end <= INT64_MAX - v->disp;
+    /* The tiles up to END's and two more: a run may lie past the
+     * filetype's extent (tmi_view_stream_end), by less than one in the
+     * types MPI_File_set_view takes here. */
+    MPI_Offset tiles = end / v->ft_size + 2;
+    return tiles <= (INT64_MAX - v->disp) / v->ft_extent;
 }
 
 MPI_Offset tmi_view_byte(const tmi_view *v, MPI_Offset s)

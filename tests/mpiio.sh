@@ -45,7 +45,7 @@ expect() {   # FILE PATTERN TIMES WHAT
     n=$(grep -c -- "$2" "$1")
     [ "$n" = "$3" ] || { show "$1"; fail "$4: '$2' $n times, expected $3"; }
 }
-for f in pieces elements comms-dup0 comms-dup1 comms-dup2 comms-a comms-b view f90 size bottom barrier partial atomic \
+for f in pieces elements comms-dup0 comms-dup1 comms-dup2 comms-a comms-b view f90 overflow size bottom barrier partial atomic \
          external32 ordered shared large bad handler handler-tail left-open; do
     expect "$dir/tcio.err" "mpiio-$f.dat: served by libtcio ($np ranks)" 1 "$f served"
 done

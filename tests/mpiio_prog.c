@@ -12,6 +12,7 @@
  * between the two runs. */
 #include <fcntl.h>
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1232,6 +1233,32 @@ static void test_self(void)
 }
 
 /* ---- bad input: the classes are printed for the script to compare ---- */
+/* ---- offsets in etypes whose bytes overflow MPI_Offset ----
+ * Under the interposer, an offset in etypes whose byte offset through the
+ * view is past INT64_MAX is refused (MPI_ERR_ARG), seek and write alike,
+ * and nothing is written: it wrapped around to a byte before the view
+ * (an audit found 4 bytes written there).  ROMIO wraps the same way, so
+ * without the interposer the section only prints. */
+static void test_overflow(void)
+{
+    MPI_File fh = open_world("overflow", MPI_MODE_RDWR | MPI_MODE_CREATE);
+    OK(MPI_File_set_view(fh, 4096, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    int v = 0x11111111;
+    MPI_Status st;
+    const MPI_Offset huge = INT64_MAX / 2;     /* etypes: 4 * huge wraps */
+    int seek = MPI_File_seek(fh, huge, MPI_SEEK_SET);
+    int write = MPI_File_write_at(fh, huge, &v, 1, MPI_INT, &st);
+    int read = MPI_File_read_at(fh, huge, &v, 1, MPI_INT, &st);
+    MPI_Offset size = -1;
+    OK(MPI_File_get_size(fh, &size));
+    OK(MPI_File_close(&fh));
+    if (interposed)
+        CHECK(seek != MPI_SUCCESS && write != MPI_SUCCESS && read != MPI_SUCCESS && size == 0,
+              "an offset of %lld etypes (4-byte): seek %d, write_at %d, read_at %d, the file "
+              "%lld bytes (refusals and an empty file expected)", (long long)huge, seek, write,
+              read, (long long)size);
+}
+
 static void test_bad_input(void)
 {
     MPI_File fh = open_world("bad", MPI_MODE_RDWR | MPI_MODE_CREATE), closed;
@@ -1412,6 +1439,8 @@ int main(int argc, char **argv)
         test_seek_end();
     if (section("past_eof_all"))
         test_past_eof_all();
+    if (section("overflow"))
+        test_overflow();
     if (section("bad_input"))
         test_bad_input();
     if (section("handler")) {
