@@ -335,7 +335,7 @@ static int full_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset of
     if (buf != MPI_BOTTOM && psize) {
         c.packed = buf;
     } else if (bytes > INT_MAX) {
-        return tmi_refuse(e, call, "a short read of more than 2 GiB into a non-contiguous "
+        return tmi_refuse(e, call, "a short read of more than 2 GiB into a derived "
                                    "datatype");
     } else {
         c.packed = malloc(bytes);
