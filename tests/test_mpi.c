@@ -4609,8 +4609,11 @@ START_TEST(test_node_combining)
     int nodes = tu_count_nodes();
     char slots[16];
     snprintf(slots, sizeof slots, "%d", NSEG);   /* no evictions: exact counts */
+    /* Nor in a node's tier: with one rank per node its default 4 slots
+     * would spill 2 of the 6 segments (each still forwarded once). */
     const char *kv[] = { "tcio_stats", "json", "tcio_stats_file", stats,
-                         "tcio_aggregators", "1", "tcio_aggregator_placement", "0", NULL };
+                         "tcio_aggregators", "1", "tcio_aggregator_placement", "0",
+                         "tcio_node_segments", slots, NULL };
     tcio_file *fh = NULL;
     expect_success(tu_open_kv(path, MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC, "4k",
                               slots, kv, &fh), ctx, "tcio_open_comm");
@@ -4657,7 +4660,8 @@ START_TEST(test_node_combining)
      * fetch reads the file without taking the aggregator's slot (peek). */
     const char *stats2 = tu_path("combining-stats2");
     const char *kv2[] = { "tcio_stats", "json", "tcio_stats_file", stats2,
-                          "tcio_aggregators", "1", "tcio_aggregator_placement", "0", NULL };
+                          "tcio_aggregators", "1", "tcio_aggregator_placement", "0",
+                          "tcio_node_segments", slots, NULL };
     expect_success(tu_open_kv(path, MPI_MODE_RDONLY, "4k", slots, kv2, &fh), ctx,
                    "tcio_open_comm (reopened)");
     tu_status_init(&st);
@@ -4696,9 +4700,11 @@ START_TEST(test_node_combining)
      * precedence over the info key, makes every file alike). */
     const char *stats3 = tu_path("combining-stats3");
     const char *kv_rma[] = { "tcio_transport", "rma", "tcio_aggregators", "1",
-                             "tcio_aggregator_placement", "0", NULL };
+                             "tcio_aggregator_placement", "0", "tcio_node_segments", slots,
+                             NULL };
     const char *kv3[] = { "tcio_stats", "json", "tcio_stats_file", stats3,
-                          "tcio_aggregators", "1", "tcio_aggregator_placement", "0", NULL };
+                          "tcio_aggregators", "1", "tcio_aggregator_placement", "0",
+                          "tcio_node_segments", slots, NULL };
     /* (The call named alone: tests/osc-components.sh reads "tcio_open_comm
      * returned" in the messages of refused opens.) */
     expect_success(tu_open_kv(path, MPI_MODE_RDONLY, "4k", slots, kv_rma, &fh),
