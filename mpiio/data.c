@@ -286,11 +286,14 @@ static int full_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset of
     /* An offset in etypes whose bytes through the view exceed MPI_Offset
      * would wrap around to a byte before the view (ROMIO writes there;
      * ompio refuses it): refused. */
-    if ((explicit_offset && off > INT64_MAX / e->view.esize) ||
-        !tmi_view_reaches(&e->view, explicit_offset ? off * e->view.esize : e->pos, bytes))
+    if (bytes > 0 && ((explicit_offset && off > INT64_MAX / e->view.esize) ||
+                      !tmi_view_reaches(&e->view, explicit_offset ? off * e->view.esize
+                                                                  : e->pos, bytes)))
         return tmi_fail(e, call, MPI_ERR_ARG, "the offset, in bytes through the view, is "
                                               "past what an MPI_Offset holds");
-    MPI_Offset start = explicit_offset ? off * e->view.esize : e->pos;
+    /* Nothing moves in an access of no bytes, wherever its offset points
+     * (ROMIO accepts any offset that is not negative there). */
+    MPI_Offset start = !explicit_offset ? e->pos : bytes > 0 ? off * e->view.esize : 0;
     int rc = 0;
     if (bytes == 0)
         goto out;

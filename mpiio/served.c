@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <fnmatch.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,10 +103,13 @@ static int read_sessions_wanted(void)
 static void raise_on_file_null(MPI_File real, int cls)
 {
     MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
-    if (MPI_File_get_errhandler(MPI_FILE_NULL, &eh) == MPI_SUCCESS && eh == MPI_ERRORS_RETURN)
-        return;
-    if (eh != MPI_ERRHANDLER_NULL && eh != MPI_ERRORS_RETURN && eh != MPI_ERRORS_ARE_FATAL)
+    if (MPI_File_get_errhandler(MPI_FILE_NULL, &eh) != MPI_SUCCESS)
+        eh = MPI_ERRHANDLER_NULL;
+    bool returning = eh == MPI_ERRORS_RETURN;
+    if (eh != MPI_ERRHANDLER_NULL)   /* a reference of its own, MPI's own handlers too */
         MPI_Errhandler_free(&eh);
+    if (returning)
+        return;
 #ifdef OPEN_MPI
     MPI_File_call_errhandler(real, cls);
 #else
@@ -518,7 +522,7 @@ int tmi_File_seek(MPI_File fh, MPI_Offset offset, int whence)
     }
     /* Negative, or past what an MPI_Offset holds in bytes through the view
      * (the position would wrap around to a byte before the view). */
-    if (base + offset < 0 || (offset > 0 && base > INT64_MAX - offset) ||
+    if ((offset > 0 && base > INT64_MAX - offset) || base + offset < 0 ||
         base + offset > INT64_MAX / e->view.esize ||
         !tmi_view_reaches(&e->view, (base + offset) * e->view.esize, 0)) {
         MPI_File_call_errhandler(fh, MPI_ERR_ARG);
@@ -542,6 +546,12 @@ int tmi_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
     tmi_entry *e = tmi_served(fh);
     if (!e || !disp || offset < 0)
         return tmr_File_get_byte_offset(fh, offset, disp);
+    /* past what an MPI_Offset holds through the view: refused as seek does */
+    if (offset > INT64_MAX / e->view.esize ||
+        !tmi_view_reaches(&e->view, offset * e->view.esize, 0)) {
+        MPI_File_call_errhandler(fh, MPI_ERR_ARG);
+        return MPI_ERR_ARG;
+    }
     *disp = tmi_view_byte(&e->view, offset * e->view.esize);
     return MPI_SUCCESS;
 }

@@ -75,6 +75,8 @@ typedef struct tmi_view {
     tmi_run   *runs;             /* one instance, typemap order            */
     MPI_Offset *cum;             /* stream bytes before each run           */
     size_t     nruns;
+    MPI_Offset run_end;          /* the end of its farthest run (a run may
+                                    lie past the extent)                   */
 } tmi_view;
 
 /* Flatten ETYPE and FILETYPE into V.  Returns 0, or -1 with a reason in
@@ -90,9 +92,10 @@ typedef int (*tmi_piece_fn)(void *arg, MPI_Offset file_off, MPI_Offset len,
                             MPI_Offset stream_off);
 int tmi_view_pieces(const tmi_view *v, MPI_Offset start, MPI_Offset len, tmi_piece_fn fn,
                     void *arg);
-/* Whether the file bytes of stream bytes [START, START + LEN) can be
- * computed in an MPI_Offset (false where a huge offset in etypes would
- * wrap around to a byte before the view: MPI_ERR_ARG). */
+/* Whether the file bytes of stream bytes [START, START + LEN), or of the
+ * stream byte START where LEN is 0, can be computed in an MPI_Offset
+ * (false where a huge offset in etypes would wrap around to a byte before
+ * the view: MPI_ERR_ARG). */
 bool tmi_view_reaches(const tmi_view *v, MPI_Offset start, MPI_Offset len);
 /* The file byte of stream byte S (the next byte the view reaches). */
 MPI_Offset tmi_view_byte(const tmi_view *v, MPI_Offset s);

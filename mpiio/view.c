@@ -272,6 +272,8 @@ int tmi_view_make(tmi_view *v, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype
     for (size_t i = 0; i < l.n; i++) {
         v->cum[i] = s;
         s += l.r[i].len;
+        if (l.r[i].off + l.r[i].len > v->run_end)
+            v->run_end = l.r[i].off + l.r[i].len;
     }
     return 0;
 }
@@ -321,16 +323,16 @@ int tmi_view_pieces(const tmi_view *v, MPI_Offset start, MPI_Offset len, tmi_pie
 
 bool tmi_view_reaches(const tmi_view *v, MPI_Offset start, MPI_Offset len)
 {
-    if (start < 0 || len < 0 || start > INT64_MAX - len)
+    if (start < 0 || len < 0 || start > INT64_MAX - len || v->disp < 0)
         return false;
-    MPI_Offset end = start + len;
+    MPI_Offset last = len > 0 ? start + len - 1 : start;
     if (v->contiguous)
-        return end <= INT64_MAX - v->disp;
-    /* The tiles up to END's and two more: a run may lie past the
-     * filetype's extent (tmi_view_stream_end), by less than one in the
-     * types MPI_File_set_view takes here. */
-    MPI_Offset tiles = end / v->ft_size + 2;
-    return tiles <= (INT64_MAX - v->disp) / v->ft_extent;
+        return last <= INT64_MAX - v->disp;
+    /* LAST's byte lies below disp + tile * extent + run_end, its tile's
+     * farthest run's end. */
+    if (v->run_end > INT64_MAX - v->disp)
+        return false;
+    return last / v->ft_size <= (INT64_MAX - v->disp - v->run_end) / v->ft_extent;
 }
 
 MPI_Offset tmi_view_byte(const tmi_view *v, MPI_Offset s)
