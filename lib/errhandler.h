@@ -8,9 +8,10 @@
  * rank; a handler of its own would be called for libtcio's files.
  * libtcio sets MPI_ERRORS_RETURN there around its own calls and puts the
  * program's handler back after them.  In a program whose other threads
- * open files at the same moment (MPI_THREAD_MULTIPLE), those files take
- * MPI_ERRORS_RETURN as their handler, and their failed opens return
- * (doc/semantics.md, Errors).
+ * use MPI_FILE_NULL at the same moment (MPI_THREAD_MULTIPLE), files they
+ * open take MPI_ERRORS_RETURN as their handler, their failed opens and
+ * deletes return, and a handler they set there meanwhile is replaced by
+ * the restore (doc/semantics.md, Errors).
  *
  * The communicator passed to tcio_open_comm is left alone: MPICH reports
  * MPI_ERRORS_ARE_FATAL for a communicator that never got a handler and

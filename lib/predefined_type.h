@@ -9,7 +9,9 @@
  * MPI_Type_create_f90_real, _complex and _integer, which MPI-3.1 (17.1.9)
  * calls predefined and forbids freeing: Open MPI 4.1 raised MPI_ERR_TYPE
  * on MPI_COMM_WORLD, fatal by default, when a type built on one was
- * written (an audit found it). */
+ * written (an audit found it).  MPICH counts a reference on such a type
+ * at each MPI_Type_get_contents and would take it back: left, as the
+ * standard asks; the types live for the whole run in both MPIs anyway. */
 #ifndef TCIO_PREDEFINED_TYPE_H
 #define TCIO_PREDEFINED_TYPE_H
 

@@ -939,6 +939,7 @@ static void rma_empty(tci_transport *t)
 static void rma_rebind(tci_transport *t, const tci_segmap *map)
 {
     rma_of(t)->map = map;
+    rma_of(t)->others_since_flush = false;   /* the last file's flushes are done */
 }
 
 /* ---- does the target's progress matter? ---------------------------------- */

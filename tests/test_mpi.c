@@ -2412,14 +2412,17 @@ START_TEST(test_f90_types)
     double got[4], got_strided[4] = { -1, -1, -1, -1 };
     fh = NULL;
     expect_success(tu_open(path, MPI_MODE_RDONLY, "4k", "2", &fh), ctx, "open (read)");
+    double bare[4] = { -1, -1, -1, -1 };   /* the f90 type itself, four of them */
     int rrc = tcio_read_at(fh, at, got, 1, four);
     int vrc = tcio_read_at(fh, at + 32, got_strided, 1, every_other);
+    int brc = tcio_read_at(fh, at, bare, 4, real15);
     int frc = tcio_fetch(fh);
     expect_success(tu_close(fh), ctx, "tcio_close (read)");
     expect_success(rrc, ctx, "tcio_read_at (contiguous)");
     expect_success(vrc, ctx, "tcio_read_at (vector)");
+    expect_success(brc, ctx, "tcio_read_at (the f90 type itself)");
     expect_success(frc, ctx, "tcio_fetch");
-    bool same = memcmp(got, src, 32) == 0 && memcmp(&got_strided[0], &strided[0], 8) == 0 &&
+    bool same = memcmp(got, src, 32) == 0 && memcmp(bare, src, 32) == 0 && memcmp(&got_strided[0], &strided[0], 8) == 0 &&
                 memcmp(&got_strided[2], &strided[2], 8) == 0 && got_strided[1] == -1 &&
                 got_strided[3] == -1;
     CHECK_ALL(same, "%s: the bytes read back differ (or the vector's holes were written)", ctx);
