@@ -198,6 +198,20 @@ static inline int small_type_size(tmi_entry *e, MPI_Datatype type)
     return e->last_psize;
 }
 
+/* The stream byte where an access of BYTES starts, at OFF etypes
+ * (EXPLICIT_OFFSET, OFF not negative) or at E's pointer, in *START; false
+ * where its bytes through the view are past what an MPI_Offset holds (an
+ * offset that would wrap around to a byte before the view: ROMIO writes
+ * there, ompio refuses it). */
+static inline bool access_start(const tmi_entry *e, int explicit_offset, MPI_Offset off,
+                                MPI_Offset bytes, MPI_Offset *start)
+{
+    if (explicit_offset)
+        return tmi_view_locate(&e->view, off, bytes, start);
+    *start = e->pos;
+    return tmi_view_reaches(&e->view, *start, bytes);
+}
+
 /* The common case of a program of small accesses, before any other
  * check: a predefined type through a contiguous view and a real buffer,
  * fewer bytes than the read cache, a whole number of etypes, an access
@@ -210,15 +224,15 @@ small_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset off, void *b
              MPI_Count count, MPI_Datatype type, MPI_Offset *done)
 {
     if (!e->view.contiguous || buf == MPI_BOTTOM || count <= 0 || count >= TMI_CACHE_BYTES ||
-        (explicit_offset && (off < 0 || off > INT64_MAX / e->view.esize)))
-        return 0;                 /* full_access serves it, or refuses it */
+        (explicit_offset && off < 0))
+        return 0;
     int psize = small_type_size(e, type);
     MPI_Offset bytes = (MPI_Offset)count * psize;
     if (!psize || bytes >= TMI_CACHE_BYTES || (e->view.esize != 1 && bytes % e->view.esize))
         return 0;
-    MPI_Offset start = explicit_offset ? off * e->view.esize : e->pos;
-    if (!tmi_view_reaches(&e->view, start, bytes))
-        return 0;
+    MPI_Offset start;
+    if (!access_start(e, explicit_offset, off, bytes, &start))
+        return 0;                 /* full_access refuses it */
     MPI_Offset at = e->view.disp + start;
     if (dir == TMI_READ) {
         if (!cache_hit(e, at, bytes, buf))   /* a hit: the mode allowed the fill */
@@ -283,17 +297,12 @@ static int full_access(tmi_entry *e, int dir, int explicit_offset, MPI_Offset of
         MPI_Type_free(&wrapped);
         return rc;
     }
-    /* An offset in etypes whose bytes through the view exceed MPI_Offset
-     * would wrap around to a byte before the view (ROMIO writes there;
-     * ompio refuses it): refused. */
-    if (bytes > 0 && ((explicit_offset && off > INT64_MAX / e->view.esize) ||
-                      !tmi_view_reaches(&e->view, explicit_offset ? off * e->view.esize
-                                                                  : e->pos, bytes)))
-        return tmi_fail(e, call, MPI_ERR_ARG, "the offset, in bytes through the view, is "
-                                              "past what an MPI_Offset holds");
     /* Nothing moves in an access of no bytes, wherever its offset points
      * (ROMIO accepts any offset that is not negative there). */
-    MPI_Offset start = !explicit_offset ? e->pos : bytes > 0 ? off * e->view.esize : 0;
+    MPI_Offset start = e->pos;
+    if (bytes > 0 && !access_start(e, explicit_offset, off, bytes, &start))
+        return tmi_fail(e, call, MPI_ERR_ARG, "the offset, in bytes through the view, is "
+                                              "past what an MPI_Offset holds");
     int rc = 0;
     if (bytes == 0)
         goto out;

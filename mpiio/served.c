@@ -522,13 +522,13 @@ int tmi_File_seek(MPI_File fh, MPI_Offset offset, int whence)
     }
     /* Negative, or past what an MPI_Offset holds in bytes through the view
      * (the position would wrap around to a byte before the view). */
-    if ((offset > 0 && base > INT64_MAX - offset) || base + offset < 0 ||
-        base + offset > INT64_MAX / e->view.esize ||
-        !tmi_view_reaches(&e->view, (base + offset) * e->view.esize, 0)) {
+    MPI_Offset pos;
+    if ((offset > 0 && base > INT64_MAX - offset) ||
+        !tmi_view_locate(&e->view, base + offset, 0, &pos)) {
         MPI_File_call_errhandler(fh, MPI_ERR_ARG);
         return MPI_ERR_ARG;
     }
-    e->pos = (base + offset) * e->view.esize;
+    e->pos = pos;
     return MPI_SUCCESS;
 }
 
@@ -547,12 +547,12 @@ int tmi_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
     if (!e || !disp || offset < 0)
         return tmr_File_get_byte_offset(fh, offset, disp);
     /* past what an MPI_Offset holds through the view: refused as seek does */
-    if (offset > INT64_MAX / e->view.esize ||
-        !tmi_view_reaches(&e->view, offset * e->view.esize, 0)) {
+    MPI_Offset s;
+    if (!tmi_view_locate(&e->view, offset, 0, &s)) {
         MPI_File_call_errhandler(fh, MPI_ERR_ARG);
         return MPI_ERR_ARG;
     }
-    *disp = tmi_view_byte(&e->view, offset * e->view.esize);
+    *disp = tmi_view_byte(&e->view, s);
     return MPI_SUCCESS;
 }
 

@@ -97,6 +97,10 @@ int tmi_view_pieces(const tmi_view *v, MPI_Offset start, MPI_Offset len, tmi_pie
  * (false where a huge offset in etypes would wrap around to a byte before
  * the view: MPI_ERR_ARG). */
 bool tmi_view_reaches(const tmi_view *v, MPI_Offset start, MPI_Offset len);
+/* The stream byte of offset ETYPES (in etypes) in *START, and whether it
+ * and the LEN bytes from it are reached (tmi_view_reaches; false too
+ * where ETYPES in bytes exceeds an MPI_Offset). */
+bool tmi_view_locate(const tmi_view *v, MPI_Offset etypes, MPI_Offset len, MPI_Offset *start);
 /* The file byte of stream byte S (the next byte the view reaches). */
 MPI_Offset tmi_view_byte(const tmi_view *v, MPI_Offset s);
 /* Stream bytes that lie below file byte SIZE (the end of the file seen

@@ -335,6 +335,14 @@ bool tmi_view_reaches(const tmi_view *v, MPI_Offset start, MPI_Offset len)
     return last / v->ft_size <= (INT64_MAX - v->disp - v->run_end) / v->ft_extent;
 }
 
+bool tmi_view_locate(const tmi_view *v, MPI_Offset etypes, MPI_Offset len, MPI_Offset *start)
+{
+    if (etypes < 0 || etypes > INT64_MAX / v->esize)
+        return false;
+    *start = etypes * v->esize;
+    return tmi_view_reaches(v, *start, len);
+}
+
 MPI_Offset tmi_view_byte(const tmi_view *v, MPI_Offset s)
 {
     if (v->contiguous)
