@@ -84,10 +84,7 @@ static void begin_close(tcio_file *fh, bool background)
     if (fh->delete_on_close)
         tci_barrier(fh->comm);
     if (fh->delete_on_close && fh->rank == 0) {
-        tci_program_handler program;
-        tci_file_null_returning(&program);
-        int delete_err = MPI_File_delete(fh->name, MPI_INFO_NULL);
-        tci_program_handler_restore(&program);
+        int delete_err = tci_file_delete(fh->name);
         tci_first_failure_note(&first, tci_error_from_io_at(delete_err, "MPI_File_delete(name)",
                                                             __func__));
     }

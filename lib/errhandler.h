@@ -1,5 +1,5 @@
-/* errhandler.h - MPI_ERRORS_RETURN on MPI_FILE_NULL for the length of one
- * of libtcio's own MPI_File_open or MPI_File_delete calls.
+/* errhandler.h - libtcio's own MPI_File_open and MPI_File_delete, with
+ * MPI_ERRORS_RETURN on MPI_FILE_NULL for the length of the call.
  *
  * MPI raises the errors of those calls on MPI_FILE_NULL's error handler,
  * which is the program's.  A program that made it MPI_ERRORS_ARE_FATAL
@@ -22,17 +22,11 @@
 
 #include <mpi.h>
 
-/* MPI_FILE_NULL's handler set aside by tci_file_null_returning:
- * MPI_ERRHANDLER_NULL where nothing was. */
-typedef struct tci_program_handler {
-    MPI_Errhandler saved;
-} tci_program_handler;
+/* MPI_File_open of NAME on MPI_COMM_SELF (each rank's own handle), its
+ * errors returned; the handle returns its errors too.  MPI's error code. */
+int tci_file_open_own(const char *name, int amode, MPI_Info info, MPI_File *file);
 
-/* MPI_ERRORS_RETURN on MPI_FILE_NULL; where its handler cannot be read or
- * set, nothing is changed (the call then goes on under the program's). */
-void tci_file_null_returning(tci_program_handler *h);
-
-/* The program's handler back on MPI_FILE_NULL. */
-void tci_program_handler_restore(tci_program_handler *h);
+/* MPI_File_delete of NAME, its errors returned.  MPI's error code. */
+int tci_file_delete(const char *name);
 
 #endif

@@ -134,17 +134,13 @@ static int open_file(tcio_file *fh, const char *fname, int mode, MPI_Info info)
     err = tci_config_passthrough_info(info, &pass);
     if (err != MPI_SUCCESS)
         return tci_error_from_mpi(err);
-    tci_program_handler program;
-    tci_file_null_returning(&program);
-    err = MPI_File_open(MPI_COMM_SELF, fname, mode, pass, &fh->file);
-    tci_program_handler_restore(&program);
+    err = tci_file_open_own(fname, mode, pass, &fh->file);
     if (pass != MPI_INFO_NULL)
         MPI_Info_free(&pass);
     if (err != MPI_SUCCESS) {
         fh->file = MPI_FILE_NULL;
         return tci_error_open_failed(fname, err);
     }
-    MPI_File_set_errhandler(fh->file, MPI_ERRORS_RETURN);
     return TCIO_SUCCESS;
 }
 

@@ -245,19 +245,13 @@ static bool still_the_file(const tci_segio *io)
 static MPI_File open_own_reader(tci_segio *io)
 {
     MPI_File reader = MPI_FILE_NULL;
-    if (!still_the_file(io))
-        return MPI_FILE_NULL;
-    tci_program_handler program;
-    tci_file_null_returning(&program);
-    int err = MPI_File_open(MPI_COMM_SELF, io->name, MPI_MODE_RDONLY, MPI_INFO_NULL, &reader);
-    tci_program_handler_restore(&program);
-    if (err != MPI_SUCCESS)
+    if (!still_the_file(io) ||
+        tci_file_open_own(io->name, MPI_MODE_RDONLY, MPI_INFO_NULL, &reader) != MPI_SUCCESS)
         return MPI_FILE_NULL;
     if (!still_the_file(io)) {
         MPI_File_close(&reader);
         return MPI_FILE_NULL;
     }
-    MPI_File_set_errhandler(reader, MPI_ERRORS_RETURN);
     return reader;
 }
 
