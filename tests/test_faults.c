@@ -148,6 +148,36 @@ static int call_fails(enum fault_call c)
     return 1;
 }
 
+/* Test 22 slows the operations on forward words (one MPI_INT64_T swapped
+ * or read, MPI_Rget_accumulate's only use in libtcio): MPI_Test says such
+ * a request is not done until SLOW_WORD_NS after it started. */
+static long slow_word_ns;
+static int slowed_word_ops;
+static MPI_Request slow_word_req = MPI_REQUEST_NULL;
+static double slow_word_until;
+
+static void slow_if_word_op(int count, MPI_Datatype type, MPI_Op op, const MPI_Request *req)
+{
+    if (slow_word_ns <= 0 || count != 1 || type != MPI_INT64_T ||
+        (op != MPI_REPLACE && op != MPI_NO_OP))
+        return;
+    slow_word_req = *req;
+    slow_word_until = PMPI_Wtime() + (double)slow_word_ns * 1e-9;
+    slowed_word_ops++;
+}
+
+int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+{
+    if (slow_word_req != MPI_REQUEST_NULL && *req == slow_word_req) {
+        if (PMPI_Wtime() < slow_word_until) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+        slow_word_req = MPI_REQUEST_NULL;
+    }
+    return PMPI_Test(req, flag, status);
+}
+
 int MPI_Rget_accumulate(const void *origin, int ocount, MPI_Datatype otype, void *result,
                         int rcount, MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
                         MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *request)
@@ -157,8 +187,11 @@ int MPI_Rget_accumulate(const void *origin, int ocount, MPI_Datatype otype, void
         memset(request, 0x5a, sizeof *request);
         return MPI_ERR_OTHER;
     }
-    return PMPI_Rget_accumulate(origin, ocount, otype, result, rcount, rtype, target, disp,
-                                tcount, ttype, op, win, request);
+    int err = PMPI_Rget_accumulate(origin, ocount, otype, result, rcount, rtype, target, disp,
+                                   tcount, ttype, op, win, request);
+    if (err == MPI_SUCCESS)
+        slow_if_word_op(rcount, rtype, op, request);
+    return err;
 }
 
 int MPI_Get_accumulate(const void *origin, int ocount, MPI_Datatype otype, void *result,
@@ -2509,6 +2542,88 @@ START_TEST(test_window_handlers)
 }
 END_TEST
 
+/* ---- 22: a wait on the rank's own forward words is no wait for another rank -------------
+ * With staged forwards an aggregator takes its own forward lock and reads
+ * and raises its own applied numbers (its locked forwards into itself,
+ * its merges of received messages), by MPI_Rget_accumulate on its own
+ * window: waits that TCIO_STATS' one_sided_waits must not count
+ * (doc/configuration.md), as test 19 checks for flushes of the rank's own
+ * window.  Two "nodes" of one rank each, rank 0 the only aggregator:
+ * every forward word is rank 0's, and rank 0's operations on them are
+ * slowed.  Rank 1 has staged copies for each of its forwards, so it never
+ * takes rank 0's lock: its one-sided waits would be real ones (under
+ * MPICH rank 0's slowed test turns no progress). */
+START_TEST(test_own_word_waits)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    if (tu_nprocs != 2) {
+        CHECK_ALL(1, "needs two ranks, one per \"node\"");
+        return;
+    }
+    const char *ctx = "two \"nodes\", staged forwards, rank 0 the only aggregator, its "
+                      "operations on its own forward words slowed";
+    const char *path = tu_path("own-word-waits");
+    char stats[4096];
+    snprintf(stats, sizeof stats, "%s.stats", path);
+    if (tu_rank == 0)
+        unlink(stats);
+    char *nodes = getenv("TCIO_TEST_NODES") ? strdup(getenv("TCIO_TEST_NODES")) : NULL;
+    setenv("TCIO_TEST_NODES", "2", 1);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    const char *const kv[] = { "tcio_forward_staging", "8", "tcio_transport", "mixed",
+                               "tcio_aggregators", "1", "tcio_aggregator_placement", "0",
+                               "tcio_early_drain", "off", "tcio_stats", "json",
+                               "tcio_stats_file", stats, "tcio_segment_size", "4k",
+                               "tcio_segments_per_proc", "8", NULL };
+    MPI_Info info = settings(kv);
+    tcio_file *fh = NULL;
+    int rc = tcio_open_comm(comm, path, MODE_NEW_WRONLY, info, &fh);
+    MPI_Info_free(&info);
+    if (nodes)
+        setenv("TCIO_TEST_NODES", nodes, 1);
+    else
+        unsetenv("TCIO_TEST_NODES");
+    free(nodes);
+    expect_all(rc, TCIO_SUCCESS, ctx, "tcio_open_comm");
+    enum { SEG = 4096, SEGS = 4, SLOW_NS = 20 * 1000 * 1000 };
+    static unsigned char data[SEGS * SEG];
+    tu_fill_pattern(data, sizeof data, 2200);
+    /* Each rank writes every other 512-byte piece of every segment: both
+     * nodes forward every segment. */
+    slowed_word_ops = 0;
+    slow_word_ns = tu_rank == 0 ? SLOW_NS : 0;
+    int wrc = TCIO_SUCCESS;
+    for (int64_t at = 512 * tu_rank; at < (int64_t)sizeof data && wrc == TCIO_SUCCESS;
+         at += 1024)
+        wrc = tcio_write_at(fh, at, data + at, 512, MPI_BYTE);
+    int crc = tcio_close(fh);
+    slow_word_ns = 0;
+    slow_word_req = MPI_REQUEST_NULL;
+    MPI_Comm_free(&comm);
+    expect_all(wrc, TCIO_SUCCESS, ctx, "tcio_write_at");
+    expect_all(crc, TCIO_SUCCESS, ctx, "tcio_close");
+    int slowed = slowed_word_ops;
+    MPI_Bcast(&slowed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    double waits = tu_rank == 0 ? stats_json_sum(stats, "seconds", "one_sided_waits") : 0;
+    MPI_Bcast(&waits, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    double slowed_seconds = slowed * (SLOW_NS * 1e-9);
+    if (tu_rank == 0)
+        printf("own_word_waits: %d operations on rank 0's own forward words slowed (%.3f s), "
+               "one_sided_waits %g s\n", slowed, slowed_seconds, waits);
+    CHECK_ALL(slowed >= 4 && waits >= 0 && waits < slowed_seconds / 2,
+              "%s: %d slowed operations (at least 4 expected: the lock, its release and the "
+              "applied numbers), one_sided_waits %g s (under half of their %g s expected)",
+              ctx, slowed, waits, slowed_seconds);
+    expect_file_is(path, data, sizeof data, ctx, "the file is not what was written");
+    if (tu_rank == 0) {
+        unlink(stats);
+        unlink(path);
+    }
+}
+END_TEST
+
 /* ---- main ------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -2546,6 +2661,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "own_window_waits", test_own_window_waits);
     tu_add_case(s, "failed_tries_uncounted", test_failed_tries_uncounted);
     tu_add_case(s, "window_handlers", test_window_handlers);
+    tu_add_case(s, "own_word_waits", test_own_word_waits);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
     if (tu_rank == 0)
