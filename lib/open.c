@@ -14,6 +14,7 @@
 #include "error.h"
 #include "handle.h"
 #include "background.h"
+#include "romio_prefix.h"
 
 /* ---- the mode ----------------------------------------------------------- */
 
@@ -357,12 +358,29 @@ typedef struct opened {
  * asked to), then one agreement on its outcome that also carries the
  * file's striping as rank 0 reads it; then the others open it, their
  * outcome agreed in set_up's agreement. */
+/* ROMIO and ompio open a directory for reading (the failure came later,
+ * at MPI_File_get_size, as TCIO_ERR_IO with "Invalid argument", and Open
+ * MPI printed lseek's complaint on every rank): refused here, on rank 0,
+ * as tcio.h says, with the reason.  A name that reaches no single local
+ * file (another driver's prefix, or an ambiguous one) is left to MPI. */
+static int refuse_directory(tcio_file *fh, const char *fname)
+{
+    struct stat st;
+    if (!tci_file_system_name(fname, &st, true) || !S_ISDIR(st.st_mode))
+        return TCIO_SUCCESS;
+    MPI_File_close(&fh->file);
+    fh->file = MPI_FILE_NULL;
+    return tci_error_set(TCIO_ERR_OPEN, "tcio_open_comm: %s is a directory", fname);
+}
+
 static int open_and_agree(tcio_file *fh, const char *fname, int mode, MPI_Info info,
                           opened *out)
 {
     agreement a = { .rc = TCIO_SUCCESS, .nfacts = 2 };
     if (fh->rank == 0) {
         a.rc = open_file(fh, fname, own_mode(mode, true), info);
+        if (a.rc == TCIO_SUCCESS)
+            a.rc = refuse_directory(fh, fname);
         if (a.rc == TCIO_SUCCESS) {
             tci_striping s = tci_striping_read(fh->file, fname);
             a.facts[0] = s.unit > 0 ? s.unit : 0;

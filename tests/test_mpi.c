@@ -2906,6 +2906,17 @@ START_TEST(test_fs_errors)
     expect_all(tu_open(dirname, MPI_MODE_WRONLY, NULL, NULL, &fh), TCIO_ERR_OPEN,
                "a directory (WRONLY)", "tcio_open_comm");
     CHECK_ALL(fh == NULL, "a directory: *fh not NULL");
+    /* Read-only too: both MPIs open a directory for reading, and the
+     * failure came later as TCIO_ERR_IO ("MPI_File_get_size failed:
+     * Invalid argument"), with no word of the directory (an audit). */
+    fh = (tcio_file *)&sentinel;
+    expect_all(tu_open(dirname, MPI_MODE_RDONLY, NULL, NULL, &fh), TCIO_ERR_OPEN,
+               "a directory (RDONLY)", "tcio_open_comm");
+    char why[256] = "";
+    tcio_last_error(why, sizeof why);
+    CHECK_ALL(fh == NULL && strstr(why, "is a directory") != NULL,
+              "a directory (RDONLY): *fh %s, reason \"%s\" (\"is a directory\" expected)",
+              fh ? "not NULL" : "NULL", why);
     MPI_Barrier(MPI_COMM_WORLD);
     if (tu_rank == 0)
         rmdir(dirname);
