@@ -26,7 +26,12 @@
  *   tcio_read, tcio_read_at, tcio_seek, tcio_get_size, tcio_fetch,
  *   tcio_prefetch and tcio_progress are local: a rank may call them any
  *   number of times, and no other rank needs to enter the library for them
- *   to finish.
+ *   to finish.  Where the MPI library needs a target's own MPI calls to
+ *   complete one-sided operations (tcio_get_info's tcio_target_progress
+ *   "needed", as under MPICH with the rma transport or on several
+ *   nodes), a local call may wait until an aggregator next calls MPI, in
+ *   the library or outside it (tcio_progress says how a rank that
+ *   computes long can help).
  *
  * Visibility of data
  *   - Read-your-writes: a rank's read returns its own earlier writes,
