@@ -2508,6 +2508,28 @@ static bool returns_errors(MPI_Win win)
     return returning;
 }
 
+/* Open PATH with the settings KV on a duplicate of MPI_COMM_WORLD cut
+ * into two "nodes" of consecutive ranks (TCIO_TEST_NODES=2, set for the
+ * open only: the node map is cached on the new communicator), returned in
+ * *COMM for the caller to free after the close. */
+static int open_on_two_nodes(const char *path, const char *const *kv, MPI_Comm *comm,
+                             tcio_file **fh)
+{
+    char *nodes = getenv("TCIO_TEST_NODES") ? strdup(getenv("TCIO_TEST_NODES")) : NULL;
+    setenv("TCIO_TEST_NODES", "2", 1);
+    MPI_Comm_dup(MPI_COMM_WORLD, comm);
+    MPI_Info info = settings(kv);
+    *fh = NULL;
+    int rc = tcio_open_comm(*comm, path, MODE_NEW_WRONLY, info, fh);
+    MPI_Info_free(&info);
+    if (nodes)
+        setenv("TCIO_TEST_NODES", nodes, 1);
+    else
+        unsetenv("TCIO_TEST_NODES");
+    free(nodes);
+    return rc;
+}
+
 START_TEST(test_window_handlers)
 {
     TU_BEGIN();
@@ -2517,21 +2539,11 @@ START_TEST(test_window_handlers)
         return;
     }
     const char *ctx = "two \"nodes\", staged forwards";
-    char *nodes = getenv("TCIO_TEST_NODES") ? strdup(getenv("TCIO_TEST_NODES")) : NULL;
-    setenv("TCIO_TEST_NODES", "2", 1);
-    MPI_Comm comm;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     const char *const kv[] = { "tcio_forward_staging", "2", "tcio_transport", "mixed",
                                "tcio_segment_size", "4k", NULL };
-    MPI_Info info = settings(kv);
+    MPI_Comm comm;
     tcio_file *fh = NULL;
-    int rc = tcio_open_comm(comm, tu_path("window-handlers"), MODE_NEW_WRONLY, info, &fh);
-    MPI_Info_free(&info);
-    if (nodes)
-        setenv("TCIO_TEST_NODES", nodes, 1);
-    else
-        unsetenv("TCIO_TEST_NODES");
-    free(nodes);
+    int rc = open_on_two_nodes(tu_path("window-handlers"), kv, &comm, &fh);
     expect_all(rc, TCIO_SUCCESS, ctx, "tcio_open_comm");
     bool staged = fh->fwd.on, words = fh->fwd.on && returns_errors(fh->fwd.win);
     expect_all(tcio_close(fh), TCIO_SUCCESS, ctx, "tcio_close");
@@ -2568,24 +2580,14 @@ START_TEST(test_own_word_waits)
     snprintf(stats, sizeof stats, "%s.stats", path);
     if (tu_rank == 0)
         unlink(stats);
-    char *nodes = getenv("TCIO_TEST_NODES") ? strdup(getenv("TCIO_TEST_NODES")) : NULL;
-    setenv("TCIO_TEST_NODES", "2", 1);
-    MPI_Comm comm;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     const char *const kv[] = { "tcio_forward_staging", "8", "tcio_transport", "mixed",
                                "tcio_aggregators", "1", "tcio_aggregator_placement", "0",
                                "tcio_early_drain", "off", "tcio_stats", "json",
                                "tcio_stats_file", stats, "tcio_segment_size", "4k",
                                "tcio_segments_per_proc", "8", NULL };
-    MPI_Info info = settings(kv);
+    MPI_Comm comm;
     tcio_file *fh = NULL;
-    int rc = tcio_open_comm(comm, path, MODE_NEW_WRONLY, info, &fh);
-    MPI_Info_free(&info);
-    if (nodes)
-        setenv("TCIO_TEST_NODES", nodes, 1);
-    else
-        unsetenv("TCIO_TEST_NODES");
-    free(nodes);
+    int rc = open_on_two_nodes(path, kv, &comm, &fh);
     expect_all(rc, TCIO_SUCCESS, ctx, "tcio_open_comm");
     enum { SEG = 4096, SEGS = 4, SLOW_NS = 20 * 1000 * 1000 };
     static unsigned char data[SEGS * SEG];
