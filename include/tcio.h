@@ -342,7 +342,9 @@ tcio_file *tcio_open(const char *fname, int mode);
  * (doc/portability.md, One-sided components under Open MPI).
  * Opening a file that this process closed with tcio_close_begin and
  * whose tcio_close_end has not come yet (under any name of the file,
- * also with an MPI-IO prefix such as "ufs:") waits for its helper thread, so
+ * also with one of ROMIO's file-system prefixes such as "ufs:", which
+ * MPICH's MPI-IO takes off; Open MPI's ompio takes such a name as it is,
+ * so there it names another file) waits for its helper thread, so
  * that the new handle sees every byte (on every rank of COMM: their
  * agreement waits for the ranks that wait); a rank outside COMM that still
  * holds segments of it is not waited for.
@@ -535,8 +537,11 @@ int tcio_close(tcio_file *fh);
  * TCIO_ERR_BAD_HANDLE), and every rank must call tcio_close_end on it.
  * Segments beyond an aggregator's share of tcio_background_memory, and
  * every segment when the helper thread cannot reach the file by its name
- * with POSIX calls (a name with an MPI-IO prefix such as "ufs:", a file
- * renamed or replaced since the open, MPI_MODE_DELETE_ON_CLOSE, no thread),
+ * with POSIX calls (a name with one of ROMIO's prefixes other than those
+ * of drivers that write through the operating system, which are taken
+ * off: "testfs:", say, but not "ufs:" or "lustre:"; a prefixed name where
+ * both "ufs:x" and "x" exist as different files; a file renamed or
+ * replaced since the open, MPI_MODE_DELETE_ON_CLOSE, no thread),
  * are written before it returns, as tcio_close writes them.  Each
  * aggregator writes exactly the segments it would write in tcio_close.
  * Returns TCIO_SUCCESS, or TCIO_ERR_BAD_HANDLE (FH not open: nothing
