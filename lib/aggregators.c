@@ -101,10 +101,15 @@ static int find_nodes(MPI_Comm comm, int nprocs, int *node_of, int *scratch)
     MPI_Comm local;
     int leader = -1;
     /* Key 0 keeps COMM's order inside each node. */
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) ==
-        MPI_SUCCESS) {
+    int err = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+    if (err == MPI_SUCCESS) {
         leader = node_leader(comm, local);
         MPI_Comm_free(&local);
+    } else {
+        /* MPI's reason (MPICH: out of context ids, "Too many
+         * communicators") reaches the caller's message. */
+        tci_error_set_mpi(TCIO_ERR_MPI, "tcio_open_comm: MPI_Comm_split_type (finding the "
+                                        "nodes of the communicator)", err);
     }
     /* Nonblocking, waited for yielding (collective.c): a blocking gather
      * spins where ranks share cores, and the first open of a communicator

@@ -402,8 +402,8 @@ static int choose_transport(tcio_file *fh, MPI_Comm user_comm, bool nodes_cached
 {
     int rc = tci_aggregators_find_nodes(fh->comm, user_comm, nodes_cached, &fh->aggr);
     if (rc != TCIO_SUCCESS)
-        return tci_error_set(rc, "tcio_open_comm: finding the nodes of the communicator "
-                                 "(MPI_Comm_split_type) failed");
+        return tci_error_explain(rc, "tcio_open_comm: finding the nodes of the communicator "
+                                     "(MPI_Comm_split_type) failed");
     return tci_transport_check_nodes(fh->config.transport, fh->aggr.nnodes);
 }
 
