@@ -353,7 +353,11 @@ tcio_file *tcio_open(const char *fname, int mode);
  * next file opened on it (which then needs neither a duplicate,
  * MPI_Comm_idup, nor MPI_Win_allocate): an aggregator keeps its level-2 memory between files
  * until COMM is freed, a file of another geometry is opened on it, or MPI
- * finalizes (doc/design.md, Open and close).
+ * finalizes (doc/design.md, Open and close).  A process keeps them on at
+ * most 16 communicators (each holds some of the MPI library's context
+ * ids, of which MPICH has about 2,000): past that, a close lets its
+ * communicator's duplicate and window go, and the next open there makes
+ * them again.
  */
 int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info,
                    tcio_file **fh);

@@ -130,7 +130,11 @@ static int end_close(tcio_file *fh)
     rc = tci_result_after(fh, fh->closing.failed_before, rc);
     const char *transport_name = tci_handle_transport_name(fh);   /* static: outlives
                                                                       the close */
-    rc = tci_collective_result(fh->comm, rc);
+    /* With the outcome, whether any rank keeps too many communicators'
+     * duplicates (comm_cache.h): then this one is let go with its window
+     * on every rank alike. */
+    int64_t over_limit = tci_comm_over_limit(fh->comm_entry);
+    rc = tci_collective_result_max(fh->comm, rc, &over_limit);
     fh->stats.time[TCI_T_COLLECTIVE_WAITS] += tci_collective_waited() - waited0;
     collect_transport_waits(fh);
     /* After a close that succeeded everywhere the window waits, emptied,
@@ -140,8 +144,10 @@ static int end_close(tcio_file *fh)
      * it, and the node's tier, collectively: the outcome is agreed (a
      * window this file took over must not go back to the cache with what
      * a failed drain or forward left in its slots). */
-    fh->window_reused = rc == TCIO_SUCCESS;
+    fh->window_reused = rc == TCIO_SUCCESS && !over_limit;
     tci_handle_return_window(fh);
+    if (rc == TCIO_SUCCESS && over_limit && fh->comm_entry)
+        tci_comm_let_go(fh->comm_entry);
     /* A failed close may leave staged forwards or their acknowledgements
      * on their way on the file's communicator (a settle that failed before
      * it received them all): the next file on it must not receive them

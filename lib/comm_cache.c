@@ -16,7 +16,9 @@
  * of open and close): the next file of the same geometry takes it over,
  * its slots emptied by the close.  MPI_Finalize frees what is left (MPI_COMM_WORLD's
  * attributes are never deleted): every rank holds the same entries in the
- * same order, so the frees match. */
+ * same order, so the frees match.  Entries are kept on at most
+ * TCI_MAX_KEPT_COMMS communicators (comm_cache.h): each holds context ids
+ * of the MPI library, which runs out of them at a few thousand. */
 #include <stdbool.h>
 #include <stdlib.h>
 #include "comm_cache.h"
@@ -43,12 +45,14 @@ struct tci_comm_entry {
 
 static int comm_keyval = MPI_KEYVAL_INVALID;   /* freed at MPI_Finalize */
 static tci_comm_entry *attached, *attached_last;
+static int attached_count;
 
 static void detach(tci_comm_entry *e)
 {
     *(e->prev ? &e->prev->next : &attached) = e->next;
     *(e->next ? &e->next->prev : &attached_last) = e->prev;
     e->next = e->prev = NULL;
+    attached_count--;
 }
 
 /* Local: the tier's shared memory is unmapped, its communicator freed
@@ -129,6 +133,7 @@ static tci_comm_entry *cache(MPI_Comm comm, MPI_Comm dup)
     *e = (tci_comm_entry){ .user = comm, .dup = dup, .in_use = true, .prev = attached_last };
     *(attached_last ? &attached_last->next : &attached) = e;
     attached_last = e;
+    attached_count++;
     if (MPI_Comm_set_attr(comm, comm_keyval, e) != MPI_SUCCESS) {
         detach(e);
         free(e);
@@ -169,6 +174,17 @@ int tci_comm_acquire(MPI_Comm comm, MPI_Comm *dup, tci_comm_entry **entry, int *
         *cache_failed = *entry == NULL;
     }
     return MPI_SUCCESS;
+}
+
+bool tci_comm_over_limit(const tci_comm_entry *entry)
+{
+    return entry && !entry->orphaned && attached_count > TCI_MAX_KEPT_COMMS;
+}
+
+void tci_comm_let_go(tci_comm_entry *entry)
+{
+    if (entry && !entry->orphaned)
+        tci_comm_uncache(entry->user, entry);
 }
 
 void tci_comm_uncache(MPI_Comm comm, tci_comm_entry *entry)

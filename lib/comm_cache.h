@@ -40,6 +40,27 @@ int tci_comm_acquire(MPI_Comm comm, MPI_Comm *dup, tci_comm_entry **entry, int *
  * cache at the next open.  Its file keeps the duplicate to itself. */
 void tci_comm_uncache(MPI_Comm comm, tci_comm_entry *entry);
 
+/* The user communicators on which a process keeps a duplicate (and the
+ * window, tier and node communicator beside it) after their files close:
+ * each holds two to five of the MPI library's context ids (MPICH has about
+ * 2,000), and a window of /dev/shm memory.  A code with a communicator per
+ * level or group of ranks would otherwise run MPICH out of ids at a few
+ * hundred live communicators, each of which once opened a file. */
+enum { TCI_MAX_KEPT_COMMS = 16 };
+
+/* Local: whether this process keeps entries on more than
+ * TCI_MAX_KEPT_COMMS communicators, ENTRY's among them (false for NULL or
+ * an entry already out of the cache).  The close agrees on it over the
+ * file's ranks and then lets ENTRY go (tci_comm_uncache) with the window:
+ * the next open on that communicator duplicates it again.  Entries kept
+ * on other communicators cannot be freed from here (their frees are
+ * collective over ranks that are not in this call). */
+bool tci_comm_over_limit(const tci_comm_entry *entry);
+/* ENTRY (in use by a file that is closing) out of its communicator's
+ * cache: the file's close then frees its duplicate.  Every rank calls it
+ * alike, on the agreed tci_comm_over_limit. */
+void tci_comm_let_go(tci_comm_entry *entry);
+
 /* Instead of tci_comm_release, for a file whose failed close may have
  * left messages on their way on DUP, which no later file may receive:
  * ENTRY (NULL: DUP is the file's own) leaves the cache for good, so the

@@ -2626,6 +2626,57 @@ START_TEST(test_own_word_waits)
 }
 END_TEST
 
+/* ---- 23: a process keeps duplicates on at most TCI_MAX_KEPT_COMMS communicators -------
+ * Each communicator a file was opened on kept a duplicate and the file's
+ * window until the user freed it: two to five context ids each, and
+ * MPICH's 2,046 ran out at 1,021 live communicators with shm and 681
+ * with rma (an audit), failing the next open.  Past the limit a close
+ * lets its communicator's duplicate and window go: a later open there
+ * makes them anew, while the communicators kept before reuse theirs. */
+START_TEST(test_kept_communicators)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    enum { NCOMMS = TCI_MAX_KEPT_COMMS + 4, SIZE = 4096 };
+    const char *ctx = "a file opened, written and closed on each of 20 live communicators";
+    MPI_Comm comms[NCOMMS];
+    unsigned char data[SIZE];
+    const char *path = tu_path("kept-comms");
+    const char *const kv[] = { "tcio_segment_size", "1k", NULL };
+    bool reused[NCOMMS + 2];
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < NCOMMS; i++) {
+            if (round == 0)
+                MPI_Comm_dup(MPI_COMM_WORLD, &comms[i]);
+            else if (i != 0 && i != NCOMMS - 1)
+                continue;    /* the second round reopens on the first and the last */
+            MPI_Info info = settings(kv);
+            tcio_file *fh = NULL;
+            int rc = tcio_open_comm(comms[i], path, MODE_NEW_WRONLY, info, &fh);
+            MPI_Info_free(&info);
+            expect_all(rc, TCIO_SUCCESS, ctx, "tcio_open_comm");
+            reused[round == 0 ? i : NCOMMS + (i != 0)] = fh->window_reused;
+            tu_fill_pattern(data, SIZE, 2300 + (uint64_t)(round * NCOMMS + i));
+            int wrc = tu_rank == 0 ? tcio_write_at(fh, 0, data, SIZE, MPI_BYTE) : TCIO_SUCCESS;
+            expect_all(wrc, TCIO_SUCCESS, ctx, "tcio_write_at");
+            expect_all(tcio_close(fh), TCIO_SUCCESS, ctx, "tcio_close");
+            expect_file_is(path, data, SIZE, ctx, "the file is not what was written");
+        }
+    for (int i = 0; i < NCOMMS; i++)
+        MPI_Comm_free(&comms[i]);
+    int first_round_reused = 0;
+    for (int i = 0; i < NCOMMS; i++)
+        first_round_reused += reused[i];
+    CHECK_ALL(first_round_reused == 0 && reused[NCOMMS] && !reused[NCOMMS + 1],
+              "%s: %d first opens took a kept window (none expected); the reopen on the "
+              "first communicator %s, on the last %s (expected: the first kept, the last let go)",
+              ctx, first_round_reused, reused[NCOMMS] ? "reused its window" : "made a new one",
+              reused[NCOMMS + 1] ? "reused its window" : "made a new one");
+    if (tu_rank == 0)
+        unlink(path);
+}
+END_TEST
+
 /* ---- main ------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -2664,6 +2715,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "failed_tries_uncounted", test_failed_tries_uncounted);
     tu_add_case(s, "window_handlers", test_window_handlers);
     tu_add_case(s, "own_word_waits", test_own_word_waits);
+    tu_add_case(s, "kept_communicators", test_kept_communicators);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
     if (tu_rank == 0)
