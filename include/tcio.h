@@ -116,6 +116,15 @@
 #include <mpi.h>
 #include "tcio_version.h"   /* TCIO_VERSION_MAJOR, _MINOR, _PATCH, TCIO_VERSION */
 
+/* A program compiled with another MPI than the library's would link both
+ * MPI libraries and crash inside the first call that passes a handle:
+ * refused here.  MPICH's derivatives define MPICH_VERSION too. */
+#if TCIO_BUILT_WITH_OPEN_MPI && !defined(OPEN_MPI)
+#error "libtcio was built with Open MPI, but this mpi.h belongs to another MPI: compile with Open MPI's mpicc (mpicc.openmpi on Debian) or use a libtcio built with this MPI"
+#elif TCIO_BUILT_WITH_MPICH && (!defined(MPICH_VERSION) || defined(OPEN_MPI))
+#error "libtcio was built with MPICH, but this mpi.h belongs to another MPI: compile with MPICH's mpicc (mpicc.mpich on Debian) or use a libtcio built with this MPI"
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
