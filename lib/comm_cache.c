@@ -176,6 +176,11 @@ int tci_comm_acquire(MPI_Comm comm, MPI_Comm *dup, tci_comm_entry **entry, int *
     return MPI_SUCCESS;
 }
 
+bool tci_comm_has_entry(MPI_Comm comm)
+{
+    return cached_entry(comm) != NULL;
+}
+
 bool tci_comm_over_limit(const tci_comm_entry *entry)
 {
     return entry && !entry->orphaned && attached_count > TCI_MAX_KEPT_COMMS;

@@ -48,6 +48,9 @@ void tci_comm_uncache(MPI_Comm comm, tci_comm_entry *entry);
  * hundred live communicators, each of which once opened a file. */
 enum { TCI_MAX_KEPT_COMMS = 16 };
 
+/* Local: whether COMM has an entry (a duplicate cached on it). */
+bool tci_comm_has_entry(MPI_Comm comm);
+
 /* Local: whether this process keeps entries on more than
  * TCI_MAX_KEPT_COMMS communicators, ENTRY's among them (false for NULL or
  * an entry already out of the cache).  The close agrees on it over the

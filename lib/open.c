@@ -639,7 +639,14 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
     int cache_failed = 0;
     MPI_Comm dup = MPI_COMM_NULL;
     tci_comm_entry *entry = NULL;
+    /* An entry this open makes goes again if the open fails: it holds a
+     * context id, and counts against TCI_MAX_KEPT_COMMS (comm_cache.h)
+     * where no file was ever opened.  Every rank has one, or none, alike
+     * (the cache changes alike everywhere), and every failure from the
+     * agreement below on is agreed. */
+    bool had_entry = tci_comm_has_entry(comm);
     int err = tci_comm_acquire(comm, &dup, &entry, &cache_failed);
+    bool made_entry = entry && !had_entry;
     if (err != MPI_SUCCESS && rc == TCIO_SUCCESS)
         rc = tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Comm_idup (the file's private communicator)",
                                err);
@@ -647,7 +654,7 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
     user_settings(&a, &config, mode);
     rc = agree_on(comm, &a);
     nodes_cached = a.facts[1] == 0;
-    if (a.facts[0])
+    if (a.facts[0] || (rc != TCIO_SUCCESS && made_entry))
         tci_comm_uncache(comm, entry);
     if (fh) {
         fh->comm = dup;
@@ -672,6 +679,8 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
     if (rc == TCIO_SUCCESS)
         rc = set_up(fh, fname, &o, mode);
     if (rc != TCIO_SUCCESS) {
+        if (made_entry)
+            tci_comm_uncache(comm, entry);
         tci_handle_destroy(fh);
         return rc;
     }

@@ -2672,6 +2672,40 @@ START_TEST(test_kept_communicators)
               "first communicator %s, on the last %s (expected: the first kept, the last let go)",
               ctx, first_round_reused, reused[NCOMMS] ? "reused its window" : "made a new one",
               reused[NCOMMS + 1] ? "reused its window" : "made a new one");
+
+    /* Failed opens on 20 more live communicators: each duplicate they
+     * made goes with the failure (a reviewer found them kept, outside the
+     * limit and counted by it, so that no later close kept its window). */
+    ctx = "after failed opens on 20 live communicators, two files on another";
+    char missing[4096];
+    snprintf(missing, sizeof missing, "%s.missing", path);
+    for (int i = 0; i < NCOMMS; i++) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &comms[i]);
+        tcio_file *fh = NULL;
+        expect_all(tcio_open_comm(comms[i], missing, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
+                   TCIO_ERR_NO_SUCH_FILE, ctx, "tcio_open_comm of a missing file");
+    }
+    MPI_Comm other;
+    MPI_Comm_dup(MPI_COMM_WORLD, &other);
+    bool second_reused = false;
+    for (int round = 0; round < 2; round++) {
+        MPI_Info info = settings(kv);
+        tcio_file *fh = NULL;
+        expect_all(tcio_open_comm(other, path, MODE_NEW_WRONLY, info, &fh), TCIO_SUCCESS, ctx,
+                   "tcio_open_comm");
+        MPI_Info_free(&info);
+        second_reused = fh->window_reused;
+        tu_fill_pattern(data, SIZE, 2350 + (uint64_t)round);
+        int wrc = tu_rank == 0 ? tcio_write_at(fh, 0, data, SIZE, MPI_BYTE) : TCIO_SUCCESS;
+        expect_all(wrc, TCIO_SUCCESS, ctx, "tcio_write_at");
+        expect_all(tcio_close(fh), TCIO_SUCCESS, ctx, "tcio_close");
+        expect_file_is(path, data, SIZE, ctx, "the file is not what was written");
+    }
+    for (int i = 0; i < NCOMMS; i++)
+        MPI_Comm_free(&comms[i]);
+    MPI_Comm_free(&other);
+    CHECK_ALL(second_reused, "%s: the second file made a new window (the first's expected)",
+              ctx);
     if (tu_rank == 0)
         unlink(path);
 }
