@@ -37,7 +37,10 @@ int tci_comm_acquire(MPI_Comm comm, MPI_Comm *dup, tci_comm_entry **entry, int *
 
 /* Takes ENTRY, just made by tci_comm_acquire, out of COMM's cache: when
  * caching failed on some rank (it needs memory), no rank may count on the
- * cache at the next open.  Its file keeps the duplicate to itself. */
+ * cache at the next open; and when the open that made it failed (it would
+ * hold a context id where no file was opened).  Its file keeps the
+ * duplicate to itself, and its release frees it.  A second call, or one
+ * for an entry no longer cached, does nothing. */
 void tci_comm_uncache(MPI_Comm comm, tci_comm_entry *entry);
 
 /* The user communicators on which a process keeps a duplicate (and the
