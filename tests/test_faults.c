@@ -2633,14 +2633,35 @@ END_TEST
  * with rma (an audit), failing the next open.  Past the limit a close
  * lets its communicator's duplicate and window go: a later open there
  * makes them anew, while the communicators kept before reuse theirs. */
+/* Opens PATH on COMM with the settings KV, writes SIZE bytes of the
+ * pattern SEED from rank 0, closes it and compares the file; returns
+ * whether the open took over a window kept on COMM. */
+static bool write_one_file(MPI_Comm comm, const char *path, const char *const *kv,
+                           uint64_t seed, const char *ctx)
+{
+    enum { SIZE = 4096 };
+    unsigned char data[SIZE];
+    MPI_Info info = settings(kv);
+    tcio_file *fh = NULL;
+    int rc = tcio_open_comm(comm, path, MODE_NEW_WRONLY, info, &fh);
+    MPI_Info_free(&info);
+    expect_all(rc, TCIO_SUCCESS, ctx, "tcio_open_comm");
+    bool reused = fh->window_reused;
+    tu_fill_pattern(data, SIZE, seed);
+    int wrc = tu_rank == 0 ? tcio_write_at(fh, 0, data, SIZE, MPI_BYTE) : TCIO_SUCCESS;
+    expect_all(wrc, TCIO_SUCCESS, ctx, "tcio_write_at");
+    expect_all(tcio_close(fh), TCIO_SUCCESS, ctx, "tcio_close");
+    expect_file_is(path, data, SIZE, ctx, "the file is not what was written");
+    return reused;
+}
+
 START_TEST(test_kept_communicators)
 {
     TU_BEGIN();
     tu_clear_aggregation_env();
-    enum { NCOMMS = TCI_MAX_KEPT_COMMS + 4, SIZE = 4096 };
+    enum { NCOMMS = TCI_MAX_KEPT_COMMS + 4 };
     const char *ctx = "a file opened, written and closed on each of 20 live communicators";
     MPI_Comm comms[NCOMMS];
-    unsigned char data[SIZE];
     const char *path = tu_path("kept-comms");
     const char *const kv[] = { "tcio_segment_size", "1k", NULL };
     bool reused[NCOMMS + 2];
@@ -2650,17 +2671,8 @@ START_TEST(test_kept_communicators)
                 MPI_Comm_dup(MPI_COMM_WORLD, &comms[i]);
             else if (i != 0 && i != NCOMMS - 1)
                 continue;    /* the second round reopens on the first and the last */
-            MPI_Info info = settings(kv);
-            tcio_file *fh = NULL;
-            int rc = tcio_open_comm(comms[i], path, MODE_NEW_WRONLY, info, &fh);
-            MPI_Info_free(&info);
-            expect_all(rc, TCIO_SUCCESS, ctx, "tcio_open_comm");
-            reused[round == 0 ? i : NCOMMS + (i != 0)] = fh->window_reused;
-            tu_fill_pattern(data, SIZE, 2300 + (uint64_t)(round * NCOMMS + i));
-            int wrc = tu_rank == 0 ? tcio_write_at(fh, 0, data, SIZE, MPI_BYTE) : TCIO_SUCCESS;
-            expect_all(wrc, TCIO_SUCCESS, ctx, "tcio_write_at");
-            expect_all(tcio_close(fh), TCIO_SUCCESS, ctx, "tcio_close");
-            expect_file_is(path, data, SIZE, ctx, "the file is not what was written");
+            reused[round == 0 ? i : NCOMMS + (i != 0)] =
+                write_one_file(comms[i], path, kv, 2300 + (uint64_t)(round * NCOMMS + i), ctx);
         }
     for (int i = 0; i < NCOMMS; i++)
         MPI_Comm_free(&comms[i]);
@@ -2687,20 +2699,8 @@ START_TEST(test_kept_communicators)
     }
     MPI_Comm other;
     MPI_Comm_dup(MPI_COMM_WORLD, &other);
-    bool second_reused = false;
-    for (int round = 0; round < 2; round++) {
-        MPI_Info info = settings(kv);
-        tcio_file *fh = NULL;
-        expect_all(tcio_open_comm(other, path, MODE_NEW_WRONLY, info, &fh), TCIO_SUCCESS, ctx,
-                   "tcio_open_comm");
-        MPI_Info_free(&info);
-        second_reused = fh->window_reused;
-        tu_fill_pattern(data, SIZE, 2350 + (uint64_t)round);
-        int wrc = tu_rank == 0 ? tcio_write_at(fh, 0, data, SIZE, MPI_BYTE) : TCIO_SUCCESS;
-        expect_all(wrc, TCIO_SUCCESS, ctx, "tcio_write_at");
-        expect_all(tcio_close(fh), TCIO_SUCCESS, ctx, "tcio_close");
-        expect_file_is(path, data, SIZE, ctx, "the file is not what was written");
-    }
+    write_one_file(other, path, kv, 2350, ctx);
+    bool second_reused = write_one_file(other, path, kv, 2351, ctx);
     for (int i = 0; i < NCOMMS; i++)
         MPI_Comm_free(&comms[i]);
     MPI_Comm_free(&other);
