@@ -354,10 +354,6 @@ typedef struct opened {
                                        agreed by set_up */
 } opened;
 
-/* Rank 0 opens the file first (creating it, with the striping hints, if
- * asked to), then one agreement on its outcome that also carries the
- * file's striping as rank 0 reads it; then the others open it, their
- * outcome agreed in set_up's agreement. */
 /* ROMIO and ompio open a directory for reading (the failure came later,
  * at MPI_File_get_size, as TCIO_ERR_IO with "Invalid argument", and Open
  * MPI printed lseek's complaint on every rank): refused here, on rank 0,
@@ -373,6 +369,10 @@ static int refuse_directory(tcio_file *fh, const char *fname)
     return tci_error_set(TCIO_ERR_OPEN, "tcio_open_comm: %s is a directory", fname);
 }
 
+/* Rank 0 opens the file first (creating it, with the striping hints, if
+ * asked to), then one agreement on its outcome that also carries the
+ * file's striping as rank 0 reads it; then the others open it, their
+ * outcome agreed in set_up's agreement. */
 static int open_and_agree(tcio_file *fh, const char *fname, int mode, MPI_Info info,
                           opened *out)
 {
