@@ -357,12 +357,15 @@ typedef struct opened {
 /* ROMIO and ompio open a directory for reading (the failure came later,
  * at MPI_File_get_size, as TCIO_ERR_IO with "Invalid argument", and Open
  * MPI printed lseek's complaint on every rank): refused here, on rank 0,
- * as tcio.h says, with the reason.  A name that reaches no single local
- * file (another driver's prefix, or an ambiguous one) is left to MPI. */
-static int refuse_directory(tcio_file *fh, const char *fname)
+ * as tcio.h says, with the reason.  Opens for writing fail in MPI already
+ * (EISDIR), so only a read-only open pays the stat.  A name that reaches
+ * no single local file (another driver's prefix, or an ambiguous one) is
+ * left to MPI. */
+static int refuse_directory(tcio_file *fh, const char *fname, int mode)
 {
     struct stat st;
-    if (!tci_file_system_name(fname, &st, true) || !S_ISDIR(st.st_mode))
+    if (!(mode & MPI_MODE_RDONLY) || !tci_file_system_name(fname, &st, true) ||
+        !S_ISDIR(st.st_mode))
         return TCIO_SUCCESS;
     MPI_File_close(&fh->file);
     fh->file = MPI_FILE_NULL;
@@ -380,7 +383,7 @@ static int open_and_agree(tcio_file *fh, const char *fname, int mode, MPI_Info i
     if (fh->rank == 0) {
         a.rc = open_file(fh, fname, own_mode(mode, true), info);
         if (a.rc == TCIO_SUCCESS)
-            a.rc = refuse_directory(fh, fname);
+            a.rc = refuse_directory(fh, fname, mode);
         if (a.rc == TCIO_SUCCESS) {
             tci_striping s = tci_striping_read(fh->file, fname);
             a.facts[0] = s.unit > 0 ? s.unit : 0;
