@@ -146,7 +146,7 @@ static int end_close(tcio_file *fh)
      * a failed drain or forward left in its slots). */
     fh->window_reused = rc == TCIO_SUCCESS && !over_limit;
     tci_handle_return_window(fh);
-    if (rc == TCIO_SUCCESS && over_limit && fh->comm_entry)
+    if (rc == TCIO_SUCCESS && over_limit)
         tci_comm_let_go(fh->comm_entry);
     /* A failed close may leave staged forwards or their acknowledgements
      * on their way on the file's communicator (a settle that failed before
