@@ -686,7 +686,7 @@ const char *tcio_error_string(int code);
  * or what the library was doing when a resource failed it (no memory, a
  * transport's MPI call).  After a sticky failure every later call repeats
  * its reason.  It works after tcio_open returned NULL (the reason names
- * tcio_open_comm, which tcio_open calls).  After a failed collective call
+ * tcio_open).  After a failed collective call
  * every rank can explain the failure, also the ranks where it did not
  * happen: after an open they get the reason of the lowest rank where it
  * did; after tcio_flush, tcio_sync, tcio_set_size, tcio_read_session,

@@ -108,7 +108,7 @@ static int find_nodes(MPI_Comm comm, int nprocs, int *node_of, int *scratch)
     } else {
         /* MPI's reason (MPICH: out of context ids, "Too many
          * communicators") reaches the caller's message. */
-        tci_error_set_mpi(TCIO_ERR_MPI, "tcio_open_comm: MPI_Comm_split_type (finding the "
+        tci_error_set_mpi(TCIO_ERR_MPI, "MPI_Comm_split_type (finding the "
                                         "nodes of the communicator)", err);
     }
     /* Nonblocking, waited for yielding (collective.c): a blocking gather

@@ -369,7 +369,7 @@ static int refuse_directory(tcio_file *fh, const char *fname, int mode)
         return TCIO_SUCCESS;
     MPI_File_close(&fh->file);
     fh->file = MPI_FILE_NULL;
-    return tci_error_set(TCIO_ERR_OPEN, "tcio_open_comm: %s is a directory", fname);
+    return tci_error_set(TCIO_ERR_OPEN, "%s is a directory", fname);
 }
 
 /* Rank 0 opens the file first (creating it, with the striping hints, if
@@ -405,7 +405,7 @@ static int choose_transport(tcio_file *fh, MPI_Comm user_comm, bool nodes_cached
 {
     int rc = tci_aggregators_find_nodes(fh->comm, user_comm, nodes_cached, &fh->aggr);
     if (rc != TCIO_SUCCESS)
-        return tci_error_explain(rc, "tcio_open_comm: finding the nodes of the communicator "
+        return tci_error_explain(rc, "finding the nodes of the communicator "
                                      "(MPI_Comm_split_type) failed");
     return tci_transport_check_nodes(fh->config.transport, fh->aggr.nnodes);
 }
@@ -574,20 +574,20 @@ static int set_up(tcio_file *fh, const char *fname, const opened *o, int mode)
     return rc;
 }
 
-static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info info,
-                          tcio_file **fhp)
+static int open_comm_call(const char *call, MPI_Comm comm, const char *fname, int mode,
+                          MPI_Info info, tcio_file **fhp)
 {
     if (fhp)
         *fhp = NULL;
     if (comm == MPI_COMM_NULL)
-        return tci_error_set(TCIO_ERR_BAD_ARG, "tcio_open_comm: the communicator is MPI_COMM_NULL");
+        return tci_error_set(TCIO_ERR_BAD_ARG, "the communicator is MPI_COMM_NULL");
     /* Every rank of both groups says the same: refused everywhere, no
      * rank left waiting. */
     int inter = 0;
     if (MPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter)
-        return tci_error_set(TCIO_ERR_BAD_ARG, "tcio_open_comm: the communicator is an "
+        return tci_error_set(TCIO_ERR_BAD_ARG, "the communicator is an "
                              "inter-communicator (MPI-IO opens files on intra-communicators)");
-    tci_collective_enter("tcio_open_comm");
+    tci_collective_enter(call);
     double t0 = MPI_Wtime(), waited0 = tci_collective_waited();
     int nprocs = 0, me = 0;
     MPI_Comm_size(comm, &nprocs);
@@ -614,8 +614,8 @@ static int open_comm_call(MPI_Comm comm, const char *fname, int mode, MPI_Info i
      * file. */
     tci_config config = { .list = NULL };
     tcio_file *fh = NULL;
-    int rc = !fname ? tci_error_set(TCIO_ERR_BAD_ARG, "tcio_open_comm: the file name is NULL")
-             : !fhp ? tci_error_set(TCIO_ERR_BAD_ARG, "tcio_open_comm: the handle pointer is NULL")
+    int rc = !fname ? tci_error_set(TCIO_ERR_BAD_ARG, "the file name is NULL")
+             : !fhp ? tci_error_set(TCIO_ERR_BAD_ARG, "the handle pointer is NULL")
                     : check_mode(mode);
     if (rc == TCIO_SUCCESS && (rc = tci_config_from_user(info, &config)) == TCIO_SUCCESS)
         rc = tci_config_check_ranks(&config, nprocs);
@@ -714,34 +714,42 @@ static int check_mpi_running(void)
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
     if (!initialized)
-        return tci_error_set(TCIO_ERR_MPI, "tcio_open_comm: MPI is not initialised yet "
+        return tci_error_set(TCIO_ERR_MPI, "MPI is not initialised yet "
                              "(MPI_Init or MPI_Init_thread comes first)");
     if (finalized)
-        return tci_error_set(TCIO_ERR_MPI, "tcio_open_comm: MPI was finalised");
+        return tci_error_set(TCIO_ERR_MPI, "MPI was finalised");
     return TCIO_SUCCESS;
 }
 
-int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tcio_file **fh)
+/* Both public opens: CALL names the one the program made, in the
+ * failure's message and the collective timeout's. */
+static int open_named(const char *call, MPI_Comm comm, const char *fname, int mode,
+                      MPI_Info info, tcio_file **fh)
 {
     int rc = check_mpi_running();
     if (rc != TCIO_SUCCESS) {
         if (fh)
             *fh = NULL;
-        return tci_error_note("tcio_open_comm", rc);
+        return tci_error_note(call, rc);
     }
-    rc = open_comm_call(comm, fname, mode, info, fh);
+    rc = open_comm_call(call, comm, fname, mode, info, fh);
     tci_collective_leave();
     /* Every failure after the first check is agreed by all ranks: let
      * each rank explain it, also those where it did not happen. */
     if (rc != TCIO_SUCCESS && comm != MPI_COMM_NULL)
         tci_error_share(comm, rc);
-    return tci_error_note("tcio_open_comm", rc);
+    return tci_error_note(call, rc);
+}
+
+int tcio_open_comm(MPI_Comm comm, const char *fname, int mode, MPI_Info info, tcio_file **fh)
+{
+    return open_named("tcio_open_comm", comm, fname, mode, info, fh);
 }
 
 tcio_file *tcio_open(const char *fname, int mode)
 {
     tcio_file *fh = NULL;
-    return tcio_open_comm(MPI_COMM_WORLD, fname, mode, MPI_INFO_NULL, &fh) == TCIO_SUCCESS
+    return open_named("tcio_open", MPI_COMM_WORLD, fname, mode, MPI_INFO_NULL, &fh) ==
+                   TCIO_SUCCESS
                ? fh : NULL;
 }
-

@@ -1800,6 +1800,9 @@ START_TEST(test_bad_input)
         if (fh2) {
             tu_fail(&st, "mode %s: tcio_open returned a handle", modes[i].what);
             tcio_close(fh2);
+        } else {
+            /* The reason names the call the program made. */
+            tu_expect_reason(&st, TCIO_ERR_BAD_MODE, "tcio_open", NULL, modes[i].what);
         }
         if (tu_rank == 0 && tu_file_size(nofile) >= 0)
             tu_fail(&st, "mode %s: the file was created", modes[i].what);
@@ -1813,6 +1816,9 @@ START_TEST(test_bad_input)
                TCIO_ERR_BAD_ARG, "NULL file name", "tcio_open_comm");
     CHECK_ALL(bad == NULL, "NULL file name: *fh not set to NULL");
     CHECK_ALL(tcio_open(NULL, MODE_NEW_WRONLY) == NULL, "tcio_open(NULL) returned a handle");
+    static const char *const null_name[] = { "the file name is NULL", NULL };
+    tu_expect_reason(&st, TCIO_ERR_BAD_ARG, "tcio_open", null_name, "tcio_open(NULL)");
+    CHECK_STATUS(st);
     expect_all(tcio_open_comm(MPI_COMM_WORLD, nofile, MODE_NEW_WRONLY, MPI_INFO_NULL, NULL),
                TCIO_ERR_BAD_ARG, "NULL out pointer", "tcio_open_comm");
     CHECK_ALL(tu_rank != 0 || tu_file_size(nofile) < 0, "NULL out pointer: file created");
@@ -2743,6 +2749,9 @@ START_TEST(test_error_reasons)
         MPI_Comm_free(&half);
     }
     CHECK_ALL(tcio_open(NULL, MODE_NEW_WRONLY) == NULL, "tcio_open(NULL) returned a handle");
+    static const char *const null_name[] = { "the file name is NULL", NULL };
+    tu_expect_reason(&st, TCIO_ERR_BAD_ARG, "tcio_open", null_name, "tcio_open(NULL)");
+    CHECK_STATUS(st);
     tu_expect_reason(&st, TCIO_ERR_BAD_ARG, "tcio_open_comm", (const char *[]){ "file name", NULL },
                      "tcio_open(NULL, ...)");
     MPI_Info_create(&info);
