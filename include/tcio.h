@@ -118,7 +118,9 @@
 
 /* A program compiled with another MPI than the library's would link both
  * MPI libraries and crash inside the first call that passes a handle:
- * refused here.  MPICH's derivatives define MPICH_VERSION too. */
+ * refused here (and at run time by the open, for programs that no header
+ * check sees: TCIO_ERR_MPI).  MPICH's derivatives define MPICH_VERSION
+ * too. */
 #if TCIO_BUILT_WITH_OPEN_MPI && !defined(OPEN_MPI)
 #error "libtcio was built with Open MPI, but this mpi.h belongs to another MPI: compile with Open MPI's mpicc (mpicc.openmpi on Debian) or use a libtcio built with this MPI"
 #elif TCIO_BUILT_WITH_MPICH && (!defined(MPICH_VERSION) || defined(OPEN_MPI))
@@ -339,7 +341,12 @@ tcio_file *tcio_open(const char *fname, int mode);
  * check can leave the empty file rank 0 created; an existing file is left
  * as it was.
  * TCIO_ERR_MPI also before MPI_Init and after MPI_Finalize (no MPI call
- * is made then), and when the MPI library cannot create the level-2 window
+ * is made then), when the process holds the other MPI implementation's
+ * library beside libtcio's (MPICH and Open MPI are told apart: a program
+ * compiled or linked with the other MPI's mpicc or mpifort, such as a
+ * Fortran `use mpi` program, which the check below cannot see; refused
+ * before any MPI call, on each rank by itself, the reason without its
+ * "rank R: " prefix), and when the MPI library cannot create the level-2 window
  * (for example Open MPI's osc/rdma without an RDMA-capable transport),
  * gives it the separate memory model (MPI_WIN_MODEL), which libtcio does
  * not support (doc/portability.md), or fails a one-sided operation of the

@@ -185,18 +185,33 @@ static void rank_prefix(char *buf, size_t size)
         snprintf(buf, size, "rank %d: ", rank);
 }
 
+static int set_pending(int code, const char *prefix, const char *format, va_list ap)
+{
+    size_t n = strlen(prefix);
+    memcpy(pending.message, prefix, n + 1);
+    vsnprintf(pending.message + n, sizeof pending.message - n, format, ap);
+    pending.code = code;
+    tci_error_pending = 1;
+    return code;
+}
+
 int tci_error_set(int code, const char *format, ...)
 {
     char prefix[32];
     rank_prefix(prefix, sizeof prefix);
-    size_t n = strlen(prefix);
-    memcpy(pending.message, prefix, n + 1);
     va_list ap;
     va_start(ap, format);
-    vsnprintf(pending.message + n, sizeof pending.message - n, format, ap);
+    set_pending(code, prefix, format, ap);
     va_end(ap);
-    pending.code = code;
-    tci_error_pending = 1;
+    return code;
+}
+
+int tci_error_set_without_mpi(int code, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    set_pending(code, "", format, ap);
+    va_end(ap);
     return code;
 }
 

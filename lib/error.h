@@ -38,6 +38,12 @@ int tci_error_open_failed(const char *fname, int mpi_err);
 int tci_error_set(int code, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* tci_error_set without the rank, for a failure found where no MPI call
+ * may be made (tci_one_mpi_check: the MPI that answers may be another
+ * library's). */
+int tci_error_set_without_mpi(int code, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* The same for a failed MPI call: "CALL failed: <MPI error string>". */
 int tci_error_set_mpi(int code, const char *call, int mpi_err);
 

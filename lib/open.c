@@ -14,6 +14,7 @@
 #include "error.h"
 #include "handle.h"
 #include "background.h"
+#include "one_mpi.h"
 #include "romio_prefix.h"
 
 /* ---- the mode ----------------------------------------------------------- */
@@ -726,7 +727,11 @@ static int check_mpi_running(void)
 static int open_named(const char *call, MPI_Comm comm, const char *fname, int mode,
                       MPI_Info info, tcio_file **fh)
 {
-    int rc = check_mpi_running();
+    /* Before any MPI call: with two MPI libraries in the process, the
+     * first would reach the wrong one. */
+    int rc = tci_one_mpi_check();
+    if (rc == TCIO_SUCCESS)
+        rc = check_mpi_running();
     if (rc != TCIO_SUCCESS) {
         if (fh)
             *fh = NULL;
