@@ -4,6 +4,7 @@
  * transport, MPI_File_open, the aggregators and the level-2 window), so
  * that every rank leaves on the same path and bad settings touch no file
  * (doc/design.md, Open and close). */
+#define _GNU_SOURCE   /* RTLD_DEFAULT, for one_mpi.h */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -722,6 +723,23 @@ static int check_mpi_running(void)
     return TCIO_SUCCESS;
 }
 
+/* A process that holds the other MPI implementation's library too
+ * (one_mpi.h): refused before any MPI call, which would reach the wrong
+ * library.  The reason has no "rank R: ": finding the rank is an MPI
+ * call. */
+static int refuse_other_mpi(void)
+{
+#ifdef TCI_OTHER_MPI
+    const char *symbol = tci_other_mpi_symbol();
+    if (symbol)
+        return tci_error_set_without_mpi(
+            TCIO_ERR_MPI, "libtcio was built with " TCI_OWN_MPI ", but " TCI_OTHER_MPI "'s "
+            "library is loaded too (%s): build the program with " TCI_OWN_MPI "'s mpicc or "
+            "mpifort, or use a libtcio built with " TCI_OTHER_MPI, symbol);
+#endif
+    return TCIO_SUCCESS;
+}
+
 /* Both public opens: CALL names the one the program made, in the
  * failure's message and the collective timeout's. */
 static int open_named(const char *call, MPI_Comm comm, const char *fname, int mode,
@@ -729,7 +747,7 @@ static int open_named(const char *call, MPI_Comm comm, const char *fname, int mo
 {
     /* Before any MPI call: with two MPI libraries in the process, the
      * first would reach the wrong one. */
-    int rc = tci_one_mpi_check();
+    int rc = refuse_other_mpi();
     if (rc == TCIO_SUCCESS)
         rc = check_mpi_running();
     if (rc != TCIO_SUCCESS) {

@@ -10,7 +10,30 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
+#include <unistd.h>
 #include "tmi.h"
+#include "one_mpi.h"
+
+/* A program of the other MPI implementation (another build's interposer
+ * preloaded, or its --wrap form linked into such a program) holds both
+ * MPI libraries: every wrapper, MPI_Finalize's included, would pass the
+ * program's handles, of the other MPI's types, to functions that read
+ * them as this MPI's, and the program would crash in its first MPI-IO
+ * call or at the end.  No call exists yet to return an error from: say
+ * why, once, and stop before main, as a dynamic linker does with a
+ * library it cannot load. */
+__attribute__((constructor)) static void refuse_other_mpi(void)
+{
+#ifdef TCI_OTHER_MPI
+    const char *symbol = tci_other_mpi_symbol();
+    if (!symbol)
+        return;
+    fprintf(stderr, "libtcio_mpiio: this interposer was built with " TCI_OWN_MPI ", but the "
+            "program uses " TCI_OTHER_MPI " (%s is defined): use the interposer of a libtcio "
+            "built with " TCI_OTHER_MPI "\n", symbol);
+    _exit(127);
+#endif
+}
 
 /* initial-exec: a preloaded library gets static TLS, and every wrapped
  * call reads the guard (the default model calls __tls_get_addr each

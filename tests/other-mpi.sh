@@ -10,7 +10,11 @@
 #   of the other mpifort with this build's tcio module
 #   (tests/other_mpi_prog.F90, when the module is built), linked with this
 #   build's libraries and run as singletons, must get TCIO_ERR_MPI with a
-#   reason and no file (lib/one_mpi.c).
+#   reason and no file (lib/one_mpi.h, lib/open.c);
+# * at its start: the same C program with this build's MPI-IO interposer
+#   preloaded must stop before main with the interposer's message and exit
+#   status 127 (mpiio/real.c), where such a program's MPI_File_open
+#   crashed (SIGSEGV: a preloaded MPICH interposer, an Open MPI program).
 # Skipped where the other implementation's compiler is not installed.
 src=${srcdir:-.}
 case "${MPI_FLAVOR:-}" in
@@ -69,6 +73,18 @@ refused() {
 if "mpicc.$other" "$src/tests/other_mpi_prog.c" -o "$tmp/prog" -L"$libs" -ltcio \
        -Wl,-rpath,"$libs" >"$tmp/build.err" 2>&1; then
     refused "a C program of mpicc.$other" "$tmp/prog" "$tmp/file" "$code"
+    status=0
+    LD_PRELOAD=$libs/libtcio_mpiio.so timeout 120 "$tmp/prog" "$tmp/file" "$code" \
+        >"$tmp/run.out" 2>&1 || status=$?
+    if [ $status -eq 127 ] && grep -q "^libtcio_mpiio: this interposer was built with" "$tmp/run.out" &&
+           ! grep -q other_mpi_prog "$tmp/run.out"; then
+        echo "other-mpi.sh: the same program with this build's interposer preloaded: stopped before main"
+        cat "$tmp/run.out"
+    else
+        echo "other-mpi.sh: the same program with this build's interposer preloaded: not stopped before main with the interposer's message (exit status $status):"
+        tail -n 15 "$tmp/run.out"
+        failed=1
+    fi
 else
     echo "other-mpi.sh: tests/other_mpi_prog.c does not build with mpicc.$other:"
     cat "$tmp/build.err"
