@@ -192,10 +192,17 @@ const char *bench_parse_options(int argc, char **argv, bench_options *opt)
 
 char *bench_fill_array(char t, int rank, int array, long len)
 {
+    char *a = malloc((size_t)len * bench_type_size(t));
+    if (a)
+        bench_set_array(a, t, rank, array, len, 0);
+    return a;
+}
+
+void bench_set_array(char *a, char t, int rank, int array, long len, long round)
+{
     size_t size = bench_type_size(t);
-    char *a = malloc((size_t)len * size);
     for (long i = 0; i < len; i++) {
-        long v = (long)rank * 1000003L + (long)array * 7919L + i;
+        long v = (long)rank * 1000003L + (long)array * 7919L + round * 104729L + i;
         char *p = a + (size_t)i * size;
         switch (t) {
         case 'c': *(char *)p = (char)(v * 31); break;
@@ -205,7 +212,6 @@ char *bench_fill_array(char t, int rank, int array, long len)
         case 'd': *(double *)p = (double)v * 0.5 + 0.125; break;
         }
     }
-    return a;
 }
 
 double bench_start(void)

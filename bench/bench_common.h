@@ -86,8 +86,14 @@ const char *bench_parse_options(int argc, char **argv, bench_options *opt);
 size_t bench_type_size(char t);
 
 /* A new array of LEN elements of type T whose values depend only on
- * (rank, array, index), so any reader can regenerate them. */
+ * (rank, array, index), so any reader can regenerate them (NULL if there
+ * is no memory). */
 char *bench_fill_array(char t, int rank, int array, long len);
+
+/* Fill A (LEN elements of type T) with the values of round ROUND: those of
+ * bench_fill_array for round 0, others for each round (a checkpointing
+ * code's dumps differ from one another). */
+void bench_set_array(char *a, char t, int rank, int array, long len, long round);
 
 /* Barrier, then the start time. */
 double bench_start(void);

@@ -432,8 +432,22 @@ static void dump_name(char *name, size_t size, const char *file, long k)
     snprintf(name, size, "%s.%ld", file, k);
 }
 
+/* ARRAYS hold dump K's values (bench_set_array). */
+static void set_dump(const bench_options *opt, const layout *l, char **arrays, long k)
+{
+    for (int j = 0; j < l->num_array; j++)
+        bench_set_array(arrays[j], opt->types[j], l->rank, j, l->len_array, k);
+}
+
 /* --dumps: the loop, then every dump read back into READBACK and checked
- * against ARRAYS.  Fills R. */
+ * against its own values.  Each dump writes values of its own, set in
+ * ARRAYS as the computing's result before its write, so that a dump's
+ * bytes in another dump's file, or a close (tcio_close_begin) that still
+ * read the arrays after the write returned, fail the check.  Fills R:
+ * write_s is the slowest rank's time from the open to the close (to
+ * tcio_close_begin), summed over the dumps, divided by their number (no
+ * barrier between dumps: the ranks compute and write at their own pace);
+ * blocked_s adds the tcio_close_end calls. */
 static void run_dumps(const struct method *m, const bench_options *opt, const layout *l,
                       char **arrays, char **readback, bench_result *r)
 {
@@ -443,13 +457,15 @@ static void run_dumps(const struct method *m, const bench_options *opt, const la
     double t0 = bench_start();
     for (long k = 0; k < opt->dumps; k++) {
         compute(opt->compute_ms);
+        set_dump(opt, l, arrays, k);
         double t = MPI_Wtime();
         int end_rc = end_pending_close();      /* the previous dump's */
+        double t_open = MPI_Wtime();
         dump_name(name, sizeof name, opt->file, k);
         int write_rc = m->write(name, l, arrays);
-        double dt = MPI_Wtime() - t;
-        blocked += dt;
-        written += dt;
+        double t_done = MPI_Wtime();
+        blocked += t_done - t;
+        written += t_done - t_open;
         closed += close_seconds;
         close_seconds = 0;
         if (!rc) {
@@ -480,6 +496,7 @@ static void run_dumps(const struct method *m, const bench_options *opt, const la
         read += bench_stop(tr);
         if (!r->read_rc)
             r->read_rc = read_rc;
+        set_dump(opt, l, arrays, k);
         for (int j = 0; j < l->num_array; j++)
             if (memcmp(arrays[j], readback[j], (size_t)l->len_array * l->elem_size[j]) != 0)
                 wrong++;
@@ -517,7 +534,10 @@ static const char usage[] =
     "                  (left in place); every dump is read back and checked\n"
     "                  afterwards; reports blocked_s (time inside the I/O calls,\n"
     "                  all dumps, max over ranks) and total_s (the loop's wall\n"
-    "                  time); write, close and read figures are per dump\n"
+    "                  time); write, close and read figures are per dump (write:\n"
+    "                  open to close, or to tcio_close_begin, summed over the\n"
+    "                  dumps on the slowest rank); each dump writes values of\n"
+    "                  its own, set after the computing\n"
     "  --compute-ms M  a busy loop of M ms (no MPI call) before each dump and\n"
     "                  after the last (default 0)\n"
     "  --close X       sync (default: tcio_close) or background (METHOD 1:\n"
