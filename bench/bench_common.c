@@ -1,5 +1,6 @@
 /* bench_common.c - shared pieces of the benchmarks. */
 #define _GNU_SOURCE               /* setenv, getopt_long */
+#include <ctype.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -92,7 +93,9 @@ const char *bench_getopt_problem(int argc, char **argv)
 {
     static char problem[160];
     const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
-    if (optopt && strchr(":?", optopt) == NULL)
+    /* A long option's optopt is its value, which for long-only options lies
+     * past every character: name those by their word. */
+    if (optopt > 0 && optopt < 128 && isalnum(optopt))
         snprintf(problem, sizeof problem, "option -%c: unknown or lacks its value", optopt);
     else
         snprintf(problem, sizeof problem, "option %s: unknown or lacks its value", arg);
@@ -187,6 +190,8 @@ const char *bench_parse_options(int argc, char **argv, bench_options *opt)
         return "LEN_ARRAY must be a multiple of SIZE_ACCESS";
     if ((opt->compute_ms || opt->close_background) && !opt->dumps)
         return "--compute-ms and --close need --dumps";
+    if (opt->close_background && opt->method != 1)
+        return "--close background is TCIO's (-m 1): the other methods close synchronously";
     return parse_types(types, opt);
 }
 
