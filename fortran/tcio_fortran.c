@@ -10,6 +10,7 @@
  * recorded for tcio_last_error like libtcio's; everything else is
  * libtcio's own checking and error codes.  See doc/fortran.md.
  */
+#define _GNU_SOURCE   /* RTLD_DEFAULT, for one_mpi.h */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <ISO_Fortran_binding.h>
 #include "tcio.h"
 #include "error.h"        /* tcio_fortran_refusal, one of libtcio's two exports outside tcio.h */
+#include "one_mpi.h"
 
 /* The module passes offsets as integer(c_long_long), converted from the
  * users' integer(MPI_OFFSET_KIND); tcio_seek, tcio_prefetch and
@@ -145,6 +147,11 @@ static int gap_dimension(const CFI_cdesc_t *d)
 int tcio_f_open_comm(MPI_Fint comm, const char *fname, int mode, MPI_Fint info,
                      tcio_file **fh)
 {
+    /* With the other MPI's library in the process (a `use mpi` program of
+     * its mpifort), Open MPI's MPI_Comm_f2c would be a call into it: the
+     * open refuses such a process before it looks at the handles. */
+    if (tci_other_mpi_symbol())
+        return tcio_open_comm(MPI_COMM_NULL, fname, mode, MPI_INFO_NULL, fh);
     return tcio_open_comm(MPI_Comm_f2c(comm), fname, mode, MPI_Info_f2c(info), fh);
 }
 

@@ -1,5 +1,6 @@
 /* error.c - error messages, the mapping from MPI error classes, and the
  * record of this rank's last failure (tcio_last_error). */
+#define _GNU_SOURCE   /* RTLD_DEFAULT, for one_mpi.h */
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -9,6 +10,7 @@
 #include <mpi.h>
 #include "tcio.h"
 #include "error.h"
+#include "one_mpi.h"
 
 static const char *const messages[TCIO_ERR_COUNT] = {
     [TCIO_SUCCESS]          = "success",
@@ -174,44 +176,35 @@ static failure pending;
 int tci_error_pending;
 
 /* "rank R: " in MPI_COMM_WORLD, or "" before MPI_Init and after
- * MPI_Finalize. */
+ * MPI_Finalize, and in a process that holds the other MPI
+ * implementation's library too (one_mpi.h): there the MPI calls below
+ * would reach that library with this one's handles (the open refuses such
+ * a process, and the calls a program makes on its NULL handle then
+ * explain themselves through here). */
 static void rank_prefix(char *buf, size_t size)
 {
     int initialized = 0, finalized = 0, rank = -1;
+    buf[0] = '\0';
+    if (tci_other_mpi_symbol())
+        return;
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
-    buf[0] = '\0';
     if (initialized && !finalized && MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS)
         snprintf(buf, size, "rank %d: ", rank);
-}
-
-static int set_pending(int code, const char *prefix, const char *format, va_list ap)
-{
-    size_t n = strlen(prefix);
-    memcpy(pending.message, prefix, n + 1);
-    vsnprintf(pending.message + n, sizeof pending.message - n, format, ap);
-    pending.code = code;
-    tci_error_pending = 1;
-    return code;
 }
 
 int tci_error_set(int code, const char *format, ...)
 {
     char prefix[32];
     rank_prefix(prefix, sizeof prefix);
+    size_t n = strlen(prefix);
+    memcpy(pending.message, prefix, n + 1);
     va_list ap;
     va_start(ap, format);
-    set_pending(code, prefix, format, ap);
+    vsnprintf(pending.message + n, sizeof pending.message - n, format, ap);
     va_end(ap);
-    return code;
-}
-
-int tci_error_set_without_mpi(int code, const char *format, ...)
-{
-    va_list ap;
-    va_start(ap, format);
-    set_pending(code, "", format, ap);
-    va_end(ap);
+    pending.code = code;
+    tci_error_pending = 1;
     return code;
 }
 

@@ -31,17 +31,14 @@ int tci_error_from_mpi_at(int mpi_err, const char *expr, const char *func);
 int tci_error_open_failed(const char *fname, int mpi_err);
 
 /* Record why the current call is about to fail with CODE: a printf-style
- * message, to which "rank R: " (the rank in MPI_COMM_WORLD) is prefixed.
+ * message, to which "rank R: " (the rank in MPI_COMM_WORLD) is prefixed
+ * (nothing before MPI_Init, after MPI_Finalize and in a process that holds
+ * the other MPI's library too, where finding the rank is no MPI call to
+ * make).
  * The reason becomes tcio_last_error's when the public call returns CODE
  * (tci_error_note); a call that succeeds after all discards it.  Returns
  * CODE. */
 int tci_error_set(int code, const char *format, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* tci_error_set without the rank, for a failure found where no MPI call
- * may be made (tci_one_mpi_check: the MPI that answers may be another
- * library's). */
-int tci_error_set_without_mpi(int code, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* The same for a failed MPI call: "CALL failed: <MPI error string>". */

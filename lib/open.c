@@ -725,14 +725,14 @@ static int check_mpi_running(void)
 
 /* A process that holds the other MPI implementation's library too
  * (one_mpi.h): refused before any MPI call, which would reach the wrong
- * library.  The reason has no "rank R: ": finding the rank is an MPI
- * call. */
+ * library.  The reason has no "rank R: " (tci_error_set leaves it out
+ * there: finding the rank is an MPI call). */
 static int refuse_other_mpi(void)
 {
 #ifdef TCI_OTHER_MPI
     const char *symbol = tci_other_mpi_symbol();
     if (symbol)
-        return tci_error_set_without_mpi(
+        return tci_error_set(
             TCIO_ERR_MPI, "libtcio was built with " TCI_OWN_MPI ", but " TCI_OTHER_MPI "'s "
             "library is loaded too (%s): build the program with " TCI_OWN_MPI "'s mpicc or "
             "mpifort, or use a libtcio built with " TCI_OTHER_MPI, symbol);
