@@ -327,19 +327,22 @@ tcio_file *tcio_open(const char *fname, int mode);
  * between ranks, where MPI wants one mode on every rank, or settings that
  * name more aggregators or higher ranks than the communicator has) are
  * found before MPI_File_open.  Rank 0 opens the file first (and creates
- * it with MPI_MODE_CREATE), the other ranks after an agreement: a failure
- * after rank 0's open (another rank's open failing, as where the path is
- * missing on that rank's node; out of memory; an MPI error) can leave the
- * file that rank 0 created.
+ * it with MPI_MODE_CREATE), the other ranks after an agreement; after a
+ * failure past rank 0's open (another rank's open failing, as where the
+ * path is missing on that rank's node; out of memory; an MPI error) rank 0
+ * removes the file again if this open created it and it is still empty
+ * (only where the name reaches a local, POSIX file; through another
+ * MPI-IO driver's prefix the empty file can stay).  An existing file is
+ * left as it was (TCIO_MODE_TRUNC's truncation comes last).
  * TCIO_ERR_NO_MEMORY also when the level-2 windows of a node would take
  * more than half its physical memory or the free space of /dev/shm, or
  * exceed the address-space limit (RLIMIT_AS): checked before
  * MPI_File_open for one window of the given (or default) sizes, and again
  * once the aggregators are known, then with every window of the node, a
  * scratch segment and what the process maps already (a trial mapping on
- * every rank, agreed before the window is made).  A refusal by the second
- * check can leave the empty file rank 0 created; an existing file is left
- * as it was.
+ * every rank, agreed before the window is made).  After a refusal by the
+ * second check rank 0 removes the file this open created, as above; an
+ * existing file is left as it was.
  * TCIO_ERR_MPI also before MPI_Init and after MPI_Finalize (no MPI call
  * is made then), when the process holds the other MPI implementation's
  * library beside libtcio's (MPICH and Open MPI are told apart: a program

@@ -5,9 +5,11 @@
  * that every rank leaves on the same path and bad settings touch no file
  * (doc/design.md, Open and close). */
 #define _GNU_SOURCE   /* RTLD_DEFAULT, for one_mpi.h */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "file.h"
 #include "collective.h"
 #include "errhandler.h"
@@ -349,12 +351,50 @@ static MPI_Offset addressable_end(int64_t segment_size)
     return limit;
 }
 
+/* The file rank 0's MPI_File_open created: its local name (NULL: none
+ * created, or not a local file) and identity. */
+typedef struct created_file {
+    const char *path;
+    dev_t       dev;
+    ino_t       ino;
+} created_file;
+
 /* What the ranks learn in the agreement after MPI_File_open. */
 typedef struct opened {
     tci_striping striping;          /* as rank 0 reads it */
     int          open_rc;           /* this rank's own open (ranks but 0),
                                        agreed by set_up */
+    created_file created;           /* rank 0's */
 } opened;
+
+/* Whether FNAME names no file, before an open that may create it: its
+ * literal name and, past a ROMIO prefix of a POSIX driver, the rest both
+ * missing.  False where that cannot be told (another driver's prefix,
+ * a stat that fails otherwise). */
+static bool name_absent(const char *fname)
+{
+    struct stat st;
+    if (tci_past_romio_prefix(fname, false) && !tci_past_romio_prefix(fname, true))
+        return false;
+    if (stat(fname, &st) == 0 || errno != ENOENT)
+        return false;
+    const char *rest = tci_past_romio_prefix(fname, true);
+    return !rest || (stat(rest, &st) != 0 && errno == ENOENT);
+}
+
+/* A failed open leaves no new file behind: the file rank 0 created for
+ * an open that failed later (another rank's own open, a memory refusal
+ * once the aggregators are known, the window) is removed again, if its
+ * name still gives the same empty file (a file another program put there
+ * meanwhile, or wrote into, stays).  Best effort: the open has failed
+ * already, and says why. */
+static void remove_created(const created_file *c)
+{
+    struct stat st;
+    if (c->path && stat(c->path, &st) == 0 && st.st_dev == c->dev && st.st_ino == c->ino &&
+        st.st_size == 0)
+        unlink(c->path);
+}
 
 /* ROMIO and ompio open a directory for reading (the failure came later,
  * at MPI_File_get_size, as TCIO_ERR_IO with "Invalid argument", and Open
@@ -383,7 +423,13 @@ static int open_and_agree(tcio_file *fh, const char *fname, int mode, MPI_Info i
 {
     agreement a = { .rc = TCIO_SUCCESS, .nfacts = 2 };
     if (fh->rank == 0) {
+        bool absent = (mode & MPI_MODE_CREATE) && name_absent(fname);
         a.rc = open_file(fh, fname, own_mode(mode, true), info);
+        struct stat st;
+        const char *path = absent && a.rc == TCIO_SUCCESS
+                               ? tci_file_system_name(fname, &st, true) : NULL;
+        if (path && S_ISREG(st.st_mode))
+            out->created = (created_file){ .path = path, .dev = st.st_dev, .ino = st.st_ino };
         if (a.rc == TCIO_SUCCESS)
             a.rc = refuse_directory(fh, fname, mode);
         if (a.rc == TCIO_SUCCESS) {
@@ -676,7 +722,7 @@ static int open_comm_call(const char *call, MPI_Comm comm, const char *fname, in
     }
     MPI_Comm_rank(fh->comm, &fh->rank);
     MPI_Comm_size(fh->comm, &fh->nprocs);
-    opened o;
+    opened o = { .open_rc = TCIO_SUCCESS };
     /* shm on more than one node is refused before the file is created. */
     rc = choose_transport(fh, comm, nodes_cached);
     if (rc == TCIO_SUCCESS)
@@ -686,7 +732,8 @@ static int open_comm_call(const char *call, MPI_Comm comm, const char *fname, in
     if (rc != TCIO_SUCCESS) {
         if (made_entry)
             tci_comm_uncache(comm, entry);
-        tci_handle_destroy(fh);
+        tci_handle_destroy(fh);      /* rank 0's handle of the file closed */
+        remove_created(&o.created);
         return rc;
     }
     /* Which file the name gives now: for a write-only file's sieve reader

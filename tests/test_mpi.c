@@ -2946,6 +2946,35 @@ START_TEST(test_fs_errors)
     expect_success(tu_close(fh), "CREATE|EXCL on a new file", "tcio_close");
     expect_file_image(fresh, orig, sizeof orig, "CREATE|EXCL on a new file");
 
+    /* An open that fails after rank 0 created the file (the other ranks'
+     * own opens fail: their path is missing) leaves no new file behind;
+     * files that existed, empty or not, stay as they were (the truncation
+     * of TCIO_MODE_TRUNC comes last).  Each rank names its own file. */
+    if (tu_nprocs > 1) {
+        const char *made = tu_path("made-by-rank-0"), *empty = tu_path("empty-before");
+        if (tu_rank == 0)
+            unlink(made);
+        posix_prefill(empty, orig, 0, "an empty file");
+        const struct { const char *name; const char *ctx; } named[] = {
+            { made, "a new file, the other ranks' paths missing" },
+            { ex, "an existing file, the other ranks' paths missing" },
+            { empty, "an existing empty file, the other ranks' paths missing" },
+        };
+        for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+            fh = (tcio_file *)&sentinel;
+            int rc = tu_open(tu_rank == 0 ? named[i].name : missing, MODE_NEW_WRONLY, NULL, NULL,
+                             &fh);
+            CHECK_ALL(rc != TCIO_SUCCESS && fh == NULL, "%s: tcio_open_comm returned %d, *fh %s",
+                      named[i].ctx, rc, fh ? "not NULL" : "NULL");
+        }
+        CHECK_ALL(tu_rank != 0 || tu_file_size(made) < 0,
+                  "a failed open left the file rank 0 created (%s)", made);
+        expect_file_image(ex, orig, sizeof orig, named[1].ctx);
+        CHECK_ALL(tu_rank != 0 || tu_file_size(empty) == 0,
+                  "a failed open removed or changed an empty file that existed (%s: size %lld)",
+                  empty, (long long)tu_file_size(empty));
+    }
+
     /* Permission denied (meaningless as root). */
     int root = tu_max_int(geteuid() == 0);
     if (!root) {
