@@ -386,8 +386,9 @@ static bool name_absent(const char *fname)
  * an open that failed later (another rank's own open, a memory refusal
  * once the aggregators are known, the window) is removed again, if its
  * name still gives the same empty file (a file another program put there
- * meanwhile, or wrote into, stays).  Best effort: the open has failed
- * already, and says why. */
+ * meanwhile, or wrote into, stays; one that another program opened
+ * meanwhile and has not written yet does not).  Best effort: the open has
+ * failed already, and says why. */
 static void remove_created(const created_file *c)
 {
     struct stat st;
@@ -423,8 +424,17 @@ static int open_and_agree(tcio_file *fh, const char *fname, int mode, MPI_Info i
 {
     agreement a = { .rc = TCIO_SUCCESS, .nfacts = 2 };
     if (fh->rank == 0) {
+        /* A name that looks absent is opened with MPI_MODE_EXCL first, so
+         * that this open proves it created the file (a file another
+         * program made since the stat, or a dangling symbolic link, which
+         * O_EXCL refuses, is then opened as asked and not recorded). */
         bool absent = (mode & MPI_MODE_CREATE) && name_absent(fname);
-        a.rc = open_file(fh, fname, own_mode(mode, true), info);
+        int own = own_mode(mode, true);
+        a.rc = open_file(fh, fname, absent ? own | MPI_MODE_EXCL : own, info);
+        if (absent && !(mode & MPI_MODE_EXCL) && a.rc == TCIO_ERR_FILE_EXISTS) {
+            absent = false;
+            a.rc = open_file(fh, fname, own, info);
+        }
         struct stat st;
         const char *path = absent && a.rc == TCIO_SUCCESS
                                ? tci_file_system_name(fname, &st, true) : NULL;

@@ -21,7 +21,8 @@
  * them as this MPI's, and the program would crash in its first MPI-IO
  * call or at the end.  No call exists yet to return an error from: say
  * why, once, and stop before main, as a dynamic linker does with a
- * library it cannot load. */
+ * library it cannot load.  An MPI the program loads later with dlopen is
+ * not seen (doc/mpiio.md). */
 __attribute__((constructor)) static void refuse_other_mpi(void)
 {
 #ifdef TCI_OTHER_MPI

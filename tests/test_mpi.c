@@ -2952,13 +2952,23 @@ START_TEST(test_fs_errors)
      * of TCIO_MODE_TRUNC comes last).  Each rank names its own file. */
     if (tu_nprocs > 1) {
         const char *made = tu_path("made-by-rank-0"), *empty = tu_path("empty-before");
-        if (tu_rank == 0)
+        /* A dangling symbolic link looks absent to stat, and MPI creates
+         * its target: the link existed, and stays. */
+        char link_name[600], target[600];
+        snprintf(link_name, sizeof link_name, "%s", tu_path("dangling-link"));
+        snprintf(target, sizeof target, "%s", tu_path("link-target"));
+        if (tu_rank == 0) {
             unlink(made);
+            unlink(link_name);
+            unlink(target);
+        }
+        CHECK_ALL(tu_rank != 0 || symlink(target, link_name) == 0, "symlink %s failed", link_name);
         posix_prefill(empty, orig, 0, "an empty file");
         const struct { const char *name; const char *ctx; } named[] = {
             { made, "a new file, the other ranks' paths missing" },
             { ex, "an existing file, the other ranks' paths missing" },
             { empty, "an existing empty file, the other ranks' paths missing" },
+            { link_name, "a dangling symbolic link, the other ranks' paths missing" },
         };
         for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
             fh = (tcio_file *)&sentinel;
@@ -2973,6 +2983,13 @@ START_TEST(test_fs_errors)
         CHECK_ALL(tu_rank != 0 || tu_file_size(empty) == 0,
                   "a failed open removed or changed an empty file that existed (%s: size %lld)",
                   empty, (long long)tu_file_size(empty));
+        struct stat lst;
+        CHECK_ALL(tu_rank != 0 || (lstat(link_name, &lst) == 0 && S_ISLNK(lst.st_mode)),
+                  "a failed open removed the dangling symbolic link %s", link_name);
+        if (tu_rank == 0) {
+            unlink(link_name);
+            unlink(target);
+        }
     }
 
     /* Permission denied (meaningless as root). */
