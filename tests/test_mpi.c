@@ -3292,6 +3292,124 @@ START_TEST(test_prefetch)
 }
 END_TEST
 
+/* Edges of segments and spans that a mutation audit found untested (each
+ * check failed with the library changed as it says, and passes without):
+ * a segment written but for its last byte is not complete (a sync or an
+ * early drain that took it for complete would mark it loaded, and the
+ * byte would read as the slot's memory, not the file's); a read one byte
+ * past, or before, the span a node's tier slot loaded (two "nodes") reads
+ * the file's bytes; and a prefetch of a range that starts or ends inside
+ * a segment loads that segment. */
+enum { EDGE_SEG = 4096 };
+
+START_TEST(test_segment_edges)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    const int64_t S = EDGE_SEG, size = 6 * EDGE_SEG;
+    const char *path = tu_path("edges");
+    unsigned char *old_img = pattern((size_t)size, 5151), *new_img = pattern((size_t)size, 5252);
+    unsigned char *model = malloc((size_t)size);
+    CHECK_ALL(old_img && new_img && model, "out of memory");
+    tu_status st;
+
+    /* All of segment 0 but its last byte, over existing bytes, then
+     * tcio_sync: byte S-1 stays the file's. */
+    const char *ctx = "segment 0 but its last byte written, then tcio_sync";
+    posix_prefill(path, old_img, (size_t)size, ctx);
+    memcpy(model, old_img, (size_t)size);
+    memcpy(model, new_img, (size_t)(S - 1));
+    tcio_file *fh = NULL;
+    expect_success(tu_open(path, MPI_MODE_RDWR, "4k", NULL, &fh), ctx, "tcio_open_comm");
+    tu_status_init(&st);
+    if (tu_rank == 0)
+        tu_expect_rc(&st, tcio_write_at(fh, 0, new_img, (int)(S - 1), MPI_BYTE), 0,
+                     "%s: tcio_write_at", ctx);
+    tu_expect_rc(&st, tcio_sync(fh), 0, "%s: tcio_sync", ctx);
+    pf_read_check(fh, 0, 2 * S, model, &st, ctx, "read after the sync");
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    expect_file_image(path, model, size, ctx);
+
+    /* The same segment moved twice, the second time with byte 0 again
+     * (the bytes it carried add up to S), and the owner's early drains
+     * given their turns: byte S-1 stays the file's. */
+    ctx = "segment 0 but its last byte written in two moves, early drains";
+    posix_prefill(path, old_img, (size_t)size, ctx);
+    memcpy(model, old_img, (size_t)size);
+    memcpy(model, new_img, (size_t)(S - 1));
+    model[S] = new_img[S];
+    expect_success(tu_open(path, MPI_MODE_RDWR, "4k", NULL, &fh), ctx, "tcio_open_comm");
+    tu_status_init(&st);
+    if (tu_rank == 0) {
+        tu_expect_rc(&st, tcio_write_at(fh, 0, new_img, (int)(S - 1), MPI_BYTE), 0,
+                     "%s: tcio_write_at", ctx);
+        tu_expect_rc(&st, tcio_write_at(fh, S, new_img + S, 1, MPI_BYTE), 0,
+                     "%s: tcio_write_at", ctx);
+        tu_expect_rc(&st, tcio_write_at(fh, 0, new_img, 1, MPI_BYTE), 0, "%s: tcio_write_at",
+                     ctx);
+        tu_expect_rc(&st, tcio_write_at(fh, S, new_img + S, 1, MPI_BYTE), 0,
+                     "%s: tcio_write_at", ctx);
+    }
+    for (int round = 0; round < 2; round++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < 3; i++)
+            tu_expect_rc(&st, tcio_progress(fh), 0, "%s: tcio_progress", ctx);
+    }
+    /* Rank 0's bytes reach the other nodes' reads after a flush. */
+    tu_expect_rc(&st, tcio_flush(fh), 0, "%s: tcio_flush", ctx);
+    pf_read_check(fh, 0, 2 * S, model, &st, ctx, "read after the early drains");
+    rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    expect_file_image(path, model, size, ctx);
+
+    /* Reads that reach one byte past, then one byte before, a span read
+     * just before (on two "nodes", the span the node's tier slot
+     * loaded). */
+    ctx = "reads one byte past and before a span read before";
+    posix_prefill(path, old_img, (size_t)size, ctx);
+    expect_success(tu_open(path, MPI_MODE_RDWR, "4k", NULL, &fh), ctx, "tcio_open_comm");
+    tu_status_init(&st);
+    pf_read_check(fh, 0, 100, old_img, &st, ctx, "the first span");
+    pf_read_check(fh, 50, 51, old_img + 50, &st, ctx, "one byte past it");
+    pf_read_check(fh, 2 * S + 200, 100, old_img + 2 * S + 200, &st, ctx, "a span inside");
+    pf_read_check(fh, 2 * S + 199, 50, old_img + 2 * S + 199, &st, ctx, "one byte before it");
+    rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+
+    /* Prefetches, by every rank (on several nodes a prefetch loads into
+     * its own node's tier: pf_loaded_by_rank0), of ranges inside, and
+     * ending inside, segments (one aggregator with room for all of them):
+     * after the file is rewritten behind the library's back, those
+     * segments still read as the old bytes, the next one as the new. */
+    ctx = "tcio_prefetch of ranges that start or end inside segments";
+    posix_prefill(path, old_img, (size_t)size, ctx);
+    const char *const kv[] = { "tcio_aggregators", "1", NULL };
+    fh = NULL;
+    expect_success(tu_open_kv(path, MPI_MODE_RDONLY, "4k", "4", kv, &fh), ctx,
+                   "tcio_open_comm");
+    tu_status_init(&st);
+    tu_expect_rc(&st, tcio_prefetch(fh, 10, 20), 0, "%s: tcio_prefetch(10, 20)", ctx);
+    tu_expect_rc(&st, tcio_prefetch(fh, S + 10, S), 0, "%s: tcio_prefetch(S+10, S)", ctx);
+    tu_expect_rc(&st, tcio_prefetch(fh, 3 * S + 100, 8), 0, "%s: tcio_prefetch(3S+100, 8)", ctx);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int ok = tu_rank != 0 || tu_posix_create(path, new_img, (size_t)size) == 0;
+    CHECK_ALL(ok, "%s: cannot rewrite %s", ctx, path);
+    pf_read_check(fh, 0, 4 * S, old_img, &st, ctx, "prefetched segments 0-3 (old bytes)");
+    MPI_Barrier(MPI_COMM_WORLD);
+    pf_read_check(fh, 4 * S, S, new_img + 4 * S, &st, ctx, "segment 4, not prefetched (new bytes)");
+    rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    free(old_img);
+    free(new_img);
+    free(model);
+}
+END_TEST
+
 /* ---- 14. concurrency: racing moves, spills, drains, loads and prefetches ------------- */
 
 /* Few small segments and one slot per aggregator, so that every rank
@@ -6761,6 +6879,7 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "transport_nodes", test_transport_nodes);
     tu_add_case(s, "fs_errors", test_fs_errors);
     tu_add_case(s, "prefetch", test_prefetch);
+    tu_add_case(s, "segment_edges", test_segment_edges);
     tu_add_case(s, "shared_slots", test_shared_slots);
     tu_add_case(s, "polled_drains", test_polled_drains);
     tu_add_case(s, "many_live_datatypes", test_many_live_datatypes);
