@@ -1631,6 +1631,43 @@ static void prefill(const char *path, const unsigned char *pre, int64_t size, co
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* A spill that fails sticks to the handle (tcio.h: a failure to move
+ * buffered data sticks; later calls and the close fail), also after the
+ * file system has room again, where the close's own retry would succeed:
+ * one slot, no early drain, rank 0 fills segment 0 and writes into
+ * segment 2, whose move at the flush claims the slot and spills segment 0
+ * into a full file system.  (A mutation audit: with the spill's failure
+ * not made sticky, the later write and the close succeeded.) */
+START_TEST(test_spill_failure_sticks)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    enum { S = 4096 };
+    const char *path = tu_path("spill-sticks"), *ctx = "a spill into a full file system";
+    const char *const kv[] = { "tcio_aggregators", "1", "tcio_early_drain", "off", NULL };
+    static unsigned char data[S];
+    memset(data, 0x33, sizeof data);
+    tcio_file *fh = NULL;
+    expect_all(tu_open_kv(path, MODE_NEW_RDWR, "4k", "1", kv, &fh), TCIO_SUCCESS, ctx, "open");
+    int rc = TCIO_SUCCESS;
+    if (tu_rank == 0) {
+        rc = tcio_write_at(fh, 0, data, S, MPI_BYTE);
+        if (rc == TCIO_SUCCESS)
+            rc = tcio_write_at(fh, 2 * S, data, 10, MPI_BYTE);   /* segment 0 to level 2 */
+    }
+    expect_all(rc, TCIO_SUCCESS, ctx, "tcio_write_at");
+    space_left = 0;
+    int flush_rc = tcio_flush(fh);                 /* segment 2's move spills segment 0 */
+    space_left = -1;
+    CHECK_ALL(flush_rc != TCIO_SUCCESS, "%s: tcio_flush returned success", ctx);
+    int write_rc = tu_rank == 0 ? tcio_write_at(fh, 3 * S, data, 1, MPI_BYTE) : flush_rc;
+    int close_rc = tu_close(fh);
+    CHECK_ALL(write_rc != TCIO_SUCCESS && close_rc != TCIO_SUCCESS,
+              "%s, the file system with room again: a later tcio_write_at returned %d, "
+              "tcio_close %d (the failure must stick)", ctx, write_rc, close_rc);
+}
+END_TEST
+
 /* Rank 0 writes every other 4 bytes of segment 0 (8192 runs of a 64 KiB
  * segment), then one byte of segment 1, which takes the only slot and
  * spills segment 0: sieved, that is a few writes, not 8192.  A sieve of a
@@ -2733,6 +2770,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "shm_segment_refused", test_shm_segment_refused);
     tu_add_case(s, "shm_segment_no_space", test_shm_segment_no_space);
     tu_add_case(s, "sticky_drain_failure", test_sticky_drain_failure);
+    tu_add_case(s, "spill_failure_sticks", test_spill_failure_sticks);
     tu_add_case(s, "impossible_seek", test_impossible_seek);
     tu_add_case(s, "large_offsets_in_pieces", test_large_offsets_in_pieces);
     tu_add_case(s, "full_file_system", test_full_file_system);
