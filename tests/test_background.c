@@ -36,6 +36,7 @@ static atomic_long gate_ms;               /* ... and open it after this long (0:
                                              20 s, so that a failed test's teardown,
                                              which ends the close, cannot hang) */
 static atomic_long fail_after = -1;       /* pwrites that succeed before ENOSPC (-1: all) */
+static atomic_long fail_only = -1;        /* the one pwrite that fails with ENOSPC (-1: none) */
 static atomic_long thread_pwrites;        /* pwrites the thread made */
 
 ssize_t __real_pwrite(int fd, const void *buf, size_t n, off_t off);
@@ -55,7 +56,7 @@ ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off)
     }
     long k = atomic_fetch_add(&thread_pwrites, 1);
     long fail = atomic_load(&fail_after);
-    if (fail >= 0 && k >= fail) {
+    if ((fail >= 0 && k >= fail) || k == atomic_load(&fail_only)) {
         errno = ENOSPC;
         return -1;
     }
@@ -74,6 +75,7 @@ static void no_faults(void)
 {
     gate(0, 0);
     atomic_store(&fail_after, -1);
+    atomic_store(&fail_only, -1);
     atomic_store(&thread_pwrites, 0);
 }
 
@@ -528,6 +530,23 @@ START_TEST(test_drain_failure)
         free(want);
     }
     CHECK_ALL(ok, "%s: the file holds bytes that were never written", ctx);
+
+    /* Only the thread's first write fails, the later ones succeed: the
+     * failure is still every rank's at tcio_close_end (a mutation audit:
+     * a later success overwrote the failure of the job's first slot, and
+     * the close reported success with a segment missing from the file). */
+    ctx = "only the thread's first write fails";
+    fh = open_and_write(path, "4k", "64", kv, &p, ctx);
+    atomic_store(&thread_pwrites, 0);
+    atomic_store(&fail_only, 0);
+    expect_all(tu_close_begin(fh), TCIO_SUCCESS, ctx, "tcio_close_begin");
+    rc = tu_close_end(fh);
+    int failed_writes = atomic_load(&thread_pwrites) > 0;
+    no_faults();
+    CHECK_ALL(rc == TCIO_ERR_NO_SPACE || rc == TCIO_ERR_REMOTE,
+              "%s: tcio_close_end returned %d (%s), expected NO_SPACE or REMOTE", ctx, rc,
+              tcio_error_string(rc));
+    CHECK_ALL(tu_sum_int(failed_writes) >= 1, "%s: the thread wrote nothing", ctx);
     tu_plan_free(&p);
 }
 END_TEST
