@@ -1668,6 +1668,44 @@ START_TEST(test_spill_failure_sticks)
 }
 END_TEST
 
+/* The next file of the same geometry on the same communicator after a
+ * close that failed gets only its own bytes, not what the failed drain
+ * left in the level-2 slots.  File A's four segments stay in level 2 (no
+ * early drain) and its close finds no room; file B then gets ten bytes.
+ * Two guards stand in the way, each enough alone: the failed close keeps
+ * no window (close.c), and a window kept is emptied first
+ * (tci_level2_keep).  A mutation audit found the first taken out
+ * unnoticed (the second held); with both out, this case fails. */
+START_TEST(test_failed_close_window)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    enum { S = 4096 };
+    const char *a = tu_path("failed-close-a"), *b = tu_path("failed-close-b");
+    const char *ctx = "a file after a close that failed";
+    const char *const kv[] = { "tcio_early_drain", "off", NULL };
+    static unsigned char data[4 * S];
+    for (int i = 0; i < 4 * S; i++)
+        data[i] = (unsigned char)(i * 13 + 5);
+    tcio_file *fh = NULL;
+    expect_all(tu_open_kv(a, MODE_NEW_RDWR, "4k", "4", kv, &fh), TCIO_SUCCESS, ctx, "open A");
+    int rc = tu_rank == 0 ? tcio_write_at(fh, 0, data, 4 * S, MPI_BYTE) : TCIO_SUCCESS;
+    expect_all(rc, TCIO_SUCCESS, ctx, "tcio_write_at A");
+    space_left = 0;
+    rc = tu_close(fh);
+    space_left = -1;
+    CHECK_ALL(rc != TCIO_SUCCESS, "%s: the close of A found no room, yet returned success", ctx);
+    fh = NULL;
+    expect_all(tu_open_kv(b, MODE_NEW_RDWR, "4k", "4", kv, &fh), TCIO_SUCCESS, ctx, "open B");
+    rc = tu_rank == 0 ? tcio_write_at(fh, 0, data + 100, 10, MPI_BYTE) : TCIO_SUCCESS;
+    expect_all(rc, TCIO_SUCCESS, ctx, "tcio_write_at B");
+    expect_all(tu_close(fh), TCIO_SUCCESS, ctx, "tcio_close B");
+    char why[400] = "";
+    int ok = tu_rank != 0 || tu_compare_file_mem(b, data + 100, 10, why, sizeof why) == 0;
+    CHECK_ALL(ok, "%s: file B is not the 10 bytes written to it: %s", ctx, why);
+}
+END_TEST
+
 /* Rank 0 writes every other 4 bytes of segment 0 (8192 runs of a 64 KiB
  * segment), then one byte of segment 1, which takes the only slot and
  * spills segment 0: sieved, that is a few writes, not 8192.  A sieve of a
@@ -2771,6 +2809,7 @@ int main(int argc, char **argv)
     tu_add_case(s, "shm_segment_no_space", test_shm_segment_no_space);
     tu_add_case(s, "sticky_drain_failure", test_sticky_drain_failure);
     tu_add_case(s, "spill_failure_sticks", test_spill_failure_sticks);
+    tu_add_case(s, "failed_close_window", test_failed_close_window);
     tu_add_case(s, "impossible_seek", test_impossible_seek);
     tu_add_case(s, "large_offsets_in_pieces", test_large_offsets_in_pieces);
     tu_add_case(s, "full_file_system", test_full_file_system);
