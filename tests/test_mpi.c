@@ -15,8 +15,8 @@
  * TCIO_AGGREGATORS, TCIO_AGGREGATOR_PLACEMENT, TCIO_EARLY_DRAIN,
  * TCIO_STATS and TCIO_TRANSPORT apply to every test except test_bad_config,
  * test_last_error, test_transport_nodes and test_shared_slots, which set
- * them themselves, test_sieved_spills, which sets TCIO_STATS and
- * TCIO_STATS_FILE, test_sync, whose last file sets them (and the
+ * them themselves, test_sieved_spills and test_byte_counts, which set
+ * TCIO_STATS and TCIO_STATS_FILE, test_sync, whose last file sets them (and the
  * transport) aside, and test_write_around, which sets all three (tests/mpi-agg.sh runs the suite's data tests under
  * several of them, each under shm on one node and auto on two "nodes", some
  * also under rma on one node; tests/transports.sh
@@ -4599,6 +4599,70 @@ START_TEST(test_sieved_spills)
 }
 END_TEST
 
+/* TCIO_STATS' byte counts are the bytes the calls moved, whatever path a
+ * call takes: reads inside one segment (the fast path), across segments,
+ * of a non-contiguous datatype, and writes alike.  (A mutation audit: the
+ * count of bytes read could miss every read off the fast path unnoticed.) */
+START_TEST(test_byte_counts)
+{
+    TU_BEGIN();
+    tu_clear_aggregation_env();
+    char *saved_stats = sv_unset("TCIO_STATS");
+    char *saved_stats_file = sv_unset("TCIO_STATS_FILE");
+    enum { S = 4096, N = 4 * S };
+    const char *path = tu_path("byte-counts"), *stats = tu_path("byte-counts-stats");
+    const char *ctx = "byte counts in the statistics";
+    if (tu_rank == 0)
+        unlink(stats);
+    MPI_Barrier(MPI_COMM_WORLD);
+    unsigned char *data = pattern(N, 6161), *buf = malloc(N);
+    CHECK_ALL(data && buf, "out of memory");
+    const char *kv[] = { "tcio_stats", "json", "tcio_stats_file", stats, NULL };
+    tcio_file *fh = NULL;
+    expect_success(tu_open_kv(path, MODE_NEW_RDWR, "4k", "8", kv, &fh), ctx, "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    /* Each rank: 100 bytes in segment 0 (fast path), 200 across the
+     * boundary of segments 1 and 2, and 10 ints of a vector of stride 3
+     * (a non-contiguous type) in segment 3. */
+    MPI_Datatype vec;
+    MPI_Type_vector(10, 1, 3, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    const int64_t base = 1000 * (int64_t)tu_rank;
+    int64_t moved = 0;
+    if (tu_rank < 4) {
+        tu_expect_rc(&st, tcio_write_at(fh, base, data, 100, MPI_BYTE), 0, "%s: write", ctx);
+        tu_expect_rc(&st, tcio_write_at(fh, 2 * S - 100 + base, data, 200, MPI_BYTE), 0,
+                     "%s: write", ctx);
+        tu_expect_rc(&st, tcio_write_at(fh, 3 * S + base, data, 1, vec), 0, "%s: write", ctx);
+        moved = 100 + 200 + 10 * (int64_t)sizeof(int);
+    }
+    tu_expect_rc(&st, tcio_flush(fh), 0, "%s: tcio_flush", ctx);
+    if (tu_rank < 4) {
+        tu_expect_rc(&st, tcio_read_at(fh, base, buf, 100, MPI_BYTE), 0, "%s: read", ctx);
+        tu_expect_rc(&st, tcio_read_at(fh, 2 * S - 100 + base, buf, 200, MPI_BYTE), 0,
+                     "%s: read", ctx);
+        tu_expect_rc(&st, tcio_read_at(fh, 3 * S + base, buf, 1, vec), 0, "%s: read", ctx);
+        tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: tcio_fetch", ctx);
+    }
+    MPI_Type_free(&vec);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    long long want = 0, mine = (long long)moved;
+    MPI_Allreduce(&mine, &want, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long written = tu_rank == 0 ? stats_sum(stats, "bytes_written") : 0;
+    long read = tu_rank == 0 ? stats_sum(stats, "bytes_read") : 0;
+    CHECK_ALL(tu_rank != 0 || (written == want && read == want),
+              "%s: bytes_written %ld, bytes_read %ld, expected %lld each", ctx, written, read,
+              want);
+    sv_restore("TCIO_STATS", saved_stats);
+    sv_restore("TCIO_STATS_FILE", saved_stats_file);
+    free(data);
+    free(buf);
+}
+END_TEST
+
 /* A rank ahead of the others: rank 0 writes its share of segments 0-2
  * while the others wait in a barrier, so its move of segment 1 finds the
  * one slot holding segment 0, older and partly written; rank 0 waits a
@@ -6884,6 +6948,7 @@ static Suite *mpi_suite(void)
     tu_add_case(s, "polled_drains", test_polled_drains);
     tu_add_case(s, "many_live_datatypes", test_many_live_datatypes);
     tu_add_case(s, "sieved_spills", test_sieved_spills);
+    tu_add_case(s, "byte_counts", test_byte_counts);
     tu_add_case(s, "write_around", test_write_around);
     tu_add_case(s, "off_node_moves", test_off_node_moves);
     tu_add_case(s, "node_combining", test_node_combining);
