@@ -5418,6 +5418,62 @@ static void sf_unmerged_reads(int near)
               "one overlay and no forward waits", ctx, staged, locked, overlays, waited, staging);
 }
 
+/* Two staged copies of one segment from one node, neither merged yet
+ * (rank 0, the only aggregator, waits in a barrier outside the library):
+ * the far ranks write segment 1 twice, the second time over the same
+ * bytes, each time moving level 1 on with a byte of another segment, so
+ * that the node's tier forwards segment 1 twice; a read of it on that
+ * node lays the staged copies over the aggregator's slot in their order
+ * and sees the second write.  (A mutation audit: with the copies laid in
+ * the reverse order the first write's bytes came back, unnoticed.) */
+static void sf_unmerged_twice(int near)
+{
+    enum { SEG = 4096 };
+    const char *ctx = "staged forwards: a segment forwarded twice, neither copy merged";
+    const char *path = tu_path("staged-twice");
+    const char *stats = tu_path("staged-twice-stats");
+    static unsigned char first[4 * SEG], second[4 * SEG], got[SEG];
+    tu_fill_pattern(first, sizeof first, 2727);
+    tu_fill_pattern(second, sizeof second, 2828);
+    int nfar, far_index = far_rank_index(near, &nfar);
+    tcio_file *fh = NULL;
+    expect_success(sf_open(path, stats, "4", MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC,
+                           "4k", "8", &fh), ctx, "tcio_open_comm");
+    tu_status st;
+    tu_status_init(&st);
+    MPI_Comm node = tu_node_comm();        /* collective: every rank */
+    if (!near) {
+        int share = SEG / nfar, lo = far_index * share;
+        int len = far_index == nfar - 1 ? SEG - lo : share;
+        const unsigned char *const pass[2] = { first, second };
+        for (int k = 0; k < 2; k++) {
+            tu_expect_rc(&st, tcio_write_at(fh, SEG + lo, pass[k] + SEG + lo, len, MPI_BYTE), 0,
+                         "%s: write %d of segment 1", ctx, k + 1);
+            MPI_Offset at = (3 - k) * SEG + far_index;      /* segment 3, then 2 */
+            tu_expect_rc(&st, tcio_write_at(fh, at, pass[k] + at, 1, MPI_BYTE), 0,
+                         "%s: write of segment %d", ctx, 3 - k);
+            MPI_Barrier(node);
+        }
+        tu_expect_rc(&st, tcio_read_at(fh, SEG, got, SEG, MPI_BYTE), 0, "%s: read", ctx);
+        tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: fetch", ctx);
+        tu_expect_mem(&st, got, second + SEG, SEG, "%s: segment 1 read back (the second write)",
+                      ctx);
+    }
+    MPI_Comm_free(&node);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int rc = tu_close(fh);
+    CHECK_STATUS(st);
+    expect_success(rc, ctx, "tcio_close");
+    int ok = 1;
+    if (tu_rank == 0) {
+        int64_t size = 0;
+        unsigned char *file = tu_read_file(path, &size);
+        ok = file && size == 3 * SEG + nfar && memcmp(file + SEG, second + SEG, SEG) == 0;
+        free(file);
+    }
+    CHECK_ALL(ok, "%s: segment 1 of the file is not the second write", ctx);
+}
+
 /* A later write wins over earlier forwards of its segment still on their
  * way (issue 25's order rule; doc/design.md, "Forwards that wait for no
  * other rank").  Rank 0, the only aggregator, waits in a barrier, outside
@@ -5634,6 +5690,7 @@ START_TEST(test_staged_forwards)
          * read each other's unflushed writes: one node of them. */
         if (nodes == 2) {
             sf_unmerged_reads(near);
+            sf_unmerged_twice(near);
             sf_unmerged_ranges(near);
             sf_later_write_wins(near);
         } else if (tu_rank == 0) {
