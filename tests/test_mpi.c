@@ -5474,6 +5474,64 @@ static void sf_unmerged_twice(int near)
     CHECK_ALL(ok, "%s: segment 1 of the file is not the second write", ctx);
 }
 
+/* Two files open at once on one communicator, the far node's writes
+ * forwarded, staged, to rank 0, the only aggregator of both, in
+ * interleaved rounds (the near ranks write every other round), flushes
+ * between: both files must hold every rank's last bytes, and nothing may
+ * hang.  Each file needs a private communicator of its own: the forwards'
+ * acknowledgements are probed on it from any source.  (A mutation audit:
+ * with both files on one duplicate the closes hung, unnoticed.) */
+static void sf_two_files(int near)
+{
+    enum { SEG = 4096, NSEG = 16, ROUNDS = 6 };
+    const char *ctx = "staged forwards: two files open at once";
+    const char *path[2] = { tu_path("staged-two-a"), tu_path("staged-two-b") };
+    const char *stats[2] = { tu_path("staged-two-a-stats"), tu_path("staged-two-b-stats") };
+    static unsigned char model[2][NSEG * SEG], buf[SEG];
+    memset(model, 0, sizeof model);
+    tcio_file *fh[2] = { NULL, NULL };
+    for (int f = 0; f < 2; f++)
+        expect_success(sf_open(path[f], stats[f], "2", MPI_MODE_RDWR | MPI_MODE_CREATE |
+                               TCIO_MODE_TRUNC, "4k", "2", &fh[f]), ctx, "tcio_open_comm");
+    /* Rank q writes [q * share, + its_len) of every segment, the last rank
+     * to the segment's end. */
+    const int share = SEG / tu_nprocs;
+#define SF_LEN(q) ((q) == tu_nprocs - 1 ? SEG - (q) * share : share)
+    tu_status st;
+    tu_status_init(&st);
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int q = 0; q < tu_nprocs; q++) {       /* the model: every rank's writes */
+            int q_near = tu_rank == q ? near : -1;
+            MPI_Bcast(&q_near, 1, MPI_INT, q, MPI_COMM_WORLD);
+            if (q_near && r % 2)
+                continue;
+            for (int f = 0; f < 2; f++)
+                for (int s = 0; s < NSEG; s++)
+                    tu_fill_pattern(model[f] + s * SEG + q * share, (size_t)SF_LEN(q),
+                                    tu_mix(3030 + (uint64_t)(f * ROUNDS + r), (uint64_t)s));
+        }
+        for (int s = 0; s < NSEG && !(near && r % 2); s++)
+            for (int f = 0; f < 2; f++) {
+                int64_t off = (int64_t)s * SEG + tu_rank * share;
+                memcpy(buf, model[f] + off, (size_t)SF_LEN(tu_rank));
+                tu_expect_rc(&st, tcio_write_at(fh[f], off, buf, SF_LEN(tu_rank), MPI_BYTE), 0,
+                             "%s: round %d, write", ctx, r);
+            }
+#undef SF_LEN
+        if (r % 3 == 2)
+            for (int f = 0; f < 2; f++)
+                tu_expect_rc(&st, tcio_flush(fh[f]), 0, "%s: round %d, tcio_flush", ctx, r);
+    }
+    int rc[2];
+    for (int f = 0; f < 2; f++)
+        rc[f] = tu_close(fh[f]);
+    CHECK_STATUS(st);
+    for (int f = 0; f < 2; f++) {
+        expect_success(rc[f], ctx, "tcio_close");
+        expect_file_image(path[f], model[f], (int64_t)NSEG * SEG, ctx);
+    }
+}
+
 /* A later write wins over earlier forwards of its segment still on their
  * way (issue 25's order rule; doc/design.md, "Forwards that wait for no
  * other rank").  Rank 0, the only aggregator, waits in a barrier, outside
@@ -5698,6 +5756,7 @@ START_TEST(test_staged_forwards)
                    nodes);
         }
         sf_busy_aggregator();
+        sf_two_files(near);
         if (nodes == 2)
             sf_progress_serves(near);
         sf_kept_settings();
