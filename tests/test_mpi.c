@@ -5361,20 +5361,47 @@ static void sf_setting_checks(void)
     }
 }
 
+/* A far rank's share of segment 1 (4 KiB segments) from IMAGE, then one
+ * byte of segment NEXT, which moves level 1 on: the share reaches the
+ * node's tier, and the last share completes segment 1 there, which its
+ * tier forwards at once; then the node's ranks wait for each other. */
+static void far_share_of_segment1(tcio_file *fh, const unsigned char *image, int next,
+                                  int far_index, int nfar, MPI_Comm node, tu_status *st,
+                                  const char *ctx)
+{
+    enum { SEG = 4096 };
+    int share = SEG / nfar, lo = far_index * share;
+    int len = far_index == nfar - 1 ? SEG - lo : share;
+    tu_expect_rc(st, tcio_write_at(fh, SEG + lo, image + SEG + lo, len, MPI_BYTE), 0,
+                 "%s: write of segment 1", ctx);
+    MPI_Offset at = (MPI_Offset)next * SEG + far_index;
+    tu_expect_rc(st, tcio_write_at(fh, at, image + at, 1, MPI_BYTE), 0,
+                 "%s: write of segment %d", ctx, next);
+    MPI_Barrier(node);
+}
+
 /* Two nodes or more: the far node (the ranks not on rank 0's node) writes
  * every byte of segment 1, whose only aggregator is rank 0, so that its
  * tier forwards it at once as a staged copy; rank 0 meanwhile waits in
  * MPI_Barrier, outside the library, and cannot merge it.  The far ranks
  * read the segment back: the fetch must lay the unmerged copy over what
- * the aggregator's slot holds. */
-static void sf_unmerged_reads(int near)
+ * the aggregator's slot holds.  With PASSES 2 the far ranks write segment
+ * 1 a second time over the same bytes, so that two staged copies of it
+ * wait unmerged, and the read must lay them in their order and see the
+ * second write (a mutation audit: with the copies laid in the reverse
+ * order the first write's bytes came back, unnoticed). */
+static void sf_unmerged_reads(int near, int passes)
 {
     enum { SEG = 4096 };
-    const char *ctx = "staged forwards: reads of a segment its aggregator has not merged";
-    const char *path = tu_path("staged-reads");
-    const char *stats = tu_path("staged-reads-stats");
-    static unsigned char image[4 * SEG], got[SEG];
-    tu_fill_pattern(image, sizeof image, 2626);
+    const char *ctx = passes == 1
+                          ? "staged forwards: reads of a segment its aggregator has not merged"
+                          : "staged forwards: a segment forwarded twice, neither copy merged";
+    const char *path = tu_path(passes == 1 ? "staged-reads" : "staged-twice");
+    const char *stats = tu_path(passes == 1 ? "staged-reads-stats" : "staged-twice-stats");
+    static unsigned char image[2][4 * SEG], got[SEG];
+    tu_fill_pattern(image[0], sizeof image[0], 2626);
+    tu_fill_pattern(image[1], sizeof image[1], 2828);
+    const unsigned char *last = image[passes - 1];
     int nfar, far_index = far_rank_index(near, &nfar);
     tcio_file *fh = NULL;
     expect_success(sf_open(path, stats, "4", MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC,
@@ -5383,19 +5410,12 @@ static void sf_unmerged_reads(int near)
     tu_status_init(&st);
     MPI_Comm node = tu_node_comm();        /* collective: every rank */
     if (!near) {
-        int share = SEG / nfar, lo = far_index * share;
-        int len = far_index == nfar - 1 ? SEG - lo : share;
-        tu_expect_rc(&st, tcio_write_at(fh, SEG + lo, image + SEG + lo, len, MPI_BYTE), 0,
-                     "%s: write of segment 1", ctx);
-        /* A byte in segment 3 moves level 1 on: segment 1's share reaches
-         * the node's tier, and the last share completes it there. */
-        MPI_Offset at = 3 * SEG + far_index;
-        tu_expect_rc(&st, tcio_write_at(fh, at, image + at, 1, MPI_BYTE), 0,
-                     "%s: write of segment 3", ctx);
-        MPI_Barrier(node);
+        /* Pass K moves level 1 on with a byte of segment 3 - K. */
+        for (int k = 0; k < passes; k++)
+            far_share_of_segment1(fh, image[k], 3 - k, far_index, nfar, node, &st, ctx);
         tu_expect_rc(&st, tcio_read_at(fh, SEG, got, SEG, MPI_BYTE), 0, "%s: read", ctx);
         tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: fetch", ctx);
-        tu_expect_mem(&st, got, image + SEG, SEG, "%s: segment 1 read back", ctx);
+        tu_expect_mem(&st, got, last + SEG, SEG, "%s: segment 1 read back", ctx);
     }
     MPI_Comm_free(&node);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -5406,8 +5426,9 @@ static void sf_unmerged_reads(int near)
     if (tu_rank == 0) {
         int64_t size = 0;
         unsigned char *file = tu_read_file(path, &size);
-        ok = file && size == 3 * SEG + nfar && memcmp(file + SEG, image + SEG, SEG) == 0 &&
-             memcmp(file + 3 * SEG, image + 3 * SEG, (size_t)nfar) == 0;
+        ok = file && size == 3 * SEG + nfar && memcmp(file + SEG, last + SEG, SEG) == 0 &&
+             memcmp(file + 3 * SEG, image[0] + 3 * SEG, (size_t)nfar) == 0 &&
+             (passes == 1 || memcmp(file + 2 * SEG, image[1] + 2 * SEG, (size_t)nfar) == 0);
         free(file);
     }
     CHECK_ALL(ok, "%s: the file differs from what the ranks wrote", ctx);
@@ -5417,69 +5438,15 @@ static void sf_unmerged_reads(int near)
     bool shm = false;
     double waited = tu_rank == 0 ? stats_seconds(stats, "forward_waits", &shm) : 0;
     double staging = tu_rank == 0 ? stats_seconds(stats, "staging_waits", &shm) : 0;
-    /* Only the far node forwards (segments 1 and 3), every forward staged:
-     * none waited for another rank's one-sided progress. */
-    CHECK_ALL(tu_rank != 0 || (staged == 2 && overlays >= 1 && locked == 0 && waited == 0 &&
-                               staging >= 0),
+    /* Only the far node forwards (segment 1 per pass, and the segment each
+     * pass moved level 1 on with), every forward staged: none waited for
+     * another rank's one-sided progress. */
+    CHECK_ALL(tu_rank != 0 || (staged == 2 * passes && overlays >= 1 && locked == 0 &&
+                               waited == 0 && staging >= 0),
               "%s: %ld staged and %ld locked forwards, %ld overlays, forward_waits %g s, "
-              "staging_waits %g s in the statistics, expected 2 staged, none locked, at least "
-              "one overlay and no forward waits", ctx, staged, locked, overlays, waited, staging);
-}
-
-/* Two staged copies of one segment from one node, neither merged yet
- * (rank 0, the only aggregator, waits in a barrier outside the library):
- * the far ranks write segment 1 twice, the second time over the same
- * bytes, each time moving level 1 on with a byte of another segment, so
- * that the node's tier forwards segment 1 twice; a read of it on that
- * node lays the staged copies over the aggregator's slot in their order
- * and sees the second write.  (A mutation audit: with the copies laid in
- * the reverse order the first write's bytes came back, unnoticed.) */
-static void sf_unmerged_twice(int near)
-{
-    enum { SEG = 4096 };
-    const char *ctx = "staged forwards: a segment forwarded twice, neither copy merged";
-    const char *path = tu_path("staged-twice");
-    const char *stats = tu_path("staged-twice-stats");
-    static unsigned char first[4 * SEG], second[4 * SEG], got[SEG];
-    tu_fill_pattern(first, sizeof first, 2727);
-    tu_fill_pattern(second, sizeof second, 2828);
-    int nfar, far_index = far_rank_index(near, &nfar);
-    tcio_file *fh = NULL;
-    expect_success(sf_open(path, stats, "4", MPI_MODE_RDWR | MPI_MODE_CREATE | TCIO_MODE_TRUNC,
-                           "4k", "8", &fh), ctx, "tcio_open_comm");
-    tu_status st;
-    tu_status_init(&st);
-    MPI_Comm node = tu_node_comm();        /* collective: every rank */
-    if (!near) {
-        int share = SEG / nfar, lo = far_index * share;
-        int len = far_index == nfar - 1 ? SEG - lo : share;
-        const unsigned char *const pass[2] = { first, second };
-        for (int k = 0; k < 2; k++) {
-            tu_expect_rc(&st, tcio_write_at(fh, SEG + lo, pass[k] + SEG + lo, len, MPI_BYTE), 0,
-                         "%s: write %d of segment 1", ctx, k + 1);
-            MPI_Offset at = (3 - k) * SEG + far_index;      /* segment 3, then 2 */
-            tu_expect_rc(&st, tcio_write_at(fh, at, pass[k] + at, 1, MPI_BYTE), 0,
-                         "%s: write of segment %d", ctx, 3 - k);
-            MPI_Barrier(node);
-        }
-        tu_expect_rc(&st, tcio_read_at(fh, SEG, got, SEG, MPI_BYTE), 0, "%s: read", ctx);
-        tu_expect_rc(&st, tcio_fetch(fh), 0, "%s: fetch", ctx);
-        tu_expect_mem(&st, got, second + SEG, SEG, "%s: segment 1 read back (the second write)",
-                      ctx);
-    }
-    MPI_Comm_free(&node);
-    MPI_Barrier(MPI_COMM_WORLD);
-    int rc = tu_close(fh);
-    CHECK_STATUS(st);
-    expect_success(rc, ctx, "tcio_close");
-    int ok = 1;
-    if (tu_rank == 0) {
-        int64_t size = 0;
-        unsigned char *file = tu_read_file(path, &size);
-        ok = file && size == 3 * SEG + nfar && memcmp(file + SEG, second + SEG, SEG) == 0;
-        free(file);
-    }
-    CHECK_ALL(ok, "%s: segment 1 of the file is not the second write", ctx);
+              "staging_waits %g s in the statistics, expected %d staged, none locked, at least "
+              "one overlay and no forward waits", ctx, staged, locked, overlays, waited, staging,
+              2 * passes);
 }
 
 /* Two files open at once on one communicator, the far node's writes
@@ -5773,8 +5740,8 @@ START_TEST(test_staged_forwards)
         /* The reads of unmerged forwards have the ranks off rank 0's node
          * read each other's unflushed writes: one node of them. */
         if (nodes == 2) {
-            sf_unmerged_reads(near);
-            sf_unmerged_twice(near);
+            sf_unmerged_reads(near, 1);
+            sf_unmerged_reads(near, 2);
             sf_unmerged_ranges(near);
             sf_later_write_wins(near);
         } else if (tu_rank == 0) {
