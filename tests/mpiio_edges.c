@@ -125,25 +125,31 @@ static void disp_read(void)
     MPI_Type_free(&four);
 }
 
+/* Rank 0 writes the N bytes of W through a view of FILETYPE into a new
+ * 32-byte file NAME, whose first bytes are then printed. */
+static void write_through(const char *name, MPI_Datatype filetype, const unsigned char *w, int n)
+{
+    fill(name, 32);
+    MPI_File fh = open_rw();
+    MPI_File_set_view(fh, 0, MPI_BYTE, filetype, "native", MPI_INFO_NULL);
+    if (rank == 0)
+        MPI_File_write_at(fh, 0, w, n, MPI_BYTE, MPI_STATUS_IGNORE);
+    MPI_File_close(&fh);
+    dump(name);
+}
+
 /* A struct filetype with a block length of 2 (the block length ignored). */
 static void struct_block(void)
 {
-    fill("struct_block", 32);
-    MPI_File fh = open_rw();
     int bl = 2;
     MPI_Aint d = 4;
     MPI_Datatype ty = MPI_INT, s, t;
     MPI_Type_create_struct(1, &bl, &d, &ty, &s);
     MPI_Type_create_resized(s, 0, 16, &t);
     MPI_Type_commit(&t);
-    MPI_File_set_view(fh, 0, MPI_BYTE, t, "native", MPI_INFO_NULL);
-    if (rank == 0) {
-        unsigned char w[16];
-        memset(w, 0xee, sizeof w);
-        MPI_File_write_at(fh, 0, w, 16, MPI_BYTE, MPI_STATUS_IGNORE);
-    }
-    MPI_File_close(&fh);
-    dump("struct_block");
+    unsigned char w[16];
+    memset(w, 0xee, sizeof w);
+    write_through("struct_block", t, w, 16);
     MPI_Type_free(&t);
     MPI_Type_free(&s);
 }
@@ -151,41 +157,34 @@ static void struct_block(void)
 /* A Fortran-order subarray filetype (its strides computed wrongly). */
 static void subarray_f(void)
 {
-    fill("subarray_f", 32);
-    MPI_File fh = open_rw();
     int sizes[2] = { 4, 4 }, sub[2] = { 2, 2 }, starts[2] = { 1, 1 };
     MPI_Datatype t;
     MPI_Type_create_subarray(2, sizes, sub, starts, MPI_ORDER_FORTRAN, MPI_BYTE, &t);
     MPI_Type_commit(&t);
-    MPI_File_set_view(fh, 0, MPI_BYTE, t, "native", MPI_INFO_NULL);
-    if (rank == 0) {
-        unsigned char w[4] = { 0xa1, 0xa2, 0xa3, 0xa4 };
-        MPI_File_write_at(fh, 0, w, 4, MPI_BYTE, MPI_STATUS_IGNORE);
-    }
-    MPI_File_close(&fh);
-    dump("subarray_f");
+    const unsigned char w[4] = { 0xa1, 0xa2, 0xa3, 0xa4 };
+    write_through("subarray_f", t, w, 4);
     MPI_Type_free(&t);
 }
 
 /* An indexed-block filetype (a displacement read from the wrong place). */
 static void indexed_block(void)
 {
-    fill("indexed_block", 32);
-    MPI_File fh = open_rw();
     int disps[2] = { 1, 3 };
     MPI_Datatype t;
     MPI_Type_create_indexed_block(2, 1, disps, MPI_INT, &t);
     MPI_Type_commit(&t);
-    MPI_File_set_view(fh, 0, MPI_BYTE, t, "native", MPI_INFO_NULL);
-    if (rank == 0) {
-        unsigned char w[8] = { 0xb1, 0xb2, 0xb3, 0xb4, 0xb5, 0xb6, 0xb7, 0xb8 };
-        MPI_File_write_at(fh, 0, w, 8, MPI_BYTE, MPI_STATUS_IGNORE);
-    }
-    MPI_File_close(&fh);
-    dump("indexed_block");
+    const unsigned char w[8] = { 0xb1, 0xb2, 0xb3, 0xb4, 0xb5, 0xb6, 0xb7, 0xb8 };
+    write_through("indexed_block", t, w, 8);
     MPI_Type_free(&t);
 }
 
+/* Rank 0 prints 4 bytes read BEFORE and AFTER what WHAT says. */
+static void show4(const char *part, const unsigned char before[4], const char *what,
+                  const unsigned char after[4])
+{
+    printf("%s: before %02x %02x %02x %02x, after %s %02x %02x %02x %02x\n", part, before[0],
+           before[1], before[2], before[3], what, after[0], after[1], after[2], after[3]);
+}
 
 /* A small read fills the read cache; a derived-datatype write over those
  * bytes; the same small read again (a write that left the cache). */
@@ -201,8 +200,7 @@ static void cache_write(void)
         MPI_File_read_at(fh, 8, r1, 4, MPI_BYTE, MPI_STATUS_IGNORE);
         MPI_File_write_at(fh, 8, w, 1, four, MPI_STATUS_IGNORE);
         MPI_File_read_at(fh, 8, r2, 4, MPI_BYTE, MPI_STATUS_IGNORE);
-        printf("cache_write: before %02x %02x %02x %02x, after the write %02x %02x %02x %02x\n",
-               r1[0], r1[1], r1[2], r1[3], r2[0], r2[1], r2[2], r2[3]);
+        show4("cache_write", r1, "the write", r2);
         MPI_Type_free(&four);
     }
     MPI_File_close(&fh);
@@ -273,8 +271,7 @@ static void set_size_cache(void)
     MPI_File_set_size(fh, 64);
     MPI_File_read_at(fh, 8, r2, 4, MPI_BYTE, MPI_STATUS_IGNORE);
     if (rank == 0)
-        printf("set_size_cache: before %02x %02x %02x %02x, after set_size(4), set_size(64) "
-               "%02x %02x %02x %02x\n", r1[0], r1[1], r1[2], r1[3], r2[0], r2[1], r2[2], r2[3]);
+        show4("set_size_cache", r1, "set_size(4), set_size(64)", r2);
     MPI_File_close(&fh);
 }
 
@@ -303,8 +300,7 @@ static void sync_cache(void)
     MPI_File_sync(fh);
     if (rank == 0) {
         MPI_File_read_at(fh, 8, r2, 4, MPI_BYTE, MPI_STATUS_IGNORE);
-        printf("sync_cache: before %02x %02x %02x %02x, after rank 1's write and sync-send-sync "
-               "%02x %02x %02x %02x\n", r1[0], r1[1], r1[2], r1[3], r2[0], r2[1], r2[2], r2[3]);
+        show4("sync_cache", r1, "rank 1's write and sync-send-sync", r2);
     }
     MPI_File_close(&fh);
 }
